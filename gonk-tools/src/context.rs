@@ -1,0 +1,408 @@
+//! [`ToolContext`]: what a handler gets — cancellation, a logger, cwd and
+//! env, scope, the call stack, composition, duplex input, notifications,
+//! host values and application state.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use futures::Stream;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::dispatch::ToolEventStream;
+use crate::error::ToolError;
+use crate::event::{LogLevel, ToolEvent};
+use crate::outcome::collect_tool_outcome;
+use crate::registry::ToolRegistry;
+use crate::scope::ScopeStore;
+use crate::state::State;
+use crate::tool::Tool;
+
+/// One chunk of a duplex tool's input stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "lowercase",
+    rename_all_fields = "camelCase"
+)]
+pub enum InputChunk {
+    /// Audio samples, base64-encoded.
+    Audio {
+        /// MIME type (`"audio/pcm"`).
+        mime_type: String,
+        /// Base64 data.
+        data: String,
+    },
+    /// Text typed by the user.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// A control message (`"interrupt"`, `"end"`).
+    Control {
+        /// The action.
+        action: String,
+        /// Parameters.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        value: Option<Value>,
+    },
+    /// Anything else.
+    Raw {
+        /// The payload.
+        value: Value,
+    },
+}
+
+/// A duplex input stream.
+pub type InputStream = Pin<Box<dyn Stream<Item = InputChunk> + Send>>;
+
+/// A callback that receives progress and log events from a non-streaming
+/// handler (see [`ToolContext::notify`]).
+pub type NotifyFn = dyn Fn(&ToolEvent) + Send + Sync;
+
+/// One log line, as a [`LogSink`] receives it.
+#[derive(Debug)]
+pub struct LogRecord<'a> {
+    /// Severity.
+    pub level: LogLevel,
+    /// The message.
+    pub message: &'a str,
+    /// Structured fields.
+    pub meta: Option<&'a Value>,
+    /// The tool that logged (the top of the call stack).
+    pub tool: Option<&'a str>,
+    /// The whole call stack, root first.
+    pub call_stack: &'a [Arc<str>],
+}
+
+/// Where a context's logger writes. Tools never write stdout themselves.
+pub trait LogSink: Send + Sync {
+    /// Receives one line.
+    fn log(&self, record: &LogRecord<'_>);
+}
+
+/// Drops every line (the base context's default).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoopLog;
+
+impl LogSink for NoopLog {
+    fn log(&self, _record: &LogRecord<'_>) {}
+}
+
+/// Emits each line as a `tracing` event with `tool` and `call_stack`
+/// fields (target `gonk_tools::tool`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TracingLog;
+
+impl LogSink for TracingLog {
+    fn log(&self, record: &LogRecord<'_>) {
+        let tool = record.tool.unwrap_or("");
+        let stack = record.call_stack.join(" -> ");
+        let meta = record.meta.map(|m| m.to_string()).unwrap_or_default();
+        let message = record.message;
+        match record.level {
+            LogLevel::Debug => {
+                tracing::debug!(target: "gonk_tools::tool", tool, call_stack = %stack, meta = %meta, "{message}")
+            }
+            LogLevel::Info => {
+                tracing::info!(target: "gonk_tools::tool", tool, call_stack = %stack, meta = %meta, "{message}")
+            }
+            LogLevel::Warn => {
+                tracing::warn!(target: "gonk_tools::tool", tool, call_stack = %stack, meta = %meta, "{message}")
+            }
+            LogLevel::Error => {
+                tracing::error!(target: "gonk_tools::tool", tool, call_stack = %stack, meta = %meta, "{message}")
+            }
+        }
+    }
+}
+
+/// A handle for logging from a handler: `ctx.log().info("indexing")`.
+pub struct Logger<'a> {
+    ctx: &'a ToolContext,
+}
+
+impl Logger<'_> {
+    /// Logs at `level` with optional structured `meta`.
+    pub fn log(&self, level: LogLevel, message: &str, meta: Option<&Value>) {
+        let stack = &self.ctx.call_stack;
+        self.ctx.log_sink.log(&LogRecord {
+            level,
+            message,
+            meta,
+            tool: stack.last().map(|s| &**s),
+            call_stack: stack,
+        });
+    }
+
+    /// Logs at debug level.
+    pub fn debug(&self, message: &str) {
+        self.log(LogLevel::Debug, message, None);
+    }
+
+    /// Logs at info level.
+    pub fn info(&self, message: &str) {
+        self.log(LogLevel::Info, message, None);
+    }
+
+    /// Logs at warn level.
+    pub fn warn(&self, message: &str) {
+        self.log(LogLevel::Warn, message, None);
+    }
+
+    /// Logs at error level.
+    pub fn error(&self, message: &str) {
+        self.log(LogLevel::Error, message, None);
+    }
+}
+
+/// The context of one tool call.
+///
+/// Make the base context of a root call with [`ToolContext::new`] and the
+/// `with_*` methods; dispatch derives each handler's context from it.
+/// Cloning is cheap (reference-counted fields).
+#[derive(Clone)]
+pub struct ToolContext {
+    pub(crate) cancellation: CancellationToken,
+    pub(crate) log_sink: Arc<dyn LogSink>,
+    pub(crate) cwd: Option<Arc<Path>>,
+    pub(crate) env: Option<Arc<HashMap<String, String>>>,
+    pub(crate) scope: Option<Arc<dyn ScopeStore>>,
+    pub(crate) call_stack: Arc<[Arc<str>]>,
+    pub(crate) input: Option<Arc<Mutex<Option<InputStream>>>>,
+    pub(crate) notify: Option<Arc<NotifyFn>>,
+    pub(crate) host: Option<Arc<dyn Any + Send + Sync>>,
+    pub(crate) registry: Option<ToolRegistry>,
+}
+
+impl Default for ToolContext {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("cancelled", &self.cancellation.is_cancelled())
+            .field("call_stack", &self.call_stack)
+            .field("has_scope", &self.scope.is_some())
+            .field("has_input", &self.input.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+static PROCESS_ENV: OnceLock<Arc<HashMap<String, String>>> = OnceLock::new();
+
+impl ToolContext {
+    /// The base context: a fresh cancellation token, a no-op logger, the
+    /// current directory, and the process environment (a snapshot taken the
+    /// first time it is read).
+    pub fn new() -> Self {
+        ToolContext {
+            cancellation: CancellationToken::new(),
+            log_sink: Arc::new(NoopLog),
+            cwd: None,
+            env: None,
+            scope: None,
+            call_stack: Arc::from(Vec::new()),
+            input: None,
+            notify: None,
+            host: None,
+            registry: None,
+        }
+    }
+
+    /// Uses `token` for cancellation; cancelling it aborts the call.
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = token;
+        self
+    }
+
+    /// Sends the logger's lines to `sink` (e.g. [`TracingLog`]).
+    pub fn with_logger(mut self, sink: impl LogSink + 'static) -> Self {
+        self.log_sink = Arc::new(sink);
+        self
+    }
+
+    /// Sets the working directory.
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(Arc::from(cwd.into()));
+        self
+    }
+
+    /// Sets the environment (instead of the process environment).
+    pub fn with_env(mut self, env: HashMap<String, String>) -> Self {
+        self.env = Some(Arc::new(env));
+        self
+    }
+
+    /// Binds a scope store.
+    pub fn with_scope(mut self, scope: Arc<dyn ScopeStore>) -> Self {
+        self.scope = Some(scope);
+        self
+    }
+
+    /// Gives a duplex tool its input stream. It is not forwarded to
+    /// composed calls.
+    pub fn with_input(mut self, input: InputStream) -> Self {
+        self.input = Some(Arc::new(Mutex::new(Some(input))));
+        self
+    }
+
+    /// Receives progress and log events sent with [`notify`](Self::notify).
+    pub fn with_notify(mut self, notify: impl Fn(&ToolEvent) + Send + Sync + 'static) -> Self {
+        self.notify = Some(Arc::new(notify));
+        self
+    }
+
+    /// Attaches an opaque host value (e.g. an adapter's request handle).
+    pub fn with_host<T: Any + Send + Sync>(mut self, host: T) -> Self {
+        self.host = Some(Arc::new(host));
+        self
+    }
+
+    /// The cancellation token. Long handlers may check it; dispatch also
+    /// races the handler against it and drops the handler when it fires.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancellation
+    }
+
+    /// Whether the call was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancellation.is_cancelled()
+    }
+
+    /// The structured logger.
+    pub fn log(&self) -> Logger<'_> {
+        Logger { ctx: self }
+    }
+
+    /// The working directory.
+    pub fn cwd(&self) -> PathBuf {
+        match &self.cwd {
+            Some(cwd) => cwd.to_path_buf(),
+            None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        }
+    }
+
+    /// The environment.
+    pub fn env(&self) -> &HashMap<String, String> {
+        match &self.env {
+            Some(env) => env,
+            None => PROCESS_ENV.get_or_init(|| Arc::new(std::env::vars().collect())),
+        }
+    }
+
+    /// The scope store, when bound.
+    pub fn scope(&self) -> Option<&Arc<dyn ScopeStore>> {
+        self.scope.as_ref()
+    }
+
+    /// Names of the tools on the call stack, root first; the last is the
+    /// running tool.
+    pub fn call_stack(&self) -> &[Arc<str>] {
+        &self.call_stack
+    }
+
+    /// The running tool's name.
+    pub fn tool_name(&self) -> Option<&str> {
+        self.call_stack.last().map(|s| &**s)
+    }
+
+    /// Takes the duplex input stream (only the first call gets it).
+    pub fn take_input(&self) -> Option<InputStream> {
+        let slot = self.input.as_ref()?;
+        slot.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// Whether this context carries a duplex input stream.
+    pub fn has_input(&self) -> bool {
+        self.input.is_some()
+    }
+
+    /// Sends a progress or log event to the notify callback, if any. Lets a
+    /// non-streaming handler report progress.
+    pub fn notify(&self, event: &ToolEvent) {
+        if let Some(notify) = &self.notify {
+            notify(event);
+        }
+    }
+
+    /// Reports progress through [`notify`](Self::notify).
+    pub fn progress(&self, percent: f64, message: impl Into<Option<String>>) {
+        self.notify(&ToolEvent::progress(percent, message.into()));
+    }
+
+    /// The host value, when it is a `T`.
+    pub fn host<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.host.as_deref().and_then(|h| h.downcast_ref::<T>())
+    }
+
+    /// Application state `T` from the registry running this call.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
+        self.registry.as_ref()?.state::<T>().map(State)
+    }
+
+    /// The registry running this call (set by dispatch).
+    pub fn registry(&self) -> Option<&ToolRegistry> {
+        self.registry.as_ref()
+    }
+
+    /// Calls another tool through the full dispatch path: same
+    /// cancellation, scope, cwd, env, host and notify; a longer call stack
+    /// (cycles are refused); no duplex input.
+    pub fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
+        match &self.registry {
+            Some(registry) => registry.invoke(name, input, self.for_child()),
+            None => Box::pin(futures::stream::once(async {
+                ToolEvent::error(ToolError::internal(
+                    "ctx.invoke needs a context made by dispatch; call registry.invoke instead",
+                ))
+            })),
+        }
+    }
+
+    /// Typed composition: calls tool `T` with its input and returns its
+    /// output, through the full dispatch path.
+    pub async fn call<T>(&self, input: T::Input) -> Result<T::Output, ToolError>
+    where
+        T: Tool,
+        T::Input: Serialize,
+        T::Output: DeserializeOwned,
+    {
+        let input = serde_json::to_value(&input).map_err(|e| {
+            ToolError::internal(format!("input of {} could not be serialized: {e}", T::NAME))
+        })?;
+        let output = collect_tool_outcome(self.invoke(T::NAME, input), |_| {}).await?;
+        serde_json::from_value(output.data).map_err(|e| {
+            ToolError::internal(format!("output of {} did not match its type: {e}", T::NAME))
+        })
+    }
+
+    /// The context a composed call starts from: everything but the duplex
+    /// input.
+    pub(crate) fn for_child(&self) -> ToolContext {
+        let mut child = self.clone();
+        child.input = None;
+        child
+    }
+
+    /// The context a handler runs with: this one, bound to `registry`, with
+    /// `name` pushed on the call stack.
+    pub(crate) fn enter(&self, registry: &ToolRegistry, name: &Arc<str>) -> ToolContext {
+        let mut stack = Vec::with_capacity(self.call_stack.len() + 1);
+        stack.extend(self.call_stack.iter().cloned());
+        stack.push(Arc::clone(name));
+        let mut ctx = self.clone();
+        ctx.call_stack = Arc::from(stack);
+        ctx.registry = Some(registry.clone());
+        ctx
+    }
+}

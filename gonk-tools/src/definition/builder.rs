@@ -1,0 +1,355 @@
+//! [`ToolBuilder`]: assembles a [`ToolDefinition`] field by field.
+
+use std::any::{type_name, TypeId};
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+
+use futures::{FutureExt, Stream, StreamExt};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{
+    Approval, ApprovalSpec, AuthorizationResource, AuthorizationSpec, Capabilities,
+    CapabilityStatus, CliHints, Cost, DefinitionInner, ErasedHandler, HandlerCall, Hints, Latency,
+    McpHints, PiHints, ToolDefinition, ToolMetadata, ValidateOutput, Visibility,
+};
+use crate::context::ToolContext;
+use crate::error::{ToolError, ValidationIssue};
+use crate::event::ToolEvent;
+use crate::outcome::ToolOutput;
+use crate::schema;
+
+/// Builds a [`ToolDefinition`]. Start with [`ToolDefinition::builder`].
+///
+/// A handler is attached with one of [`handler`](Self::handler) (returns
+/// `Result<O, E>`), [`handler_with_output`](Self::handler_with_output)
+/// (returns `Result<ToolOutput<O>, E>`, data + display),
+/// [`stream_handler`](Self::stream_handler) (returns a stream of
+/// `ToolEvent<O>`) or [`raw_handler`](Self::raw_handler) (JSON in, JSON out,
+/// for tools defined at run time). The typed forms derive the input schema
+/// from the input type; the registry enforces exactly that schema.
+#[must_use = "call .build() to get the definition"]
+pub struct ToolBuilder {
+    meta: ToolMetadata,
+    handler: Option<ErasedHandler>,
+    required_state: Vec<(TypeId, &'static str)>,
+}
+
+fn serde_issue(error: serde_json::Error) -> ToolError {
+    ToolError::invalid_input(vec![ValidationIssue {
+        path: String::new(),
+        message: error.to_string(),
+    }])
+}
+
+fn encode<O: Serialize>(output: ToolOutput<O>) -> Result<ToolOutput<Value>, ToolError> {
+    let data = serde_json::to_value(&output.data)
+        .map_err(|e| ToolError::internal(format!("tool output could not be serialized: {e}")))?;
+    Ok(ToolOutput {
+        data,
+        display: output.display,
+    })
+}
+
+fn encode_event<O: Serialize>(event: ToolEvent<O>) -> ToolEvent {
+    match event {
+        ToolEvent::Result { data, display } => match serde_json::to_value(&data) {
+            Ok(data) => ToolEvent::Result { data, display },
+            Err(e) => ToolEvent::error(ToolError::internal(format!(
+                "tool output could not be serialized: {e}"
+            ))),
+        },
+        other => other.map_data(|_| unreachable!("only result events carry data")),
+    }
+}
+
+impl ToolBuilder {
+    pub(crate) fn new(name: String) -> Self {
+        ToolBuilder {
+            meta: ToolMetadata::new(name),
+            handler: None,
+            required_state: Vec::new(),
+        }
+    }
+
+    /// What the tool does (models read this).
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.meta.description = description.into();
+        self
+    }
+
+    /// A category for listings.
+    pub fn category(mut self, category: impl Into<String>) -> Self {
+        self.meta.category = Some(category.into());
+        self
+    }
+
+    /// Always listed, or on demand.
+    pub fn visibility(mut self, visibility: Visibility) -> Self {
+        self.meta.visibility = visibility;
+        self
+    }
+
+    /// Sets the input schema from `I` (the typed handlers do this for you).
+    pub fn input_schema_for<I: JsonSchema>(mut self) -> Self {
+        self.meta.input_schema = schema::input_schema_for::<I>();
+        self
+    }
+
+    /// Sets the advertised output schema from `O`.
+    pub fn output_schema_for<O: JsonSchema>(mut self) -> Self {
+        self.meta.output_schema = Some(schema::schema_for::<O>());
+        self
+    }
+
+    /// Sets the output schema by hand.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.meta.output_schema = Some(schema);
+        self
+    }
+
+    /// Overrides the input schema with a hand-written one. It is trusted:
+    /// it is what adapters advertise and what dispatch enforces. Prefer the
+    /// derived schema unless you are deliberately changing a surface.
+    pub fn input_json_schema(mut self, schema: Value) -> Self {
+        self.meta.input_json_schema = Some(schema);
+        self
+    }
+
+    /// Output validation mode.
+    pub fn validate_output(mut self, mode: ValidateOutput) -> Self {
+        self.meta.validate_output = mode;
+        self
+    }
+
+    /// Capabilities.
+    pub fn capabilities(mut self, capabilities: Capabilities) -> Self {
+        self.meta.capabilities = capabilities;
+        self
+    }
+
+    /// Tags.
+    pub fn tags<S: Into<String>>(mut self, tags: impl IntoIterator<Item = S>) -> Self {
+        self.meta.tags = tags.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Keywords.
+    pub fn keywords<S: Into<String>>(mut self, keywords: impl IntoIterator<Item = S>) -> Self {
+        self.meta.keywords = keywords.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Related tool names.
+    pub fn related_to<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.meta.related_to = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Relative cost.
+    pub fn cost(mut self, cost: Cost) -> Self {
+        self.meta.cost = Some(cost);
+        self
+    }
+
+    /// Expected latency.
+    pub fn latency(mut self, latency: Latency) -> Self {
+        self.meta.latency = Some(latency);
+        self
+    }
+
+    /// All hints at once.
+    pub fn hints(mut self, hints: Hints) -> Self {
+        self.meta.hints = hints;
+        self
+    }
+
+    /// CLI hints.
+    pub fn cli(mut self, cli: CliHints) -> Self {
+        self.meta.hints.cli = cli;
+        self
+    }
+
+    /// MCP hints.
+    pub fn mcp(mut self, mcp: McpHints) -> Self {
+        self.meta.hints.mcp = mcp;
+        self
+    }
+
+    /// Pi hints.
+    pub fn pi(mut self, pi: PiHints) -> Self {
+        self.meta.hints.pi = pi;
+        self
+    }
+
+    /// A static approval: a tier or an [`ApprovalSpec`].
+    pub fn approval(mut self, approval: impl Into<Approval>) -> Self {
+        self.meta.approval = Some(approval.into());
+        self
+    }
+
+    /// An approval picked from the validated input JSON.
+    pub fn approval_fn(
+        mut self,
+        f: impl Fn(&Value) -> Result<ApprovalSpec, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.meta.approval = Some(Approval::Dynamic(Arc::new(f)));
+        self
+    }
+
+    /// An approval picked from the validated, typed input.
+    pub fn approval_with<I, A>(mut self, f: impl Fn(&I) -> A + Send + Sync + 'static) -> Self
+    where
+        I: DeserializeOwned,
+        A: Into<ApprovalSpec>,
+    {
+        self.meta.approval = Some(Approval::Dynamic(Arc::new(move |input: &Value| {
+            let input = I::deserialize(input).map_err(|e| e.to_string())?;
+            Ok(f(&input).into())
+        })));
+        self
+    }
+
+    /// Declared authorization requirements.
+    pub fn authorization(mut self, spec: AuthorizationSpec) -> Self {
+        self.meta.authorization = Some(spec);
+        self
+    }
+
+    /// A resource to resolve before an authenticated call.
+    pub fn authorization_resource(mut self, resource: AuthorizationResource) -> Self {
+        self.meta.authorization_resource = Some(resource);
+        self
+    }
+
+    /// A registration predicate: when it returns `false`, registering the
+    /// tool silently skips it.
+    pub fn requires(mut self, f: impl Fn() -> bool + Send + Sync + 'static) -> Self {
+        self.meta.requires = Some(Arc::new(f));
+        self
+    }
+
+    /// A capability probe; with [`degraded_description`](Self::degraded_description)
+    /// it picks the advertised description.
+    pub fn capability_for(
+        mut self,
+        f: impl Fn() -> CapabilityStatus + Send + Sync + 'static,
+    ) -> Self {
+        self.meta.capability_for = Some(Arc::new(f));
+        self
+    }
+
+    /// The description advertised while the capability is degraded.
+    pub fn degraded_description(mut self, description: impl Into<String>) -> Self {
+        self.meta.degraded_description = Some(description.into());
+        self
+    }
+
+    /// Declares that the handler extracts application state `T`; the
+    /// registry refuses to register the tool until it holds a `T`.
+    pub fn requires_state<T: Send + Sync + 'static>(mut self) -> Self {
+        let entry = (TypeId::of::<T>(), type_name::<T>());
+        if !self.required_state.contains(&entry) {
+            self.required_state.push(entry);
+        }
+        self
+    }
+
+    /// A handler returning `Result<O, E>`. Sets the input schema from `I`.
+    pub fn handler<I, O, E, F, Fut>(self, f: F) -> Self
+    where
+        I: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + Send + 'static,
+        E: Into<ToolError> + Send + 'static,
+        F: Fn(I, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, E>> + Send + 'static,
+    {
+        self.handler_with_output(move |input: I, ctx| f(input, ctx).map(|r| r.map(ToolOutput::new)))
+    }
+
+    /// A handler returning `Result<ToolOutput<O>, E>`: data plus a display.
+    pub fn handler_with_output<I, O, E, F, Fut>(mut self, f: F) -> Self
+    where
+        I: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + Send + 'static,
+        E: Into<ToolError> + Send + 'static,
+        F: Fn(I, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput<O>, E>> + Send + 'static,
+    {
+        self.meta.input_schema = schema::input_schema_for::<I>();
+        self.handler = Some(Arc::new(move |input: Value, ctx: ToolContext| {
+            let input = I::deserialize(input).map_err(serde_issue)?;
+            let fut = f(input, ctx);
+            Ok(HandlerCall::Once(Box::pin(async move {
+                match fut.await {
+                    Ok(output) => encode(output),
+                    Err(e) => Err(e.into()),
+                }
+            })))
+        }));
+        self
+    }
+
+    /// A streaming handler: an async fn returning a stream of
+    /// `ToolEvent<O>` (progress, logs, data chunks, then a result). Events
+    /// pass through dispatch in order.
+    pub fn stream_handler<I, O, S, F, Fut>(mut self, f: F) -> Self
+    where
+        I: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + Send + 'static,
+        S: Stream<Item = ToolEvent<O>> + Send + 'static,
+        F: Fn(I, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = S> + Send + 'static,
+    {
+        self.meta.input_schema = schema::input_schema_for::<I>();
+        self.handler = Some(Arc::new(move |input: Value, ctx: ToolContext| {
+            let input = I::deserialize(input).map_err(serde_issue)?;
+            let events = f(input, ctx).flatten_stream().map(encode_event);
+            Ok(HandlerCall::Stream(Box::pin(events)))
+        }));
+        self
+    }
+
+    /// An untyped handler for tools made at run time: validated JSON in,
+    /// JSON out. Give it a schema with [`input_json_schema`](Self::input_json_schema)
+    /// (the default accepts any object).
+    pub fn raw_handler<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput<Value>, ToolError>> + Send + 'static,
+    {
+        self.handler = Some(Arc::new(move |input: Value, ctx: ToolContext| {
+            Ok(HandlerCall::Once(Box::pin(f(input, ctx))))
+        }));
+        self
+    }
+
+    /// An untyped streaming handler.
+    pub fn raw_stream_handler<F, S>(mut self, f: F) -> Self
+    where
+        F: Fn(Value, ToolContext) -> S + Send + Sync + 'static,
+        S: Stream<Item = ToolEvent> + Send + 'static,
+    {
+        self.handler = Some(Arc::new(move |input: Value, ctx: ToolContext| {
+            Ok(HandlerCall::Stream(Box::pin(f(input, ctx))))
+        }));
+        self
+    }
+
+    /// Finishes the definition. Name, description and schemas are checked
+    /// when it is registered, which reports problems as `Result`s.
+    pub fn build(self) -> ToolDefinition {
+        let name: Arc<str> = Arc::from(self.meta.name.as_str());
+        ToolDefinition {
+            inner: Arc::new(DefinitionInner {
+                meta: self.meta,
+                name,
+                handler: self.handler,
+                required_state: self.required_state,
+                compiled: OnceLock::new(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,272 @@
+//! [`ToolDefinition`]: one tool's metadata, schemas and handler, and the
+//! [`ToolBuilder`] that makes one (the `#[tool]` macro expands to the
+//! builder).
+
+mod builder;
+mod metadata;
+
+use std::any::TypeId;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use serde_json::Value;
+
+pub use builder::ToolBuilder;
+pub use metadata::*;
+
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::event::ToolEvent;
+use crate::outcome::ToolOutput;
+use crate::schema::CompiledSchema;
+
+/// What a type-erased handler returns when called.
+pub(crate) enum HandlerCall {
+    /// A single result.
+    Once(BoxFuture<'static, Result<ToolOutput<Value>, ToolError>>),
+    /// A stream of events.
+    Stream(BoxStream<'static, ToolEvent>),
+}
+
+/// A type-erased handler: validated input JSON and the context in; a
+/// pending call out (or `INVALID_INPUT` when serde rejects the input).
+pub(crate) type ErasedHandler =
+    Arc<dyn Fn(Value, ToolContext) -> Result<HandlerCall, ToolError> + Send + Sync>;
+
+/// The descriptive part of a tool. [`ToolDefinition`] derefs to it, so
+/// `definition.name`, `definition.capabilities.duplex` read directly.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ToolMetadata {
+    /// Unique name: 1–128 chars of `A-Za-z0-9_.-`, starting with a letter.
+    pub name: String,
+    /// What the tool does, for models and humans.
+    pub description: String,
+    /// Groups tools in listings.
+    pub category: Option<String>,
+    /// Always listed, or on demand (the default).
+    pub visibility: Visibility,
+    /// The input schema derived from the input type (client-ready).
+    pub input_schema: Value,
+    /// The output schema, when the output type has one.
+    pub output_schema: Option<Value>,
+    /// An adapter-surface override of the input schema. Trusted: it replaces
+    /// what is advertised **and** what is enforced.
+    pub input_json_schema: Option<Value>,
+    /// Output validation mode.
+    pub validate_output: ValidateOutput,
+    /// What the tool touches.
+    pub capabilities: Capabilities,
+    /// Free-form tags.
+    pub tags: Vec<String>,
+    /// Search keywords.
+    pub keywords: Vec<String>,
+    /// Names of related tools.
+    pub related_to: Vec<String>,
+    /// Relative cost.
+    pub cost: Option<Cost>,
+    /// Expected latency.
+    pub latency: Option<Latency>,
+    /// Per-surface hints.
+    pub hints: Hints,
+    /// Approval declaration; `None` resolves to `exec` (fail closed).
+    pub approval: Option<Approval>,
+    /// Declared authorization requirements.
+    pub authorization: Option<AuthorizationSpec>,
+    /// A resource that must be resolved before an authenticated call.
+    pub authorization_resource: Option<AuthorizationResource>,
+    /// Registration predicate: `false` skips the tool silently.
+    pub requires: Option<Arc<RequiresFn>>,
+    /// Capability probe picking the advertised description.
+    pub capability_for: Option<Arc<CapabilityFn>>,
+    /// Description advertised when the capability is degraded.
+    pub degraded_description: Option<String>,
+}
+
+impl ToolMetadata {
+    pub(crate) fn new(name: String) -> Self {
+        ToolMetadata {
+            name,
+            description: String::new(),
+            category: None,
+            visibility: Visibility::default(),
+            input_schema: crate::schema::empty_object_schema(),
+            output_schema: None,
+            input_json_schema: None,
+            validate_output: ValidateOutput::default(),
+            capabilities: Capabilities::default(),
+            tags: Vec::new(),
+            keywords: Vec::new(),
+            related_to: Vec::new(),
+            cost: None,
+            latency: None,
+            hints: Hints::default(),
+            approval: None,
+            authorization: None,
+            authorization_resource: None,
+            requires: None,
+            capability_for: None,
+            degraded_description: None,
+        }
+    }
+
+    /// The schema adapters advertise and dispatch enforces: the
+    /// `input_json_schema` override if set, else the derived schema.
+    pub fn effective_input_schema(&self) -> &Value {
+        self.input_json_schema
+            .as_ref()
+            .unwrap_or(&self.input_schema)
+    }
+
+    /// The description to advertise now: the degraded description when
+    /// `capability_for` reports [`CapabilityStatus::Degraded`].
+    pub fn advertised_description(&self) -> &str {
+        match (&self.capability_for, &self.degraded_description) {
+            (Some(probe), Some(degraded)) if probe() == CapabilityStatus::Degraded => degraded,
+            _ => &self.description,
+        }
+    }
+}
+
+impl fmt::Debug for ToolMetadata {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolMetadata")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("category", &self.category)
+            .field("visibility", &self.visibility)
+            .field("capabilities", &self.capabilities)
+            .field("approval", &self.approval)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct Compiled {
+    pub(crate) input: CompiledSchema,
+    pub(crate) output: Option<CompiledSchema>,
+}
+
+pub(crate) struct DefinitionInner {
+    pub(crate) meta: ToolMetadata,
+    pub(crate) name: Arc<str>,
+    pub(crate) handler: Option<ErasedHandler>,
+    pub(crate) required_state: Vec<(TypeId, &'static str)>,
+    pub(crate) compiled: OnceLock<Result<Compiled, String>>,
+}
+
+/// A complete tool: metadata, schemas and handler. Cheap to clone (one
+/// `Arc`); the registry never copies a definition per call.
+///
+/// Make one with [`ToolDefinition::builder`] or `#[tool]`.
+#[derive(Clone)]
+pub struct ToolDefinition {
+    pub(crate) inner: Arc<DefinitionInner>,
+}
+
+impl ToolDefinition {
+    /// Starts a definition named `name`.
+    ///
+    /// ```
+    /// use gonk_tools::prelude::*;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Add { a: i64, b: i64 }
+    ///
+    /// let add = ToolDefinition::builder("math.add")
+    ///     .description("Add two integers.")
+    ///     .approval(ApprovalTier::Read)
+    ///     .handler(|input: Add, _ctx| async move { Ok::<_, ToolError>(input.a + input.b) })
+    ///     .build();
+    /// assert_eq!(add.name, "math.add");
+    /// ```
+    pub fn builder(name: impl Into<String>) -> ToolBuilder {
+        ToolBuilder::new(name.into())
+    }
+
+    /// The name as a shared string (what call stacks hold).
+    pub fn name_arc(&self) -> &Arc<str> {
+        &self.inner.name
+    }
+
+    /// Whether a handler was attached.
+    pub fn has_handler(&self) -> bool {
+        self.inner.handler.is_some()
+    }
+
+    /// The metadata.
+    pub fn metadata(&self) -> &ToolMetadata {
+        &self.inner.meta
+    }
+
+    /// Whether the definition's `requires` predicate (if any) passes.
+    pub fn requirements_met(&self) -> bool {
+        self.inner.meta.requires.as_ref().is_none_or(|f| f())
+    }
+
+    /// Application state types the handler extracts with `State<T>`.
+    pub fn required_state(&self) -> impl Iterator<Item = (TypeId, &'static str)> + '_ {
+        self.inner.required_state.iter().copied()
+    }
+
+    /// Compiles (once) the enforced input schema and the output schema.
+    pub(crate) fn compiled(&self) -> Result<&Compiled, &str> {
+        self.inner
+            .compiled
+            .get_or_init(|| {
+                let meta = &self.inner.meta;
+                let input = CompiledSchema::compile(meta.effective_input_schema())
+                    .map_err(|e| format!("input schema of {} does not compile: {e}", meta.name))?;
+                let output = match &meta.output_schema {
+                    Some(schema) => Some(CompiledSchema::compile(schema).map_err(|e| {
+                        format!("output schema of {} does not compile: {e}", meta.name)
+                    })?),
+                    None => None,
+                };
+                Ok(Compiled { input, output })
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
+impl Deref for ToolDefinition {
+    type Target = ToolMetadata;
+    fn deref(&self) -> &ToolMetadata {
+        &self.inner.meta
+    }
+}
+
+impl fmt::Debug for ToolDefinition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.inner.meta, f)
+    }
+}
+
+/// Checks a tool name: 1–128 chars of `A-Za-z0-9_.-`, starting with a
+/// letter (MCP's rule). The error says what is wrong.
+pub fn validate_tool_name(name: &str) -> Result<(), String> {
+    let Some(first) = name.chars().next() else {
+        return Err("tool name is empty; use 1-128 characters of A-Za-z0-9_.-".into());
+    };
+    if name.len() > 128 {
+        return Err(format!(
+            "tool name `{name}` is {} characters long; the limit is 128",
+            name.len()
+        ));
+    }
+    if !first.is_ascii_alphabetic() {
+        return Err(format!("tool name `{name}` must start with a letter"));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+    {
+        return Err(format!(
+            "tool name `{name}` contains `{bad}`; use only A-Za-z0-9 and `_` `.` `-`"
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,301 @@
+//! The dispatch pipeline: every call, from every surface, runs through
+//! [`ToolRegistry::invoke`].
+//!
+//! Order for one invocation (root or composed): look up → cycle check →
+//! validate input against the advertised schema → run the handler, raced
+//! against cancellation and isolated from panics → validate output →
+//! one metric record.
+
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::{FutureExt, Stream, StreamExt};
+use serde_json::Value;
+
+use crate::context::ToolContext;
+use crate::definition::{HandlerCall, ToolDefinition, ValidateOutput};
+use crate::error::{ErrorCode, ToolError};
+use crate::event::ToolEvent;
+use crate::metrics::{MetricOutcome, MetricRecord, MetricsSink};
+use crate::outcome::ToolOutput;
+use crate::registry::ToolRegistry;
+
+/// The event stream of one call. Every adapter consumes exactly this.
+pub type ToolEventStream = Pin<Box<dyn Stream<Item = ToolEvent> + Send + 'static>>;
+
+/// Records exactly one metric per invocation, even when the stream is
+/// dropped before its end (then the outcome is `aborted`).
+struct MetricGuard {
+    sink: Arc<dyn MetricsSink>,
+    tool: String,
+    start: Instant,
+    outcome: Option<(MetricOutcome, Option<ErrorCode>)>,
+    recorded: bool,
+}
+
+impl MetricGuard {
+    fn observe(&mut self, event: &ToolEvent) {
+        match event {
+            ToolEvent::Error { code, .. } => {
+                let outcome = if *code == ErrorCode::Aborted {
+                    MetricOutcome::Aborted
+                } else {
+                    MetricOutcome::Error
+                };
+                self.outcome = Some((outcome, Some(code.clone())));
+            }
+            ToolEvent::Result { .. } if self.outcome.is_none() => {
+                self.outcome = Some((MetricOutcome::Ok, None));
+            }
+            _ => {}
+        }
+    }
+
+    /// Marks the stream as complete, so the drop records the observed outcome.
+    fn complete(&mut self) {
+        if self.outcome.is_none() {
+            // A stream that ended without result or error: not a failure of dispatch.
+            self.outcome = Some((MetricOutcome::Ok, None));
+        }
+        self.record();
+    }
+
+    fn record(&mut self) {
+        let (outcome, error_code) = self
+            .outcome
+            .take()
+            .unwrap_or((MetricOutcome::Aborted, Some(ErrorCode::Aborted)));
+        self.recorded = true;
+        self.sink.record(&MetricRecord {
+            tool: std::mem::take(&mut self.tool),
+            duration: self.start.elapsed(),
+            outcome,
+            error_code,
+        });
+    }
+}
+
+impl Drop for MetricGuard {
+    fn drop(&mut self) {
+        if !self.recorded {
+            // Dropped before the end: the consumer gave up on the call.
+            self.outcome = None;
+            self.record();
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("non-string panic payload")
+}
+
+fn panicked(tool: &str, payload: &(dyn std::any::Any + Send)) -> ToolError {
+    tracing::error!(target: "gonk_tools::dispatch", tool, panic = panic_message(payload), "tool handler panicked");
+    ToolError::internal(format!(
+        "Tool {tool} failed unexpectedly (the handler panicked)"
+    ))
+}
+
+/// Output validation per the tool's mode. `Err` replaces the result.
+fn check_output(def: &ToolDefinition, data: &Value) -> Result<(), ToolError> {
+    if def.validate_output == ValidateOutput::Off {
+        return Ok(());
+    }
+    let Some(schema) = def.compiled().ok().and_then(|c| c.output.as_ref()) else {
+        return Ok(());
+    };
+    match schema.validate(data) {
+        Ok(()) => Ok(()),
+        Err(issues) if def.validate_output == ValidateOutput::Strict => Err(ToolError::new(
+            ErrorCode::OutputInvalid,
+            format!("Output of {} does not match its output schema", def.name),
+        )
+        .with_details(serde_json::to_value(&issues).unwrap_or(Value::Null))),
+        Err(issues) => {
+            tracing::warn!(target: "gonk_tools::dispatch", tool = %def.name, issues = ?issues, "tool output does not match its output schema");
+            Ok(())
+        }
+    }
+}
+
+fn result_event(def: &ToolDefinition, output: ToolOutput<Value>) -> ToolEvent {
+    match check_output(def, &output.data) {
+        Ok(()) => ToolEvent::Result {
+            data: output.data,
+            display: output.display,
+        },
+        Err(error) => ToolEvent::error(error),
+    }
+}
+
+/// A call that passed every gate and is ready to run.
+struct Prepared {
+    def: ToolDefinition,
+    input: Value,
+    ctx: ToolContext,
+}
+
+enum Step {
+    Cancelled,
+    Next(Option<std::thread::Result<ToolEvent>>),
+}
+
+impl ToolRegistry {
+    /// Invokes `name` with `input` and streams its events.
+    ///
+    /// The stream always ends with the call's outcome: a `result` or an
+    /// `error` event (a streaming handler may also emit `log`, `progress`
+    /// and `data` before it). Dropping the stream cancels the call.
+    ///
+    /// ```
+    /// # use gonk_tools::prelude::*;
+    /// # #[derive(Deserialize, JsonSchema)] struct Add { a: i64, b: i64 }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = ToolRegistry::new();
+    /// registry.register(
+    ///     ToolDefinition::builder("add")
+    ///         .description("Add two integers.")
+    ///         .handler(|i: Add, _| async move { Ok::<_, ToolError>(i.a + i.b) })
+    ///         .build(),
+    /// ).unwrap();
+    /// let events = registry.invoke("add", serde_json::json!({"a": 2, "b": 3}), ToolContext::new());
+    /// let outcome = collect_tool_outcome(events, |_| {}).await.unwrap();
+    /// assert_eq!(outcome.data, 5);
+    /// # }
+    /// ```
+    pub fn invoke(&self, name: &str, input: Value, ctx: ToolContext) -> ToolEventStream {
+        let registry = self.clone();
+        let mut metric = MetricGuard {
+            sink: Arc::clone(&self.inner.metrics),
+            tool: name.to_owned(),
+            start: Instant::now(),
+            outcome: None,
+            recorded: false,
+        };
+        Box::pin(async_stream::stream! {
+            let prepared = registry.prepare(&metric.tool, input, &ctx).await;
+            let Prepared { def, input, ctx } = match prepared {
+                Ok(prepared) => prepared,
+                Err(error) => {
+                    let event = ToolEvent::error(error);
+                    metric.observe(&event);
+                    metric.complete();
+                    yield event;
+                    return;
+                }
+            };
+            let token = ctx.cancellation.clone();
+            if token.is_cancelled() {
+                let event = ToolEvent::error(ToolError::aborted());
+                metric.observe(&event);
+                metric.complete();
+                yield event;
+                return;
+            }
+            let handler = def.inner.handler.as_ref().expect("registration refuses tools without a handler");
+            let call = std::panic::catch_unwind(AssertUnwindSafe(|| handler(input, ctx)));
+            match call {
+                Err(payload) => {
+                    let event = ToolEvent::error(panicked(&def.name, &*payload));
+                    metric.observe(&event);
+                    metric.complete();
+                    yield event;
+                }
+                Ok(Err(error)) => {
+                    let event = ToolEvent::error(error);
+                    metric.observe(&event);
+                    metric.complete();
+                    yield event;
+                }
+                Ok(Ok(HandlerCall::Once(future))) => {
+                    let mut future = AssertUnwindSafe(future).catch_unwind();
+                    let finished = tokio::select! {
+                        biased;
+                        _ = token.cancelled() => None,
+                        outcome = &mut future => Some(outcome),
+                    };
+                    // Drop the handler before reporting, so its resources are released first.
+                    drop(future);
+                    let event = match finished {
+                        None => ToolEvent::error(ToolError::aborted()),
+                        Some(Err(payload)) => ToolEvent::error(panicked(&def.name, &*payload)),
+                        Some(Ok(Err(error))) => ToolEvent::error(error),
+                        Some(Ok(Ok(output))) => result_event(&def, output),
+                    };
+                    metric.observe(&event);
+                    metric.complete();
+                    yield event;
+                }
+                Ok(Ok(HandlerCall::Stream(events))) => {
+                    let mut events = AssertUnwindSafe(events).catch_unwind();
+                    loop {
+                        let step = tokio::select! {
+                            biased;
+                            _ = token.cancelled() => Step::Cancelled,
+                            item = events.next() => Step::Next(item),
+                        };
+                        let event = match step {
+                            Step::Next(None) => break,
+                            Step::Next(Some(Ok(ToolEvent::Result { data, display }))) => {
+                                result_event(&def, ToolOutput { data, display })
+                            }
+                            Step::Next(Some(Ok(event))) => event,
+                            Step::Next(Some(Err(payload))) => {
+                                let event = ToolEvent::error(panicked(&def.name, &*payload));
+                                metric.observe(&event);
+                                yield event;
+                                break;
+                            }
+                            Step::Cancelled => {
+                                let event = ToolEvent::error(ToolError::aborted());
+                                metric.observe(&event);
+                                yield event;
+                                break;
+                            }
+                        };
+                        metric.observe(&event);
+                        yield event;
+                    }
+                    drop(events);
+                    metric.complete();
+                }
+            }
+        })
+    }
+
+    /// Steps before the handler: look-up, cycle check, input validation.
+    async fn prepare(
+        &self,
+        name: &str,
+        input: Value,
+        ctx: &ToolContext,
+    ) -> Result<Prepared, ToolError> {
+        let def = self
+            .read()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| ToolError::not_found(name))?;
+        if ctx.call_stack.iter().any(|n| &**n == name) {
+            let chain: Vec<&str> = ctx.call_stack.iter().map(|n| &**n).chain([name]).collect();
+            return Err(ToolError::new(
+                ErrorCode::Cycle,
+                format!("Cycle detected: {}", chain.join(" -> ")),
+            ));
+        }
+        let compiled = def
+            .compiled()
+            .map_err(|reason| ToolError::internal(reason.to_owned()))?;
+        compiled
+            .input
+            .validate(&input)
+            .map_err(ToolError::invalid_input)?;
+        let ctx = ctx.enter(self, def.name_arc());
+        Ok(Prepared { def, input, ctx })
+    }
+}

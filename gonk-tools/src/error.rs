@@ -1,0 +1,202 @@
+//! [`ToolError`] and [`ErrorCode`]: the failure half of every tool call.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+/// The code of a [`ToolError`]: one of the dispatch contract's codes, or a
+/// code a tool raises itself.
+///
+/// Codes serialize as their `SCREAMING_SNAKE` string (`"TOOL_NOT_FOUND"`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// No tool of that name is registered, or the caller may not see it.
+    ToolNotFound,
+    /// The input does not match the tool's input schema.
+    InvalidInput,
+    /// A `strict` tool produced data that does not match its output schema.
+    OutputInvalid,
+    /// The call was cancelled before it finished.
+    Aborted,
+    /// The tool is already on the call stack.
+    Cycle,
+    /// The authorization policy denied the call.
+    AuthorizationDenied,
+    /// The tool's required authorization resource could not be resolved.
+    AuthResourceUnresolved,
+    /// A mandatory audit receipt could not be written.
+    AuthAuditFailed,
+    /// The call needs a human approval that has not been given yet.
+    ApprovalRequired,
+    /// The approval provider refused the call.
+    ApprovalDenied,
+    /// The handler failed or panicked.
+    Internal,
+    /// A stream ended without a result or an error (outcome collection).
+    NoResult,
+    /// A code raised by a tool itself.
+    Custom(Cow<'static, str>),
+}
+
+impl ErrorCode {
+    /// The wire form of the code.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ErrorCode::ToolNotFound => "TOOL_NOT_FOUND",
+            ErrorCode::InvalidInput => "INVALID_INPUT",
+            ErrorCode::OutputInvalid => "OUTPUT_INVALID",
+            ErrorCode::Aborted => "ABORTED",
+            ErrorCode::Cycle => "CYCLE",
+            ErrorCode::AuthorizationDenied => "AUTHORIZATION_DENIED",
+            ErrorCode::AuthResourceUnresolved => "AUTH_RESOURCE_UNRESOLVED",
+            ErrorCode::AuthAuditFailed => "AUTH_AUDIT_FAILED",
+            ErrorCode::ApprovalRequired => "APPROVAL_REQUIRED",
+            ErrorCode::ApprovalDenied => "APPROVAL_DENIED",
+            ErrorCode::Internal => "INTERNAL",
+            ErrorCode::NoResult => "NO_RESULT",
+            ErrorCode::Custom(code) => code,
+        }
+    }
+
+    /// Parses a wire code; unknown codes become [`ErrorCode::Custom`].
+    pub fn parse(code: &str) -> ErrorCode {
+        match code {
+            "TOOL_NOT_FOUND" => ErrorCode::ToolNotFound,
+            "INVALID_INPUT" => ErrorCode::InvalidInput,
+            "OUTPUT_INVALID" => ErrorCode::OutputInvalid,
+            "ABORTED" => ErrorCode::Aborted,
+            "CYCLE" => ErrorCode::Cycle,
+            "AUTHORIZATION_DENIED" => ErrorCode::AuthorizationDenied,
+            "AUTH_RESOURCE_UNRESOLVED" => ErrorCode::AuthResourceUnresolved,
+            "AUTH_AUDIT_FAILED" => ErrorCode::AuthAuditFailed,
+            "APPROVAL_REQUIRED" => ErrorCode::ApprovalRequired,
+            "APPROVAL_DENIED" => ErrorCode::ApprovalDenied,
+            "INTERNAL" => ErrorCode::Internal,
+            "NO_RESULT" => ErrorCode::NoResult,
+            other => ErrorCode::Custom(Cow::Owned(other.to_owned())),
+        }
+    }
+
+    /// A tool's own code, e.g. `ErrorCode::custom("NOTE_LOCKED")`.
+    pub fn custom(code: impl Into<Cow<'static, str>>) -> ErrorCode {
+        match ErrorCode::parse(&code.into()) {
+            ErrorCode::Custom(c) => ErrorCode::Custom(c),
+            known => known,
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let code = Cow::<'de, str>::deserialize(deserializer)?;
+        Ok(ErrorCode::parse(&code))
+    }
+}
+
+/// One schema violation: where it is (a JSON pointer into the input) and
+/// what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValidationIssue {
+    /// JSON pointer to the offending value (`""` for the root).
+    pub path: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// The error of a tool call: a code, a message for humans, and optional
+/// structured details.
+///
+/// Handlers return it (or any `E: Into<ToolError>`); the dispatch path turns
+/// it into an `error` event. `std::io::Error` and `serde_json::Error` convert
+/// to `INTERNAL`, so `?` works in handlers.
+#[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, Deserialize)]
+#[error("{code}: {message}")]
+pub struct ToolError {
+    /// Machine-readable code.
+    pub code: ErrorCode,
+    /// Human-readable message.
+    pub message: String,
+    /// Structured details (e.g. the validation issues of `INVALID_INPUT`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl ToolError {
+    /// An error with a code and a message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ToolError {
+            code,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// Adds structured details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// `INTERNAL` with a message.
+    pub fn internal(message: impl Into<String>) -> Self {
+        ToolError::new(ErrorCode::Internal, message)
+    }
+
+    /// `INVALID_INPUT` ("Input validation failed") whose details are the
+    /// issues, as `[{path, message}, …]`.
+    pub fn invalid_input(issues: Vec<ValidationIssue>) -> Self {
+        let details = serde_json::to_value(&issues).unwrap_or(Value::Null);
+        ToolError::new(ErrorCode::InvalidInput, "Input validation failed").with_details(details)
+    }
+
+    /// `TOOL_NOT_FOUND` ("No such tool: NAME").
+    pub fn not_found(name: &str) -> Self {
+        ToolError::new(ErrorCode::ToolNotFound, format!("No such tool: {name}"))
+    }
+
+    /// `ABORTED` ("Tool execution aborted").
+    pub fn aborted() -> Self {
+        ToolError::new(ErrorCode::Aborted, "Tool execution aborted")
+    }
+
+    /// The validation issues of an `INVALID_INPUT` / `OUTPUT_INVALID` error.
+    pub fn issues(&self) -> Vec<ValidationIssue> {
+        self.details
+            .as_ref()
+            .and_then(|d| serde_json::from_value(d.clone()).ok())
+            .unwrap_or_default()
+    }
+}
+
+impl From<std::io::Error> for ToolError {
+    fn from(error: std::io::Error) -> Self {
+        ToolError::internal(error.to_string())
+    }
+}
+
+impl From<serde_json::Error> for ToolError {
+    fn from(error: serde_json::Error) -> Self {
+        ToolError::internal(error.to_string())
+    }
+}
+
+impl From<std::convert::Infallible> for ToolError {
+    fn from(never: std::convert::Infallible) -> Self {
+        match never {}
+    }
+}

@@ -1,0 +1,80 @@
+//! [`ToolOutput`] (data + display) and [`collect_tool_outcome`], which folds
+//! an event stream into one outcome.
+
+use futures::{Stream, StreamExt};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{ErrorCode, ToolError};
+use crate::event::{Display, ToolEvent};
+
+/// A tool's result: its data, and optionally how to show it to a human.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput<T = Value> {
+    /// The output data (what machines read; MCP's `structuredContent`).
+    pub data: T,
+    /// How a human surface should show it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<Display>,
+}
+
+impl<T> ToolOutput<T> {
+    /// Data without display.
+    pub fn new(data: T) -> Self {
+        ToolOutput {
+            data,
+            display: None,
+        }
+    }
+
+    /// Adds a display.
+    pub fn with_display(mut self, display: impl Into<Display>) -> Self {
+        self.display = Some(display.into());
+        self
+    }
+}
+
+impl<T> From<T> for ToolOutput<T> {
+    fn from(data: T) -> Self {
+        ToolOutput::new(data)
+    }
+}
+
+/// Drains an event stream into its outcome, handing every event to
+/// `on_event` on the way.
+///
+/// The last `error` wins over any `result`; otherwise the last `result`;
+/// a stream with neither gives `NO_RESULT` ("Tool produced no result").
+pub async fn collect_tool_outcome<S>(
+    events: S,
+    mut on_event: impl FnMut(&ToolEvent),
+) -> Result<ToolOutput<Value>, ToolError>
+where
+    S: Stream<Item = ToolEvent>,
+{
+    let mut events = std::pin::pin!(events);
+    let mut result: Option<ToolOutput<Value>> = None;
+    let mut error: Option<ToolError> = None;
+    while let Some(event) = events.next().await {
+        on_event(&event);
+        match event {
+            ToolEvent::Result { data, display } => result = Some(ToolOutput { data, display }),
+            ToolEvent::Error {
+                code,
+                message,
+                details,
+            } => {
+                error = Some(ToolError {
+                    code,
+                    message,
+                    details,
+                })
+            }
+            _ => {}
+        }
+    }
+    if let Some(error) = error {
+        return Err(error);
+    }
+    result.ok_or_else(|| ToolError::new(ErrorCode::NoResult, "Tool produced no result"))
+}

@@ -1,0 +1,461 @@
+//! [`ToolRegistry`]: the catalog of tools — registration, source catalogs,
+//! lookup and composition of registries.
+
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use indexmap::IndexMap;
+
+use crate::definition::{validate_tool_name, ToolDefinition};
+use crate::metrics::{MetricsSink, NoopMetrics};
+use crate::state::StateMap;
+
+/// Why a registration (or a registry operation) failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The name breaks the naming rule.
+    #[error("Invalid tool name: {reason}")]
+    InvalidName {
+        /// The name.
+        name: String,
+        /// What is wrong, and the rule.
+        reason: String,
+    },
+    /// A tool of that name exists and overwrite was not asked for.
+    #[error("Tool already registered: {0}")]
+    Duplicate(String),
+    /// The name belongs to a source catalog; replace the source instead.
+    #[error("Tool {name} is owned by source catalog {source_id}; use replace_source to change it")]
+    OwnedBySource {
+        /// The name.
+        name: String,
+        /// The source that owns it.
+        source_id: String,
+    },
+    /// A source catalog would shadow a tool registered elsewhere.
+    #[error("Source catalog {source_id} conflicts with registered tool: {name}")]
+    SourceConflict {
+        /// The source being replaced.
+        source_id: String,
+        /// The clashing name.
+        name: String,
+    },
+    /// The definition has no handler.
+    #[error("Tool {0} has no handler; attach one with .handler(..) before registering")]
+    MissingHandler(String),
+    /// The definition has no description.
+    #[error("Tool {0} has no description; add a doc comment or .description(..)")]
+    MissingDescription(String),
+    /// A schema does not compile.
+    #[error("Tool {name} has an invalid schema: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        name: String,
+        /// The compiler's message.
+        reason: String,
+    },
+    /// The handler extracts state the registry does not hold.
+    #[error("Tool {name} needs application state `{type_name}`; provide it with ToolRegistry::builder().state(..) or insert_state(..) before registering")]
+    MissingState {
+        /// The tool.
+        name: String,
+        /// The state type.
+        type_name: String,
+    },
+    /// An operation named a tool that is not registered.
+    #[error("No such tool: {0}")]
+    NotFound(String),
+}
+
+/// Options for [`ToolRegistry::register_with`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RegisterOptions {
+    /// Replace a local tool of the same name instead of failing.
+    pub overwrite: bool,
+}
+
+#[derive(Clone, Default)]
+pub(crate) struct Catalog {
+    local: IndexMap<String, ToolDefinition>,
+    sources: IndexMap<String, IndexMap<String, ToolDefinition>>,
+}
+
+impl Catalog {
+    pub(crate) fn get(&self, name: &str) -> Option<&ToolDefinition> {
+        self.local
+            .get(name)
+            .or_else(|| self.sources.values().find_map(|s| s.get(name)))
+    }
+
+    fn source_of(&self, name: &str) -> Option<&str> {
+        self.sources
+            .iter()
+            .find(|(_, tools)| tools.contains_key(name))
+            .map(|(id, _)| id.as_str())
+    }
+
+    fn list(&self) -> Vec<ToolDefinition> {
+        self.local
+            .values()
+            .chain(self.sources.values().flat_map(|s| s.values()))
+            .cloned()
+            .collect()
+    }
+}
+
+pub(crate) struct RegistryInner {
+    pub(crate) catalog: RwLock<Catalog>,
+    pub(crate) metrics: Arc<dyn MetricsSink>,
+    pub(crate) state: RwLock<StateMap>,
+}
+
+/// The tool catalog and the entry point of dispatch
+/// ([`invoke`](ToolRegistry::invoke)).
+///
+/// Cheap to clone: clones share one catalog. Lookups take a read lock;
+/// changes are validated completely before they take the write lock, so a
+/// concurrent reader sees the catalog before or after a change, never half
+/// of one.
+#[derive(Clone)]
+pub struct ToolRegistry {
+    pub(crate) inner: Arc<RegistryInner>,
+}
+
+impl Default for ToolRegistry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.names())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Configures a [`ToolRegistry`]: metrics sink and application state.
+#[must_use = "call .build() to get the registry"]
+pub struct ToolRegistryBuilder {
+    metrics: Arc<dyn MetricsSink>,
+    state: StateMap,
+}
+
+impl ToolRegistryBuilder {
+    /// Sends one record per invocation to `sink`.
+    pub fn metrics(mut self, sink: Arc<dyn MetricsSink>) -> Self {
+        self.metrics = sink;
+        self
+    }
+
+    /// Provides application state `T` to tools (`State<T>`).
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.insert(Arc::new(value));
+        self
+    }
+
+    /// Provides shared application state `T` to tools.
+    pub fn state_arc<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// The registry, empty.
+    pub fn build(self) -> ToolRegistry {
+        ToolRegistry {
+            inner: Arc::new(RegistryInner {
+                catalog: RwLock::new(Catalog::default()),
+                metrics: self.metrics,
+                state: RwLock::new(self.state),
+            }),
+        }
+    }
+}
+
+impl ToolRegistry {
+    /// An empty registry with no metrics and no state.
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// Configures a registry.
+    pub fn builder() -> ToolRegistryBuilder {
+        ToolRegistryBuilder {
+            metrics: Arc::new(NoopMetrics),
+            state: StateMap::default(),
+        }
+    }
+
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, Catalog> {
+        // Writers validate before they lock and never panic while holding it.
+        self.inner
+            .catalog
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Catalog> {
+        self.inner
+            .catalog
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Provides application state `T` to tools registered after this call.
+    pub fn insert_state<T: Send + Sync + 'static>(&self, value: T) {
+        self.inner
+            .state
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(Arc::new(value));
+    }
+
+    /// Application state `T`, when provided.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.inner
+            .state
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get::<T>()
+    }
+
+    /// Checks a definition on its own: name, description, handler, schemas
+    /// and required state.
+    fn check(&self, def: &ToolDefinition) -> Result<(), RegistryError> {
+        validate_tool_name(&def.name).map_err(|reason| RegistryError::InvalidName {
+            name: def.name.clone(),
+            reason,
+        })?;
+        if def.description.trim().is_empty() {
+            return Err(RegistryError::MissingDescription(def.name.clone()));
+        }
+        if !def.has_handler() {
+            return Err(RegistryError::MissingHandler(def.name.clone()));
+        }
+        def.compiled()
+            .map_err(|reason| RegistryError::InvalidSchema {
+                name: def.name.clone(),
+                reason: reason.to_owned(),
+            })?;
+        let state = self.inner.state.read().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, type_name)) = def.required_state().find(|(id, _)| !state.contains(*id)) {
+            return Err(RegistryError::MissingState {
+                name: def.name.clone(),
+                type_name: type_name.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Registers one tool. A tool whose `requires` returns `false` is
+    /// skipped silently (`Ok`). A duplicate name is an error.
+    pub fn register(&self, def: ToolDefinition) -> Result<(), RegistryError> {
+        self.register_with([def], RegisterOptions::default())
+    }
+
+    /// Registers many tools, all or none: if one fails, none is added.
+    pub fn register_all(
+        &self,
+        defs: impl IntoIterator<Item = ToolDefinition>,
+    ) -> Result<(), RegistryError> {
+        self.register_with(defs, RegisterOptions::default())
+    }
+
+    /// Registers every tool of `other` (local and source tools) as local
+    /// tools of this registry.
+    pub fn register_registry(&self, other: &ToolRegistry) -> Result<(), RegistryError> {
+        self.register_with(other.list(), RegisterOptions::default())
+    }
+
+    /// Registers tools with options, all or none.
+    pub fn register_with(
+        &self,
+        defs: impl IntoIterator<Item = ToolDefinition>,
+        options: RegisterOptions,
+    ) -> Result<(), RegistryError> {
+        let defs: Vec<ToolDefinition> = defs.into_iter().filter(|d| d.requirements_met()).collect();
+        for (i, def) in defs.iter().enumerate() {
+            self.check(def)?;
+            if defs[..i].iter().any(|d| d.name == def.name) {
+                return Err(RegistryError::Duplicate(def.name.clone()));
+            }
+        }
+        let mut catalog = self.write();
+        for def in &defs {
+            if let Some(source) = catalog.source_of(&def.name) {
+                return Err(RegistryError::OwnedBySource {
+                    name: def.name.clone(),
+                    source_id: source.to_owned(),
+                });
+            }
+            if !options.overwrite && catalog.local.contains_key(&def.name) {
+                return Err(RegistryError::Duplicate(def.name.clone()));
+            }
+        }
+        for def in defs {
+            catalog.local.insert(def.name.clone(), def);
+        }
+        Ok(())
+    }
+
+    /// Replaces the whole catalog of source `id` (an MCP server's imported
+    /// tools, a plugin) atomically. The candidate is checked completely
+    /// first; on any error the old catalog stays. An empty list removes the
+    /// source.
+    pub fn replace_source(
+        &self,
+        id: &str,
+        defs: impl IntoIterator<Item = ToolDefinition>,
+    ) -> Result<(), RegistryError> {
+        let mut candidate: IndexMap<String, ToolDefinition> = IndexMap::new();
+        for def in defs.into_iter().filter(|d| d.requirements_met()) {
+            self.check(&def)?;
+            if candidate.contains_key(&def.name) {
+                return Err(RegistryError::Duplicate(def.name.clone()));
+            }
+            candidate.insert(def.name.clone(), def);
+        }
+        let mut catalog = self.write();
+        for name in candidate.keys() {
+            let owned_elsewhere = catalog.local.contains_key(name)
+                || catalog
+                    .sources
+                    .iter()
+                    .any(|(other, tools)| other != id && tools.contains_key(name));
+            if owned_elsewhere {
+                return Err(RegistryError::SourceConflict {
+                    source_id: id.to_owned(),
+                    name: name.clone(),
+                });
+            }
+        }
+        if candidate.is_empty() {
+            catalog.sources.shift_remove(id);
+        } else if let Some(slot) = catalog.sources.get_mut(id) {
+            *slot = candidate;
+        } else {
+            catalog.sources.insert(id.to_owned(), candidate);
+        }
+        Ok(())
+    }
+
+    /// Removes source `id` and its tools; `true` if it existed.
+    pub fn remove_source(&self, id: &str) -> bool {
+        self.write().sources.shift_remove(id).is_some()
+    }
+
+    /// Removes a local tool; `true` if it existed. Source tools are removed
+    /// with [`replace_source`](Self::replace_source).
+    pub fn unregister(&self, name: &str) -> bool {
+        self.write().local.shift_remove(name).is_some()
+    }
+
+    /// The tool named `name`.
+    pub fn get(&self, name: &str) -> Option<ToolDefinition> {
+        self.read().get(name).cloned()
+    }
+
+    /// Whether a tool named `name` is registered.
+    pub fn has(&self, name: &str) -> bool {
+        self.read().get(name).is_some()
+    }
+
+    /// Every tool: local tools in insertion order, then each source's.
+    pub fn list(&self) -> Vec<ToolDefinition> {
+        self.read().list()
+    }
+
+    /// Every tool name, in [`list`](Self::list) order.
+    pub fn names(&self) -> Vec<String> {
+        self.list().iter().map(|d| d.name.clone()).collect()
+    }
+
+    /// The source ids, in insertion order.
+    pub fn sources(&self) -> Vec<String> {
+        self.read().sources.keys().cloned().collect()
+    }
+
+    fn derived(&self, catalog: Catalog) -> ToolRegistry {
+        ToolRegistry {
+            inner: Arc::new(RegistryInner {
+                catalog: RwLock::new(catalog),
+                metrics: Arc::clone(&self.inner.metrics),
+                state: RwLock::new(
+                    self.inner
+                        .state
+                        .read()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .clone(),
+                ),
+            }),
+        }
+    }
+
+    /// A new registry with this one's tools and then `other`'s (sources
+    /// keep their ids). A name in both is an error. The new registry shares
+    /// this one's metrics sink and state.
+    pub fn merge(&self, other: &ToolRegistry) -> Result<ToolRegistry, RegistryError> {
+        let mut catalog = self.read().clone();
+        let theirs = other.read().clone();
+        for (name, def) in theirs.local {
+            if catalog.get(&name).is_some() {
+                return Err(RegistryError::Duplicate(name));
+            }
+            catalog.local.insert(name, def);
+        }
+        for (id, tools) in theirs.sources {
+            if let Some(name) = tools.keys().find(|n| catalog.get(n).is_some()) {
+                return Err(RegistryError::SourceConflict {
+                    source_id: id,
+                    name: name.clone(),
+                });
+            }
+            catalog.sources.entry(id).or_default().extend(tools);
+        }
+        Ok(self.derived(catalog))
+    }
+
+    /// A new registry with only the named tools (as local tools), in the
+    /// order given. An unknown name is an error.
+    pub fn extract<S: AsRef<str>>(
+        &self,
+        names: impl IntoIterator<Item = S>,
+    ) -> Result<ToolRegistry, RegistryError> {
+        let current = self.read();
+        let mut catalog = Catalog::default();
+        for name in names {
+            let name = name.as_ref();
+            let def = current
+                .get(name)
+                .ok_or_else(|| RegistryError::NotFound(name.to_owned()))?;
+            catalog.local.insert(name.to_owned(), def.clone());
+        }
+        drop(current);
+        Ok(self.derived(catalog))
+    }
+
+    /// A new registry with the tools for which `keep` returns `true`
+    /// (sources keep their ids).
+    pub fn filter(&self, mut keep: impl FnMut(&ToolDefinition) -> bool) -> ToolRegistry {
+        let current = self.read();
+        let mut catalog = Catalog::default();
+        for (name, def) in &current.local {
+            if keep(def) {
+                catalog.local.insert(name.clone(), def.clone());
+            }
+        }
+        for (id, tools) in &current.sources {
+            let kept: IndexMap<_, _> = tools
+                .iter()
+                .filter(|(_, d)| keep(d))
+                .map(|(n, d)| (n.clone(), d.clone()))
+                .collect();
+            if !kept.is_empty() {
+                catalog.sources.insert(id.clone(), kept);
+            }
+        }
+        drop(current);
+        self.derived(catalog)
+    }
+}

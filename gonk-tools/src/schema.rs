@@ -1,0 +1,244 @@
+//! Input and output schemas: the client-ready projection that adapters
+//! advertise, and the compiled validator that enforces that same schema.
+//!
+//! Schemas come from [`schemars`] and are post-processed into the shape MCP
+//! clients accept: no `$schema` key, `$ref`s inlined (recursive types keep
+//! their `$defs`), optional fields neither required nor `null`-able, and an
+//! object root.
+
+use schemars::generate::SchemaSettings;
+use schemars::JsonSchema;
+use serde_json::{Map, Value};
+
+use crate::error::ValidationIssue;
+
+/// The client-ready JSON Schema of `T`, as adapters advertise it.
+pub fn schema_for<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|settings| {
+            settings.meta_schema = None;
+        })
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    make_client_ready(&mut schema);
+    schema
+}
+
+/// The client-ready input schema of `T`: [`schema_for`], with a non-object
+/// root replaced by an object schema (a unit `()` input is `{}`-shaped).
+pub fn input_schema_for<T: JsonSchema>() -> Value {
+    let mut schema = schema_for::<T>();
+    ensure_object_root(&mut schema);
+    schema
+}
+
+/// The empty-object schema of a tool that takes no input.
+pub fn empty_object_schema() -> Value {
+    serde_json::json!({ "type": "object", "properties": {} })
+}
+
+fn ensure_object_root(schema: &mut Value) {
+    let is_object = schema.get("type").and_then(Value::as_str) == Some("object");
+    let is_null = schema.get("type").and_then(Value::as_str) == Some("null");
+    if is_null {
+        *schema = empty_object_schema();
+    } else if !is_object {
+        if let Some(map) = schema.as_object_mut() {
+            if !map.contains_key("type") && !map.contains_key("anyOf") && !map.contains_key("oneOf")
+            {
+                map.insert("type".into(), Value::String("object".into()));
+            }
+        }
+    }
+}
+
+/// Rewrites a schemars schema into the client-ready shape (in place).
+pub fn make_client_ready(schema: &mut Value) {
+    let Some(root) = schema.as_object_mut() else {
+        return;
+    };
+    root.remove("$schema");
+    let defs = root.remove("$defs").and_then(|d| match d {
+        Value::Object(map) => Some(map),
+        _ => None,
+    });
+    let mut kept = Map::new();
+    if let Some(defs) = &defs {
+        let mut stack = Vec::new();
+        inline_refs(schema, defs, &mut stack, &mut kept);
+    }
+    simplify(schema);
+    if !kept.is_empty() {
+        for value in kept.values_mut() {
+            simplify(value);
+        }
+        if let Some(root) = schema.as_object_mut() {
+            root.insert("$defs".into(), Value::Object(kept));
+        }
+    }
+}
+
+/// Replaces `{"$ref": "#/$defs/X"}` by the definition. A reference back into
+/// a definition being inlined (a recursive type) stays a `$ref`, and that
+/// definition is kept in `kept`.
+fn inline_refs(
+    value: &mut Value,
+    defs: &Map<String, Value>,
+    stack: &mut Vec<String>,
+    kept: &mut Map<String, Value>,
+) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get("$ref") {
+                if let Some(name) = reference.strip_prefix("#/$defs/") {
+                    let name = name.to_owned();
+                    if stack.contains(&name) {
+                        if !kept.contains_key(&name) {
+                            if let Some(def) = defs.get(&name) {
+                                kept.insert(name.clone(), Value::Null);
+                                let mut def = def.clone();
+                                let mut inner = vec![name.clone()];
+                                inline_refs(&mut def, defs, &mut inner, kept);
+                                kept.insert(name, def);
+                            }
+                        }
+                        return;
+                    }
+                    if let Some(def) = defs.get(&name) {
+                        let mut def = def.clone();
+                        stack.push(name);
+                        inline_refs(&mut def, defs, stack, kept);
+                        stack.pop();
+                        map.remove("$ref");
+                        if let Value::Object(def) = def {
+                            for (k, v) in def {
+                                map.entry(k).or_insert(v);
+                            }
+                        }
+                        return;
+                    }
+                }
+            }
+            for child in map.values_mut() {
+                inline_refs(child, defs, stack, kept);
+            }
+        }
+        Value::Array(items) => {
+            for child in items {
+                inline_refs(child, defs, stack, kept);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Makes optional properties plain: `type: ["T", "null"]` → `type: "T"`, and
+/// `anyOf: [S, {type: null}]` → `S`, for properties that are not required.
+fn simplify(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let required: Vec<String> = map
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let Some(Value::Object(props)) = map.get_mut("properties") {
+                for (name, prop) in props.iter_mut() {
+                    if !required.contains(name) {
+                        strip_null(prop);
+                    }
+                }
+            }
+            for child in map.values_mut() {
+                simplify(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(simplify),
+        _ => {}
+    }
+}
+
+fn strip_null(schema: &mut Value) {
+    let Some(map) = schema.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Array(types)) = map.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            map.insert("type".into(), only);
+        }
+    }
+    let null_schema = |v: &Value| {
+        v.get("type").and_then(Value::as_str) == Some("null")
+            && v.as_object().is_some_and(|o| o.len() == 1)
+    };
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(options)) = map.get_mut(key) {
+            if options.iter().any(null_schema) {
+                options.retain(|o| !null_schema(o));
+                if options.len() == 1 {
+                    let only = options.remove(0);
+                    map.remove(key);
+                    if let Value::Object(only) = only {
+                        for (k, v) in only {
+                            map.entry(k).or_insert(v);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let Some(Value::Array(values)) = map.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
+}
+
+/// A schema compiled once, used to check every value before serde sees it.
+pub struct CompiledSchema {
+    validator: jsonschema::Validator,
+}
+
+impl std::fmt::Debug for CompiledSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CompiledSchema")
+    }
+}
+
+impl CompiledSchema {
+    /// Compiles `schema` (draft 2020-12 unless it says otherwise).
+    pub fn compile(schema: &Value) -> Result<Self, String> {
+        jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .build(schema)
+            .map(|validator| CompiledSchema { validator })
+            .map_err(|e| e.to_string())
+    }
+
+    /// `Ok` when `value` matches; otherwise one issue per violation.
+    pub fn validate(&self, value: &Value) -> Result<(), Vec<ValidationIssue>> {
+        if self.validator.is_valid(value) {
+            return Ok(());
+        }
+        let issues: Vec<ValidationIssue> = self
+            .validator
+            .iter_errors(value)
+            .map(|error| ValidationIssue {
+                path: error.instance_path().to_string(),
+                message: error.to_string(),
+            })
+            .collect();
+        if issues.is_empty() {
+            // is_valid and iter_errors disagree only on a validator bug; fail closed.
+            return Err(vec![ValidationIssue {
+                path: String::new(),
+                message: "value does not match the schema".into(),
+            }]);
+        }
+        Err(issues)
+    }
+}
