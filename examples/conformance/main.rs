@@ -1,0 +1,331 @@
+//! `conformance`: the tools the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance`) calls in its server scenarios,
+//! served by the gonk-tools MCP adapter.
+//!
+//! ```text
+//! conformance --port 3001     # streamable HTTP at http://127.0.0.1:3001/mcp
+//! conformance --stdio         # stdio
+//! ```
+#![allow(deprecated)] // rmcp marks sampling (SEP-2577) deprecated; the 2025 suites test it.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use gonk_tools::adapters::mcp::rmcp::model::{
+    CreateMessageRequestParams, ElicitRequestParams, SamplingMessage,
+};
+use gonk_tools::adapters::mcp::{
+    serve_http, serve_stdio, McpHttpOptions, McpRequestContext, McpServerOptions,
+};
+use gonk_tools::event::ResourceContents;
+use gonk_tools::prelude::*;
+
+/// A 1×1 red PNG.
+const RED_PIXEL_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+/// A WAV file with one silent 8-bit sample at 8 kHz.
+const SILENT_WAV: &str = "UklGRiUAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQEAAACA";
+
+#[derive(Deserialize, JsonSchema)]
+struct NoArgs {}
+
+#[derive(Deserialize, JsonSchema)]
+struct SamplingArgs {
+    /// The prompt to send to the client's LLM.
+    prompt: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ElicitationArgs {
+    /// The message to show the user.
+    message: String,
+}
+
+fn text_output(text: &str) -> ToolOutput<String> {
+    ToolOutput::new(text.to_owned()).with_display(text)
+}
+
+fn peer(ctx: &ToolContext) -> Result<&McpRequestContext, ToolError> {
+    ctx.host::<McpRequestContext>().ok_or_else(|| {
+        ToolError::internal("this tool needs an MCP client (no MCP request context)")
+    })
+}
+
+fn tools() -> Vec<ToolDefinition> {
+    vec![
+        ToolDefinition::builder("test_simple_text")
+            .description("Returns a simple text response.")
+            .approval(ApprovalTier::Read)
+            .handler_with_output(|_: NoArgs, _ctx| async {
+                Ok::<_, ToolError>(text_output("This is a simple text response for testing."))
+            })
+            .build(),
+        ToolDefinition::builder("test_image_content")
+            .description("Returns a 1x1 red PNG image.")
+            .approval(ApprovalTier::Read)
+            .handler_with_output(|_: NoArgs, _ctx| async {
+                Ok::<_, ToolError>(ToolOutput::new("image").with_display(vec![
+                    DisplayBlock::Image {
+                        mime_type: "image/png".into(),
+                        data: RED_PIXEL_PNG.into(),
+                        alt: Some("a red pixel".into()),
+                    },
+                ]))
+            })
+            .build(),
+        ToolDefinition::builder("test_audio_content")
+            .description("Returns a tiny WAV file.")
+            .approval(ApprovalTier::Read)
+            .handler_with_output(|_: NoArgs, _ctx| async {
+                Ok::<_, ToolError>(ToolOutput::new("audio").with_display(vec![
+                    DisplayBlock::Audio {
+                        mime_type: "audio/wav".into(),
+                        data: SILENT_WAV.into(),
+                    },
+                ]))
+            })
+            .build(),
+        ToolDefinition::builder("test_embedded_resource")
+            .description("Returns an embedded text resource.")
+            .approval(ApprovalTier::Read)
+            .handler_with_output(|_: NoArgs, _ctx| async {
+                Ok::<_, ToolError>(ToolOutput::new("resource").with_display(vec![
+                    DisplayBlock::Resource {
+                        uri: "test://embedded-resource".into(),
+                        mime_type: Some("text/plain".into()),
+                        contents: ResourceContents::Text {
+                            text: "This is an embedded resource content.".into(),
+                        },
+                    },
+                ]))
+            })
+            .build(),
+        ToolDefinition::builder("test_multiple_content_types")
+            .description("Returns text, an image and a resource.")
+            .approval(ApprovalTier::Read)
+            .handler_with_output(|_: NoArgs, _ctx| async {
+                Ok::<_, ToolError>(ToolOutput::new("mixed").with_display(vec![
+                    DisplayBlock::Text {
+                        text: "Multiple content types test:".into(),
+                    },
+                    DisplayBlock::Image {
+                        mime_type: "image/png".into(),
+                        data: RED_PIXEL_PNG.into(),
+                        alt: None,
+                    },
+                    DisplayBlock::Resource {
+                        uri: "test://mixed-content-resource".into(),
+                        mime_type: Some("application/json".into()),
+                        contents: ResourceContents::Text {
+                            text: r#"{"test":"data","value":123}"#.into(),
+                        },
+                    },
+                ]))
+            })
+            .build(),
+        ToolDefinition::builder("test_tool_with_logging")
+            .description("Sends three log messages while it runs.")
+            .approval(ApprovalTier::Read)
+            .handler_with_output(|_: NoArgs, ctx: ToolContext| async move {
+                ctx.log().info("Tool execution started");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                ctx.log().info("Tool processing data");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                ctx.log().info("Tool execution completed");
+                Ok::<_, ToolError>(text_output("Logging test completed"))
+            })
+            .build(),
+        ToolDefinition::builder("test_error_handling")
+            .description("Always fails.")
+            .approval(ApprovalTier::Read)
+            .handler(|_: NoArgs, _ctx| async {
+                Err::<(), _>(ToolError::new(
+                    ErrorCode::custom("TEST_ERROR"),
+                    "This tool intentionally returns an error for testing",
+                ))
+            })
+            .build(),
+        ToolDefinition::builder("test_tool_with_progress")
+            .description("Reports progress 0, 50 and 100 percent.")
+            .approval(ApprovalTier::Read)
+            .handler_with_output(|_: NoArgs, ctx: ToolContext| async move {
+                ctx.progress(0.0, Some("started".to_owned()));
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                ctx.progress(50.0, Some("halfway".to_owned()));
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                ctx.progress(100.0, Some("done".to_owned()));
+                Ok::<_, ToolError>(text_output("Progress test completed"))
+            })
+            .build(),
+        ToolDefinition::builder("test_sampling")
+            .description("Asks the client's LLM to answer the prompt (sampling).")
+            .approval(ApprovalTier::Read)
+            .handler_with_output(|input: SamplingArgs, ctx: ToolContext| async move {
+                let mcp = peer(&ctx)?;
+                let supports = mcp
+                    .peer()
+                    .peer_info()
+                    .is_some_and(|info| info.capabilities.sampling.is_some());
+                if !supports {
+                    return Err(ToolError::new(
+                        ErrorCode::custom("SAMPLING_UNSUPPORTED"),
+                        "the client does not support sampling",
+                    ));
+                }
+                let params = CreateMessageRequestParams::new(
+                    vec![SamplingMessage::user_text(input.prompt)],
+                    100,
+                );
+                let result = mcp
+                    .peer()
+                    .create_message(params)
+                    .await
+                    .map_err(|e| ToolError::internal(format!("sampling failed: {e}")))?;
+                let message = serde_json::to_value(&result)?;
+                let text = message["content"]["text"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| message["content"].to_string());
+                Ok(text_output(&format!("LLM response: {text}")))
+            })
+            .build(),
+        ToolDefinition::builder("test_elicitation")
+            .description("Asks the user for a username and an email (elicitation).")
+            .approval(ApprovalTier::Read)
+            .handler_with_output(|input: ElicitationArgs, ctx: ToolContext| async move {
+                let mcp = peer(&ctx)?;
+                let supports = mcp
+                    .peer()
+                    .peer_info()
+                    .is_some_and(|info| info.capabilities.elicitation.is_some());
+                if !supports {
+                    return Err(ToolError::new(
+                        ErrorCode::custom("ELICITATION_UNSUPPORTED"),
+                        "the client does not support elicitation",
+                    ));
+                }
+                let params: ElicitRequestParams = serde_json::from_value(json!({
+                    "mode": "form",
+                    "message": input.message,
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {
+                            "username": {"type": "string", "description": "User's response"},
+                            "email": {"type": "string", "description": "User's email address"}
+                        },
+                        "required": ["username", "email"]
+                    }
+                }))?;
+                let result = mcp
+                    .peer()
+                    .create_elicitation(params)
+                    .await
+                    .map_err(|e| ToolError::internal(format!("elicitation failed: {e}")))?;
+                let answer = serde_json::to_value(&result)?;
+                Ok(text_output(&format!(
+                    "User response: action: {}, content: {}",
+                    answer["action"].as_str().unwrap_or("unknown"),
+                    answer.get("content").cloned().unwrap_or(Value::Null)
+                )))
+            })
+            .build(),
+        ToolDefinition::builder("json_schema_2020_12_tool")
+            .description("Tool with JSON Schema 2020-12 features")
+            .approval(ApprovalTier::Read)
+            .input_json_schema(json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {
+                    "address": {
+                        "type": "object",
+                        "properties": {
+                            "street": {"type": "string"},
+                            "city": {"type": "string"}
+                        }
+                    }
+                },
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/address"}
+                },
+                "additionalProperties": false
+            }))
+            .raw_handler(
+                |input, _ctx| async move { Ok(ToolOutput::new(json!({ "received": input }))) },
+            )
+            .build(),
+    ]
+}
+
+use serde_json::Value;
+
+enum Mode {
+    Stdio,
+    Http(u16),
+}
+
+fn parse_args() -> Result<Mode, String> {
+    let mut args = std::env::args().skip(1);
+    let mut mode = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--stdio" => mode = Some(Mode::Stdio),
+            "--port" => {
+                let port = args
+                    .next()
+                    .ok_or("--port needs a value, e.g. --port 3001")?;
+                let port = port
+                    .parse()
+                    .map_err(|_| format!("--port takes a port number, got `{port}`"))?;
+                mode = Some(Mode::Http(port));
+            }
+            "-h" | "--help" => {
+                return Err("usage: conformance --port N | --stdio".to_owned());
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}`; usage: conformance --port N | --stdio"
+                ))
+            }
+        }
+    }
+    mode.ok_or_else(|| "usage: conformance --port N | --stdio".to_owned())
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let mode = match parse_args() {
+        Ok(mode) => mode,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
+    let registry = ToolRegistry::new();
+    if let Err(error) = registry.register_all(tools()) {
+        eprintln!("conformance: {error}");
+        return ExitCode::FAILURE;
+    }
+    let options = McpServerOptions::new("gonk-tools-conformance", env!("CARGO_PKG_VERSION"));
+    let result: Result<(), Box<dyn std::error::Error>> = match mode {
+        Mode::Stdio => serve_stdio(registry, options).await.map_err(Into::into),
+        Mode::Http(port) => {
+            let addr = SocketAddr::from(([127, 0, 0, 1], port));
+            match serve_http(addr, registry, McpHttpOptions::new(options)).await {
+                Ok(server) => {
+                    eprintln!("conformance: serving MCP at {}", server.url());
+                    server.wait().await.map_err(Into::into)
+                }
+                Err(error) => Err(error.into()),
+            }
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("conformance: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

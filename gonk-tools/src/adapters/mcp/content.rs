@@ -1,0 +1,314 @@
+//! `tools/call` results: a call's outcome as an MCP [`CallToolResult`], and
+//! back (for the client transport).
+
+use rmcp::model::{CallToolResult, ContentBlock, MetaObject, ResourceContents as McpResource};
+use serde_json::{json, Map, Value};
+
+use crate::error::{ErrorCode, ToolError};
+use crate::event::{Display, DisplayBlock, ResourceContents};
+use crate::outcome::ToolOutput;
+
+/// `_meta` key carrying non-object data next to a display, so the client
+/// transport gets the data back losslessly.
+pub(crate) const DATA_META_KEY: &str = "gonk-tools/data";
+
+fn caption_prefix(caption: &Option<String>) -> String {
+    caption
+        .as_ref()
+        .map(|c| format!("{c}\n"))
+        .unwrap_or_default()
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}
+
+/// One display block as MCP content.
+pub(crate) fn block_to_content(block: &DisplayBlock) -> ContentBlock {
+    match block {
+        DisplayBlock::Text { text } | DisplayBlock::Markdown { text } => ContentBlock::text(text),
+        DisplayBlock::Code {
+            language,
+            code,
+            caption,
+        } => ContentBlock::text(format!(
+            "{}```{language}\n{code}\n```",
+            caption_prefix(caption)
+        )),
+        DisplayBlock::Json { value, caption } => {
+            ContentBlock::text(format!("{}{}", caption_prefix(caption), pretty(value)))
+        }
+        DisplayBlock::Image {
+            mime_type, data, ..
+        } => ContentBlock::image(data, mime_type),
+        DisplayBlock::Audio { mime_type, data } => ContentBlock::audio(data, mime_type),
+        DisplayBlock::Link { url, title } => ContentBlock::text(match title {
+            Some(title) => format!("{title}: {url}"),
+            None => url.clone(),
+        }),
+        DisplayBlock::Resource {
+            uri,
+            mime_type,
+            contents,
+        } => {
+            let resource = match contents {
+                ResourceContents::Text { text } => McpResource::text(text, uri),
+                ResourceContents::Blob { blob } => McpResource::blob(blob, uri),
+            };
+            let resource = match mime_type {
+                Some(mime) => resource.with_mime_type(mime),
+                None => resource,
+            };
+            ContentBlock::resource(resource)
+        }
+    }
+}
+
+/// A display as MCP content.
+pub(crate) fn display_to_content(display: &Display) -> Vec<ContentBlock> {
+    match display {
+        Display::Text(text) => vec![ContentBlock::text(text)],
+        Display::Blocks(blocks) => blocks.iter().map(block_to_content).collect(),
+    }
+}
+
+/// A successful outcome: display → content (or one text block holding the
+/// JSON data), object data → `structuredContent`.
+pub(crate) fn success_result(output: ToolOutput<Value>) -> CallToolResult {
+    let ToolOutput { data, display } = output;
+    let content = match &display {
+        Some(display) => display_to_content(display),
+        None => vec![ContentBlock::text(
+            serde_json::to_string(&data).unwrap_or_else(|_| data.to_string()),
+        )],
+    };
+    let mut result = CallToolResult::success(content);
+    if data.is_object() {
+        result.structured_content = Some(data);
+    } else if display.is_some() {
+        let mut meta = Map::new();
+        meta.insert(DATA_META_KEY.to_owned(), data);
+        result.meta = Some(MetaObject(meta));
+    }
+    result
+}
+
+/// A failed outcome: an `isError` result with `"Error [CODE]: message"`
+/// (and the details as pretty JSON) as text, and
+/// `structuredContent.error = {code, message, details?}`.
+pub(crate) fn error_result(error: &ToolError) -> CallToolResult {
+    let mut text = format!("Error [{}]: {}", error.code, error.message);
+    if let Some(details) = &error.details {
+        text.push('\n');
+        text.push_str(&pretty(details));
+    }
+    let mut body = Map::new();
+    body.insert("code".into(), Value::String(error.code.as_str().to_owned()));
+    body.insert("message".into(), Value::String(error.message.clone()));
+    if let Some(details) = &error.details {
+        body.insert("details".into(), details.clone());
+    }
+    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(json!({ "error": body }));
+    result
+}
+
+/// The one answer for a missing, hidden or withheld tool.
+pub(crate) fn unknown_tool(name: &str) -> ToolError {
+    ToolError::new(ErrorCode::ToolNotFound, format!("Unknown tool: {name}"))
+}
+
+fn content_to_block(content: &ContentBlock) -> Option<DisplayBlock> {
+    Some(match content {
+        ContentBlock::Text(text) => DisplayBlock::Text {
+            text: text.text.clone(),
+        },
+        ContentBlock::Image(image) => DisplayBlock::Image {
+            mime_type: image.mime_type.clone(),
+            data: image.data.clone(),
+            alt: None,
+        },
+        ContentBlock::Audio(audio) => DisplayBlock::Audio {
+            mime_type: audio.mime_type.clone(),
+            data: audio.data.clone(),
+        },
+        ContentBlock::Resource(embedded) => match &embedded.resource {
+            McpResource::TextResourceContents {
+                uri,
+                mime_type,
+                text,
+                ..
+            } => DisplayBlock::Resource {
+                uri: uri.clone(),
+                mime_type: mime_type.clone(),
+                contents: ResourceContents::Text { text: text.clone() },
+            },
+            McpResource::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => DisplayBlock::Resource {
+                uri: uri.clone(),
+                mime_type: mime_type.clone(),
+                contents: ResourceContents::Blob { blob: blob.clone() },
+            },
+            _ => return None,
+        },
+        ContentBlock::ResourceLink(link) => DisplayBlock::Link {
+            url: link.uri.clone(),
+            title: Some(link.name.clone()),
+        },
+        _ => return None,
+    })
+}
+
+fn first_text(result: &CallToolResult) -> Option<&str> {
+    result
+        .content
+        .iter()
+        .find_map(|c| c.as_text().map(|t| t.text.as_str()))
+}
+
+/// A `tools/call` result as a call outcome (the client transport's view):
+/// `isError` results give the `structuredContent.error` (or the text as an
+/// `INTERNAL` error); success gives the structured content, the data from
+/// `_meta`, or the text parsed as JSON (else the text itself).
+pub(crate) fn result_to_outcome(result: CallToolResult) -> Result<ToolOutput<Value>, ToolError> {
+    if result.is_error == Some(true) {
+        if let Some(error) = result
+            .structured_content
+            .as_ref()
+            .and_then(|s| s.get("error"))
+        {
+            if let (Some(code), Some(message)) = (
+                error.get("code").and_then(Value::as_str),
+                error.get("message").and_then(Value::as_str),
+            ) {
+                return Err(ToolError {
+                    code: ErrorCode::parse(code),
+                    message: message.to_owned(),
+                    details: error.get("details").cloned(),
+                });
+            }
+        }
+        let message = first_text(&result).unwrap_or("the tool reported an error without a message");
+        return Err(ToolError::internal(message.to_owned()));
+    }
+    let blocks: Vec<DisplayBlock> = result.content.iter().filter_map(content_to_block).collect();
+    let meta_data = result
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get(DATA_META_KEY))
+        .cloned();
+    let (data, display) = match (result.structured_content, meta_data) {
+        (Some(data), _) | (None, Some(data)) => {
+            let echo = serde_json::to_string(&data).ok();
+            let only_echo =
+                matches!(&blocks[..], [DisplayBlock::Text { text }] if Some(text) == echo.as_ref());
+            let display = (!only_echo && !blocks.is_empty()).then_some(Display::Blocks(blocks));
+            (data, display)
+        }
+        (None, None) => {
+            let text = first_text_of(&blocks);
+            let data = match text {
+                Some(text) => {
+                    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+                }
+                None => Value::Null,
+            };
+            let only_text = matches!(&blocks[..], [DisplayBlock::Text { .. }]);
+            let display = (!only_text && !blocks.is_empty()).then_some(Display::Blocks(blocks));
+            (data, display)
+        }
+    };
+    Ok(ToolOutput { data, display })
+}
+
+fn first_text_of(blocks: &[DisplayBlock]) -> Option<&str> {
+    blocks.iter().find_map(|b| match b {
+        DisplayBlock::Text { text } => Some(text.as_str()),
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_map_to_content() {
+        let display = Display::Blocks(vec![
+            DisplayBlock::Markdown {
+                text: "# Hi".into(),
+            },
+            DisplayBlock::Code {
+                language: "rust".into(),
+                code: "fn main() {}".into(),
+                caption: None,
+            },
+            DisplayBlock::Json {
+                value: json!({"a": 1}),
+                caption: None,
+            },
+            DisplayBlock::Link {
+                url: "https://example.invalid".into(),
+                title: Some("Docs".into()),
+            },
+        ]);
+        let content = serde_json::to_value(display_to_content(&display)).unwrap();
+        assert_eq!(
+            content,
+            json!([
+                {"type": "text", "text": "# Hi"},
+                {"type": "text", "text": "```rust\nfn main() {}\n```"},
+                {"type": "text", "text": "{\n  \"a\": 1\n}"},
+                {"type": "text", "text": "Docs: https://example.invalid"},
+            ])
+        );
+    }
+
+    #[test]
+    fn errors_carry_code_message_and_details() {
+        let error = ToolError::new(ErrorCode::InvalidInput, "Input validation failed")
+            .with_details(json!([{"path": "/query", "message": "too short"}]));
+        let result = serde_json::to_value(error_result(&error)).unwrap();
+        assert_eq!(result["isError"], true);
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with("Error [INVALID_INPUT]: Input validation failed\n"));
+        assert!(text.contains("\"/query\""));
+        assert_eq!(
+            result["structuredContent"]["error"]["code"],
+            "INVALID_INPUT"
+        );
+        assert_eq!(
+            result["structuredContent"]["error"]["details"][0]["path"],
+            "/query"
+        );
+        assert_eq!(result_to_outcome(error_result(&error)).unwrap_err(), error);
+    }
+
+    #[test]
+    fn data_round_trips_through_a_result() {
+        let object = ToolOutput::new(json!({"id": 7}));
+        assert_eq!(
+            result_to_outcome(success_result(object.clone())).unwrap(),
+            object
+        );
+        let list = ToolOutput::new(json!([1, 2])).with_display("two numbers");
+        assert_eq!(
+            result_to_outcome(success_result(list.clone())).unwrap(),
+            ToolOutput {
+                data: json!([1, 2]),
+                display: Some(Display::Blocks(vec![DisplayBlock::Text {
+                    text: "two numbers".into()
+                }])),
+            }
+        );
+        let number = ToolOutput::new(json!(5));
+        assert_eq!(
+            result_to_outcome(success_result(number.clone())).unwrap(),
+            number
+        );
+    }
+}

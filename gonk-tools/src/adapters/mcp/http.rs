@@ -1,0 +1,314 @@
+//! The streamable-HTTP transport: an axum router to mount, and a
+//! standalone server on a bound address.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::security::{self, Security};
+use super::server::McpServer;
+use super::{McpServerOptions, WriteToolPolicy};
+use crate::registry::ToolRegistry;
+
+/// The default request body limit: 4 MiB. A larger body gets `413`.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
+/// Options of the streamable-HTTP transport.
+///
+/// Secure by default: loopback only, a Host/Origin allow-list against DNS
+/// rebinding, a 4 MiB body limit, and — over HTTP — write tools withheld
+/// unless allow-listed ([`WriteToolPolicy::RequireAllowlist`]).
+///
+/// ```
+/// use gonk_tools::adapters::mcp::{McpHttpOptions, McpServerOptions};
+///
+/// let options = McpHttpOptions::new(McpServerOptions::new("notes", "1.0.0"))
+///     .api_key("s3cret")
+///     .allowed_hosts(["notes.internal"]);
+/// assert_eq!(options.path(), "/mcp");
+/// ```
+#[derive(Clone, Debug)]
+pub struct McpHttpOptions {
+    pub(crate) server: McpServerOptions,
+    pub(crate) path: String,
+    pub(crate) api_key: Option<String>,
+    pub(crate) insecure: bool,
+    pub(crate) allowed_hosts: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) host_check: bool,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) sse_keep_alive: Option<Duration>,
+}
+
+impl McpHttpOptions {
+    /// HTTP options for a server with these options, at path `/mcp`.
+    pub fn new(server: McpServerOptions) -> Self {
+        McpHttpOptions {
+            server,
+            path: "/mcp".to_owned(),
+            api_key: None,
+            insecure: false,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            host_check: true,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            sse_keep_alive: Some(Duration::from_secs(15)),
+        }
+    }
+
+    /// The endpoint path (default `/mcp`).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Serves at `path` instead of `/mcp`.
+    pub fn at(mut self, path: impl Into<String>) -> Self {
+        let path = path.into();
+        self.path = if path.starts_with('/') {
+            path
+        } else {
+            format!("/{path}")
+        };
+        self
+    }
+
+    /// Requires `Authorization: Bearer <key>` on every request; a missing
+    /// or wrong key gets `401` with `WWW-Authenticate: Bearer`.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// Allows a non-loopback bind without an API key. Anyone who can reach
+    /// the address can then call the tools: only for trusted networks.
+    pub fn allow_insecure_remote(mut self, insecure: bool) -> Self {
+        self.insecure = insecure;
+        self
+    }
+
+    /// Host names (or `host:port`) accepted in the `Host` header, besides
+    /// the loopback names. Needed when clients reach the server by a
+    /// public name.
+    pub fn allowed_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
+        self.allowed_hosts.extend(hosts.into_iter().map(Into::into));
+        self
+    }
+
+    /// Browser origins (`scheme://host[:port|:*]`) accepted in the `Origin`
+    /// header, besides the loopback origins.
+    pub fn allowed_origins<S: Into<String>>(
+        mut self,
+        origins: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.allowed_origins
+            .extend(origins.into_iter().map(Into::into));
+        self
+    }
+
+    /// Turns the Host/Origin allow-list off (e.g. behind a proxy that
+    /// checks it). Not recommended.
+    pub fn disable_host_check(mut self) -> Self {
+        self.host_check = false;
+        self
+    }
+
+    /// The request body limit in bytes (default 4 MiB).
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// The SSE keep-alive interval (default 15 s; `None` disables it).
+    pub fn sse_keep_alive(mut self, interval: Option<Duration>) -> Self {
+        self.sse_keep_alive = interval;
+        self
+    }
+
+    fn rmcp_config(&self, cancel: CancellationToken) -> StreamableHttpServerConfig {
+        let mut config = StreamableHttpServerConfig::default()
+            .with_max_request_body_bytes(self.max_body_bytes)
+            .with_sse_keep_alive(self.sse_keep_alive)
+            .with_cancellation_token(cancel);
+        if self.host_check {
+            let hosts = LOOPBACK_HOSTS
+                .iter()
+                .map(|h| h.to_string())
+                .chain(self.allowed_hosts.iter().cloned());
+            let origins = LOOPBACK_ORIGINS
+                .iter()
+                .map(|o| o.to_string())
+                .chain(self.allowed_origins.iter().cloned());
+            config = config
+                .with_allowed_hosts(hosts)
+                .with_allowed_origins(origins);
+        } else {
+            config = config.disable_allowed_hosts().disable_allowed_origins();
+        }
+        config
+    }
+}
+
+/// Builds the MCP endpoint as an axum router (mount it with `merge` or
+/// `nest`). Each `initialize` opens a session; sessions are pinned to the
+/// principal that opened them.
+///
+/// ```no_run
+/// use gonk_tools::prelude::*;
+/// use gonk_tools::adapters::mcp::{mcp_router, McpHttpOptions, McpServerOptions};
+///
+/// # async fn run(registry: ToolRegistry) -> std::io::Result<()> {
+/// let app = axum::Router::new()
+///     .route("/health", axum::routing::get(|| async { "ok" }))
+///     .merge(mcp_router(registry, McpHttpOptions::new(McpServerOptions::new("app", "1.0.0"))));
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// axum::serve(listener, app).await
+/// # }
+/// ```
+pub fn mcp_router(registry: ToolRegistry, options: McpHttpOptions) -> axum::Router {
+    router_with_cancel(registry, options, CancellationToken::new())
+}
+
+fn router_with_cancel(
+    registry: ToolRegistry,
+    options: McpHttpOptions,
+    cancel: CancellationToken,
+) -> axum::Router {
+    let config = options.rmcp_config(cancel);
+    let server = McpServer::new(
+        registry,
+        options.server.clone(),
+        WriteToolPolicy::RequireAllowlist,
+    );
+    let sessions = Arc::new(LocalSessionManager::default());
+    let service = StreamableHttpService::new(
+        move || Ok(server.new_session()),
+        Arc::clone(&sessions),
+        config,
+    );
+    let security = Arc::new(Security {
+        api_key: options.api_key.clone(),
+        sessions,
+        pinned: Mutex::new(HashMap::new()),
+    });
+    axum::Router::new()
+        .route_service(&options.path, service)
+        .layer(axum::middleware::from_fn_with_state(
+            security,
+            security::guard,
+        ))
+}
+
+/// Why the HTTP server did not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpServeError {
+    /// A non-loopback bind without an API key or the insecure flag.
+    #[error(
+        "refusing to serve MCP on {addr} without authentication: it is not a loopback address, so \
+         anyone who can reach it could call the tools. Set an API key (McpHttpOptions::api_key, \
+         clients send `Authorization: Bearer <key>`), bind 127.0.0.1, or — on a trusted network \
+         only — set McpHttpOptions::allow_insecure_remote(true)"
+    )]
+    Insecure {
+        /// The requested address.
+        addr: SocketAddr,
+    },
+    /// The address could not be bound.
+    #[error("could not bind {addr}: {source}")]
+    Bind {
+        /// The requested address.
+        addr: SocketAddr,
+        /// The OS error.
+        source: io::Error,
+    },
+}
+
+/// A running HTTP server (see [`serve_http`]). Dropping the handle leaves
+/// the server running; call [`shutdown`](Self::shutdown) to stop it.
+#[derive(Debug)]
+pub struct McpHttpServer {
+    local_addr: SocketAddr,
+    path: String,
+    cancel: CancellationToken,
+    task: JoinHandle<io::Result<()>>,
+}
+
+impl McpHttpServer {
+    /// The bound address (with the actual port when port 0 was asked).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The endpoint URL, `http://ADDR/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}{}", self.local_addr, self.path)
+    }
+
+    /// Stops accepting connections, ends the sessions, and waits for the
+    /// server task.
+    pub async fn shutdown(self) -> io::Result<()> {
+        self.cancel.cancel();
+        self.wait().await
+    }
+
+    /// Waits until the server stops (it runs until [`shutdown`](Self::shutdown)
+    /// or an I/O error).
+    pub async fn wait(self) -> io::Result<()> {
+        match self.task.await {
+            Ok(result) => result,
+            Err(join) => Err(io::Error::other(join)),
+        }
+    }
+}
+
+/// Serves `registry` over streamable HTTP at `http://ADDR/mcp` (the path is
+/// configurable) and returns once the socket is bound.
+///
+/// A non-loopback `addr` refuses to start without an API key or
+/// [`allow_insecure_remote`](McpHttpOptions::allow_insecure_remote); the
+/// bound IP of a non-loopback, non-wildcard address is added to the Host
+/// allow-list.
+pub async fn serve_http(
+    addr: SocketAddr,
+    registry: ToolRegistry,
+    mut options: McpHttpOptions,
+) -> Result<McpHttpServer, HttpServeError> {
+    let ip = addr.ip();
+    if !ip.is_loopback() && options.api_key.is_none() && !options.insecure {
+        return Err(HttpServeError::Insecure { addr });
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| HttpServeError::Bind { addr, source })?;
+    let local_addr = listener
+        .local_addr()
+        .map_err(|source| HttpServeError::Bind { addr, source })?;
+    if !ip.is_loopback() && !ip.is_unspecified() {
+        options.allowed_hosts.push(ip.to_string());
+    }
+    let cancel = CancellationToken::new();
+    let path = options.path.clone();
+    let app = router_with_cancel(registry, options, cancel.clone());
+    let shutdown = cancel.clone();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { shutdown.cancelled().await })
+            .await
+    });
+    Ok(McpHttpServer {
+        local_addr,
+        path,
+        cancel,
+        task,
+    })
+}

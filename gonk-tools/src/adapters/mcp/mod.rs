@@ -1,0 +1,231 @@
+//! The MCP adapter (feature `mcp`): a registry served over the Model
+//! Context Protocol, on the official Rust SDK ([`rmcp`]).
+//!
+//! * [`serve_stdio`] — one session over stdin/stdout (what MCP clients
+//!   launch as a subprocess).
+//! * [`mcp_router`] — a streamable-HTTP endpoint to mount in an axum app;
+//!   [`serve_http`] — the same, standalone, on a bound address.
+//! * [`McpClient`] — the client side: a stdio child process or an HTTP
+//!   endpoint, as an event stream per call, for typed clients.
+//!
+//! Every `tools/call` runs through [`ToolRegistry::invoke`] — the same
+//! dispatch path as every other surface (schema enforcement, cancellation,
+//! panics → `INTERNAL`, one metric per call). rmcp's router is not used:
+//! [`McpServer`] implements [`rmcp::ServerHandler`] by hand over the
+//! registry.
+//!
+//! ```no_run
+//! use gonk_tools::prelude::*;
+//! use gonk_tools::adapters::mcp::{serve_stdio, McpServerOptions};
+//!
+//! # #[derive(Deserialize, JsonSchema)] struct Echo { text: String }
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = ToolRegistry::new();
+//! registry.register(
+//!     ToolDefinition::builder("echo")
+//!         .description("Echo the text back.")
+//!         .approval(ApprovalTier::Read)
+//!         .handler(|i: Echo, _ctx| async move { Ok::<_, ToolError>(i.text) })
+//!         .build(),
+//! )?;
+//! serve_stdio(registry, McpServerOptions::new("echo-server", "1.0.0")).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! ## What a client sees
+//!
+//! * `tools/list`: name (or the `mcp_name` hint), description (the degraded
+//!   one when the capability probe says so), an object input schema (a
+//!   non-object schema is wrapped as `{value}` and unwrapped on call), the
+//!   output schema when it is an object schema, and annotations from the
+//!   `mcp` hints. Duplex tools are never listed. Write tools follow the
+//!   [`WriteToolPolicy`].
+//! * `tools/call`: display blocks become content, object data becomes
+//!   `structuredContent`, errors become `isError` results
+//!   (`"Error [CODE]: message"` and `structuredContent.error`), progress
+//!   becomes `notifications/progress` (with a progress token), log lines
+//!   become `notifications/message` (filtered by `logging/setLevel`), and
+//!   `notifications/cancelled` or a closed connection cancels the call.
+//! * A tool reaches the MCP peer (to request sampling or elicitation) with
+//!   `ctx.host::<McpRequestContext>()`.
+
+mod client;
+mod content;
+mod http;
+mod notify;
+mod security;
+mod server;
+mod stdio;
+mod tools;
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
+
+pub use client::{McpClient, McpClientError, McpHttpClientOptions};
+pub use http::{
+    mcp_router, serve_http, HttpServeError, McpHttpOptions, McpHttpServer, DEFAULT_MAX_BODY_BYTES,
+};
+pub use server::{McpRequestContext, McpServer};
+pub use stdio::{serve_io, serve_stdio, McpServeError};
+pub use tools::{is_write_tool, project_tool};
+
+/// Re-export of the MCP SDK the adapter is built on, for tools that use
+/// the peer (sampling, elicitation) and for hosts that mount the service.
+pub use rmcp;
+
+use crate::context::ToolContext;
+use crate::definition::ToolDefinition;
+use crate::event::LogLevel;
+
+/// What the server does with write tools (a tool that writes the file
+/// system or uses the network, has a dynamic approval, or a static approval
+/// tier of `write` or above — including no declared approval, which
+/// resolves to `exec`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum WriteToolPolicy {
+    /// Advertise them, and log a warning naming them when the server
+    /// starts (the stdio default: the user launched the server locally).
+    #[default]
+    Warn,
+    /// Withhold every write tool that is not in the allow-list
+    /// ([`McpServerOptions::allow_write_tools`]): it is not listed and a call
+    /// gets `Unknown tool: NAME` (the HTTP default).
+    RequireAllowlist,
+    /// Advertise them without a warning.
+    Permissive,
+}
+
+/// A predicate deciding whether a tool is exposed at all.
+pub type ToolFilter = dyn Fn(&ToolDefinition) -> bool + Send + Sync;
+
+/// Makes the base context of each call (cwd, env, scope, …). The adapter
+/// adds cancellation, the logger, notifications and the host value.
+pub type BaseContextFn = dyn Fn() -> ToolContext + Send + Sync;
+
+/// Options of an MCP server: its identity and which tools it exposes.
+///
+/// ```
+/// use gonk_tools::adapters::mcp::{McpServerOptions, WriteToolPolicy};
+///
+/// let options = McpServerOptions::new("notes", "1.2.0")
+///     .write_policy(WriteToolPolicy::RequireAllowlist)
+///     .allow_write_tools(["notes.create"]);
+/// assert_eq!(options.name(), "notes");
+/// ```
+#[derive(Clone)]
+pub struct McpServerOptions {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) title: Option<String>,
+    pub(crate) instructions: Option<String>,
+    pub(crate) write_policy: Option<WriteToolPolicy>,
+    pub(crate) allow_write_tools: HashSet<String>,
+    pub(crate) filter: Option<Arc<ToolFilter>>,
+    pub(crate) only_always_visible: bool,
+    pub(crate) default_log_level: LogLevel,
+    pub(crate) base_context: Option<Arc<BaseContextFn>>,
+}
+
+impl fmt::Debug for McpServerOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServerOptions")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("write_policy", &self.write_policy)
+            .field("allow_write_tools", &self.allow_write_tools)
+            .field("only_always_visible", &self.only_always_visible)
+            .field("default_log_level", &self.default_log_level)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServerOptions {
+    /// A server named `name` at `version` (what `initialize` reports as
+    /// `serverInfo`).
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        McpServerOptions {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+            instructions: None,
+            write_policy: None,
+            allow_write_tools: HashSet::new(),
+            filter: None,
+            only_always_visible: false,
+            default_log_level: LogLevel::Info,
+            base_context: None,
+        }
+    }
+
+    /// The server name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The server version.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// A human-readable title for `serverInfo`.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Instructions for the model, sent in the `initialize` result.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The write-tool policy. Unset, it is [`WriteToolPolicy::Warn`] over
+    /// stdio and [`WriteToolPolicy::RequireAllowlist`] over HTTP.
+    pub fn write_policy(mut self, policy: WriteToolPolicy) -> Self {
+        self.write_policy = Some(policy);
+        self
+    }
+
+    /// Write tools exposed under [`WriteToolPolicy::RequireAllowlist`], by
+    /// registry name or MCP name.
+    pub fn allow_write_tools<S: Into<String>>(
+        mut self,
+        names: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.allow_write_tools
+            .extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Exposes only the tools for which `keep` is true. Others are hidden:
+    /// not listed, and a call gets `Unknown tool: NAME`.
+    pub fn filter(
+        mut self,
+        keep: impl Fn(&ToolDefinition) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.filter = Some(Arc::new(keep));
+        self
+    }
+
+    /// Lists only tools whose MCP visibility (the `mcp` hint, else the
+    /// tool's) is `always`; on-demand tools stay callable by name. Off by
+    /// default: MCP has no on-demand discovery, so every tool is listed.
+    pub fn only_always_visible(mut self, only: bool) -> Self {
+        self.only_always_visible = only;
+        self
+    }
+
+    /// The log level in force until the client sends `logging/setLevel`
+    /// (default `info`).
+    pub fn default_log_level(mut self, level: LogLevel) -> Self {
+        self.default_log_level = level;
+        self
+    }
+
+    /// Makes the base context of every call (cwd, env, scope, …).
+    pub fn base_context(mut self, make: impl Fn() -> ToolContext + Send + Sync + 'static) -> Self {
+        self.base_context = Some(Arc::new(make));
+        self
+    }
+}

@@ -1,0 +1,183 @@
+//! Progress and logging: a call's `progress` and `log` events (streamed,
+//! sent with `ctx.notify`, or written to the ctx logger) as
+//! `notifications/progress` and `notifications/message`.
+#![allow(deprecated)] // rmcp marks logging as deprecated by SEP-2577; 2025-era clients use it.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+
+use rmcp::model::{
+    LoggingLevel, LoggingMessageNotificationParam, MetaObject, NotificationMetaObject,
+    ProgressNotificationParam, ProgressToken,
+};
+use rmcp::service::Peer;
+use rmcp::RoleServer;
+use serde_json::{json, Map, Value};
+use tokio::sync::mpsc;
+
+use crate::context::{LogRecord, LogSink, TracingLog};
+use crate::event::{LogLevel, ToolEvent};
+
+/// `_meta` key of a log notification naming the progress token of the call
+/// that logged, so a client can attribute the line to its request.
+pub(crate) const PROGRESS_TOKEN_META_KEY: &str = "gonk-tools/progressToken";
+
+/// The severity rank of an MCP level (debug = 0 … emergency = 7).
+pub(crate) fn mcp_rank(level: &LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+/// Our level as an MCP level.
+pub(crate) fn to_mcp_level(level: LogLevel) -> LoggingLevel {
+    match level {
+        LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Warn => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+    }
+}
+
+/// An MCP level as ours (notice → info; critical and above → error).
+pub(crate) fn from_mcp_level(level: &LoggingLevel) -> LogLevel {
+    match mcp_rank(level) {
+        0 => LogLevel::Debug,
+        1 | 2 => LogLevel::Info,
+        3 => LogLevel::Warn,
+        _ => LogLevel::Error,
+    }
+}
+
+/// The minimum level of one session (`logging/setLevel`).
+#[derive(Debug)]
+pub(crate) struct LevelFilter(AtomicU8);
+
+impl LevelFilter {
+    pub(crate) fn new(level: LogLevel) -> Self {
+        LevelFilter(AtomicU8::new(mcp_rank(&to_mcp_level(level))))
+    }
+
+    pub(crate) fn set(&self, level: &LoggingLevel) {
+        self.0.store(mcp_rank(level), Ordering::Relaxed);
+    }
+
+    pub(crate) fn allows(&self, level: LogLevel) -> bool {
+        mcp_rank(&to_mcp_level(level)) >= self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// An event bound for the client, with the tool that produced it.
+pub(crate) struct Outbound {
+    pub(crate) tool: Option<String>,
+    pub(crate) event: ToolEvent,
+}
+
+/// The ctx logger of an MCP call: every line goes to `tracing` and, as a
+/// log event, to the call's notification queue.
+pub(crate) struct McpLogSink {
+    pub(crate) queue: mpsc::UnboundedSender<Outbound>,
+}
+
+impl LogSink for McpLogSink {
+    fn log(&self, record: &LogRecord<'_>) {
+        TracingLog.log(record);
+        let _ = self.queue.send(Outbound {
+            tool: record.tool.map(str::to_owned),
+            event: ToolEvent::Log {
+                level: record.level,
+                message: record.message.to_owned(),
+                meta: record.meta.cloned(),
+            },
+        });
+    }
+}
+
+/// Sends one call's progress and log notifications to the peer.
+pub(crate) struct Notifier {
+    pub(crate) peer: Peer<RoleServer>,
+    pub(crate) progress_token: Option<ProgressToken>,
+    pub(crate) level: Arc<LevelFilter>,
+    pub(crate) tool: String,
+    last_progress: f64,
+}
+
+impl Notifier {
+    pub(crate) fn new(
+        peer: Peer<RoleServer>,
+        progress_token: Option<ProgressToken>,
+        level: Arc<LevelFilter>,
+        tool: String,
+    ) -> Self {
+        Notifier {
+            peer,
+            progress_token,
+            level,
+            tool,
+            last_progress: 0.0,
+        }
+    }
+
+    /// Forwards a `progress` or `log` event; other events are ignored.
+    pub(crate) async fn send(&mut self, tool: Option<&str>, event: &ToolEvent) {
+        match event {
+            ToolEvent::Progress { percent, message } => self.progress(*percent, message).await,
+            ToolEvent::Log {
+                level,
+                message,
+                meta,
+            } => self.log(tool, *level, message, meta.as_ref()).await,
+            _ => {}
+        }
+    }
+
+    async fn progress(&mut self, percent: Option<f64>, message: &Option<String>) {
+        let Some(token) = &self.progress_token else {
+            return;
+        };
+        // Progress must never go backwards; a percentage is out of 100.
+        let progress = match percent {
+            Some(p) if p.is_finite() => p.clamp(0.0, 100.0).max(self.last_progress),
+            _ => self.last_progress,
+        };
+        self.last_progress = progress;
+        let mut param = ProgressNotificationParam::new(token.clone(), progress);
+        if percent.is_some() {
+            param.total = Some(100.0);
+        }
+        param.message = message.clone();
+        if let Err(error) = self.peer.notify_progress(param).await {
+            tracing::debug!(target: "gonk_tools::mcp", %error, "progress notification not sent");
+        }
+    }
+
+    async fn log(&self, tool: Option<&str>, level: LogLevel, message: &str, meta: Option<&Value>) {
+        if !self.level.allows(level) {
+            return;
+        }
+        let data = match meta {
+            None => Value::String(message.to_owned()),
+            Some(meta) => json!({ "message": message, "meta": meta }),
+        };
+        let mut param = LoggingMessageNotificationParam::new(to_mcp_level(level), data)
+            .with_logger(tool.unwrap_or(&self.tool));
+        if let Some(token) = &self.progress_token {
+            let mut meta = Map::new();
+            meta.insert(
+                PROGRESS_TOKEN_META_KEY.to_owned(),
+                serde_json::to_value(token).unwrap_or(Value::Null),
+            );
+            param.meta = Some(NotificationMetaObject(MetaObject(meta)));
+        }
+        if let Err(error) = self.peer.notify_logging_message(param).await {
+            tracing::debug!(target: "gonk_tools::mcp", %error, "log notification not sent");
+        }
+    }
+}

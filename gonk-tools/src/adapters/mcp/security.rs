@@ -1,0 +1,236 @@
+//! HTTP security in front of the MCP service: the API key (Bearer), session
+//! pinning, and the connection guard that cancels a call whose client went
+//! away. (The Host/Origin allow-list and the body limit are rmcp's, set up
+//! in [`http`](super::http).)
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::{header, HeaderValue, Method, StatusCode};
+use http_body::{Body as _, Frame};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::SessionManager;
+use subtle::ConstantTimeEq;
+use tokio_util::sync::CancellationToken;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+/// Past this many pinned sessions, closed ones are pruned on the next
+/// `initialize`.
+const PRUNE_THRESHOLD: usize = 256;
+
+/// Per-request state the middleware hands to the MCP handler through the
+/// request extensions.
+#[derive(Clone, Debug)]
+pub(crate) struct RequestState {
+    /// Cancelled when the client drops the response before it is complete.
+    pub(crate) disconnected: CancellationToken,
+}
+
+/// The security layer's shared state.
+pub(crate) struct Security {
+    pub(crate) api_key: Option<String>,
+    pub(crate) sessions: Arc<LocalSessionManager>,
+    /// Session id → the security context key of the principal that opened
+    /// it (`None` for an unauthenticated or API-key-only session).
+    pub(crate) pinned: Mutex<HashMap<String, Option<String>>>,
+}
+
+fn plain(status: StatusCode, message: &str) -> Response {
+    let mut response = Response::new(Body::from(message.to_owned()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn unauthorized(error: Option<&'static str>) -> Response {
+    let mut response = plain(
+        StatusCode::UNAUTHORIZED,
+        "Unauthorized: send the server's API key as `Authorization: Bearer <key>`",
+    );
+    let challenge = match error {
+        Some(error) => format!("Bearer realm=\"mcp\", error=\"{error}\""),
+        None => "Bearer realm=\"mcp\"".to_owned(),
+    };
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// The same answer rmcp gives for an unknown session.
+fn session_not_found() -> Response {
+    plain(StatusCode::NOT_FOUND, "Not Found: Session not found")
+}
+
+fn bearer_token(request: &Request) -> Option<&str> {
+    let value = request
+        .headers()
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+impl Security {
+    /// The rejection of a request without the right API key, if any.
+    fn reject_api_key(&self, request: &Request) -> Option<Response> {
+        let expected = self.api_key.as_ref()?;
+        match bearer_token(request) {
+            None => Some(unauthorized(None)),
+            Some(token) if bool::from(token.as_bytes().ct_eq(expected.as_bytes())) => None,
+            Some(_) => Some(unauthorized(Some("invalid_token"))),
+        }
+    }
+
+    fn pinned_key(&self, session: &str) -> Option<Option<String>> {
+        self.pinned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(session)
+            .cloned()
+    }
+
+    async fn pin(&self, session: String, key: Option<String>) {
+        let prune: Vec<String> = {
+            let mut pinned = self.pinned.lock().unwrap_or_else(|p| p.into_inner());
+            pinned.insert(session, key);
+            if pinned.len() > PRUNE_THRESHOLD {
+                pinned.keys().cloned().collect()
+            } else {
+                Vec::new()
+            }
+        };
+        let mut closed = Vec::new();
+        for id in prune {
+            if !self
+                .sessions
+                .has_session(&id.clone().into())
+                .await
+                .unwrap_or(false)
+            {
+                closed.push(id);
+            }
+        }
+        if !closed.is_empty() {
+            let mut pinned = self.pinned.lock().unwrap_or_else(|p| p.into_inner());
+            for id in closed {
+                pinned.remove(&id);
+            }
+        }
+    }
+
+    fn unpin(&self, session: &str) {
+        self.pinned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(session);
+    }
+}
+
+/// The axum middleware: API key → session pinning → connection guard →
+/// the MCP service.
+pub(crate) async fn guard(
+    State(security): State<Arc<Security>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if let Some(response) = security.reject_api_key(&request) {
+        return response;
+    }
+    // The security context key of the caller. Without an auth hook every
+    // caller that passed the API key is the same principal.
+    let principal_key: Option<String> = None;
+
+    let session = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if let Some(session) = &session {
+        if let Some(pinned) = security.pinned_key(session) {
+            if pinned != principal_key {
+                return session_not_found();
+            }
+        }
+    }
+
+    let disconnected = CancellationToken::new();
+    request.extensions_mut().insert(RequestState {
+        disconnected: disconnected.clone(),
+    });
+    let method = request.method().clone();
+    let response = next.run(request).await;
+
+    match (&session, response.headers().get(SESSION_HEADER)) {
+        (None, Some(created)) if response.status().is_success() => {
+            if let Ok(created) = created.to_str() {
+                security.pin(created.to_owned(), principal_key).await;
+            }
+        }
+        (Some(session), _) if method == Method::DELETE && response.status().is_success() => {
+            security.unpin(session);
+        }
+        _ => {}
+    }
+
+    response.map(|body| {
+        Body::new(GuardedBody {
+            inner: body,
+            disconnected: Some(disconnected),
+        })
+    })
+}
+
+/// A response body that cancels its token when it is dropped before its
+/// end: the client closed the connection mid-response.
+struct GuardedBody {
+    inner: Body,
+    disconnected: Option<CancellationToken>,
+}
+
+impl http_body::Body for GuardedBody {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let poll = Pin::new(&mut self.inner).poll_frame(cx);
+        if let Poll::Ready(None) = poll {
+            // Complete: nothing to cancel.
+            self.disconnected = None;
+        }
+        poll
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for GuardedBody {
+    fn drop(&mut self) {
+        if let Some(token) = self.disconnected.take() {
+            if !self.inner.is_end_stream() {
+                token.cancel();
+            }
+        }
+    }
+}

@@ -1,0 +1,346 @@
+//! [`McpServer`]: rmcp's [`ServerHandler`], implemented by hand over a
+//! [`ToolRegistry`]. Every `tools/call` runs through
+//! [`ToolRegistry::invoke`].
+#![allow(deprecated)] // rmcp marks logging (SEP-2577) deprecated; 2025-era clients use it.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressToken, ProtocolVersion, RequestId, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, Tool,
+};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::content::{error_result, success_result, unknown_tool};
+use super::notify::{LevelFilter, McpLogSink, Notifier, Outbound};
+use super::security::RequestState;
+use super::tools::{self, Exposure};
+use super::{McpServerOptions, WriteToolPolicy};
+use crate::context::ToolContext;
+use crate::error::ErrorCode;
+use crate::event::ToolEvent;
+use crate::outcome::ToolOutput;
+use crate::registry::ToolRegistry;
+
+/// What a tool sees of the MCP request it serves, through
+/// `ctx.host::<McpRequestContext>()`: the peer (for server → client
+/// requests such as sampling and elicitation), the request id, the
+/// progress token, and — over HTTP — the request head.
+///
+/// ```no_run
+/// # use gonk_tools::prelude::*;
+/// use gonk_tools::adapters::mcp::McpRequestContext;
+///
+/// async fn who_is_calling(ctx: &ToolContext) -> Option<String> {
+///     let mcp = ctx.host::<McpRequestContext>()?;
+///     Some(mcp.peer().peer_info()?.client_info.name.clone())
+/// }
+/// ```
+#[derive(Clone, Debug)]
+pub struct McpRequestContext {
+    peer: Peer<RoleServer>,
+    request_id: RequestId,
+    progress_token: Option<ProgressToken>,
+    http: Option<http::request::Parts>,
+}
+
+impl McpRequestContext {
+    /// The client peer: send it requests (`create_message`,
+    /// `create_elicitation`) or notifications.
+    pub fn peer(&self) -> &Peer<RoleServer> {
+        &self.peer
+    }
+
+    /// The JSON-RPC id of the `tools/call` request.
+    pub fn request_id(&self) -> &RequestId {
+        &self.request_id
+    }
+
+    /// The request's progress token, when the client sent one.
+    pub fn progress_token(&self) -> Option<&ProgressToken> {
+        self.progress_token.as_ref()
+    }
+
+    /// The HTTP request head (method, URI, headers, extensions), over the
+    /// streamable-HTTP transport.
+    pub fn http_request(&self) -> Option<&http::request::Parts> {
+        self.http.as_ref()
+    }
+}
+
+struct Shared {
+    registry: ToolRegistry,
+    options: McpServerOptions,
+    policy: WriteToolPolicy,
+}
+
+/// An MCP server over a [`ToolRegistry`]: one value per session (clone it
+/// with [`McpServer::new_session`] for each new connection).
+///
+/// Use it with any rmcp transport (`rmcp::ServiceExt::serve`); the
+/// adapter's [`serve_stdio`](super::serve_stdio) and
+/// [`mcp_router`](super::mcp_router) do that for you.
+#[derive(Clone)]
+pub struct McpServer {
+    shared: Arc<Shared>,
+    level: Arc<LevelFilter>,
+    closed: CancellationToken,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("options", &self.shared.options)
+            .field("policy", &self.shared.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server over `registry`. The write-tool policy is the options' one,
+    /// else `default_policy`; under [`WriteToolPolicy::Warn`] a warning
+    /// names the write tools.
+    pub fn new(
+        registry: ToolRegistry,
+        options: McpServerOptions,
+        default_policy: WriteToolPolicy,
+    ) -> Self {
+        let policy = options.write_policy.unwrap_or(default_policy);
+        if policy == WriteToolPolicy::Warn {
+            let writes: Vec<String> = registry
+                .list()
+                .iter()
+                .filter(|def| !def.capabilities.duplex && tools::is_write_tool(def))
+                .map(|def| tools::mcp_name(def).to_owned())
+                .collect();
+            if !writes.is_empty() {
+                tracing::warn!(
+                    target: "gonk_tools::mcp",
+                    tools = %writes.join(", "),
+                    "MCP server exposes write tools; set WriteToolPolicy::RequireAllowlist to withhold them"
+                );
+            }
+        }
+        let level = Arc::new(LevelFilter::new(options.default_log_level));
+        McpServer {
+            shared: Arc::new(Shared {
+                registry,
+                options,
+                policy,
+            }),
+            level,
+            closed: CancellationToken::new(),
+        }
+    }
+
+    /// A fresh session over the same registry and options: its own log
+    /// level and its own close signal.
+    pub fn new_session(&self) -> Self {
+        McpServer {
+            shared: Arc::clone(&self.shared),
+            level: Arc::new(LevelFilter::new(self.shared.options.default_log_level)),
+            closed: CancellationToken::new(),
+        }
+    }
+
+    /// Cancelled when the session's connection closes; cancelling it
+    /// cancels the session's running calls.
+    pub fn closed_token(&self) -> &CancellationToken {
+        &self.closed
+    }
+
+    /// The write-tool policy in force.
+    pub fn write_policy(&self) -> WriteToolPolicy {
+        self.shared.policy
+    }
+
+    /// The tools a session lists (the `tools/list` result).
+    pub fn list(&self) -> Vec<Tool> {
+        self.shared
+            .registry
+            .list()
+            .iter()
+            .filter(|def| {
+                tools::exposure(def, &self.shared.options, self.shared.policy) == Exposure::Listed
+            })
+            .map(tools::project_tool)
+            .collect()
+    }
+
+    fn info(&self) -> ServerConfig {
+        let options = &self.shared.options;
+        let mut implementation = Implementation::new(&options.name, &options.version);
+        implementation.title = options.title.clone();
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build();
+        let mut info = ServerConfig::new(capabilities);
+        info.server_info = implementation;
+        info.instructions = options.instructions.clone();
+        info
+    }
+
+    /// Runs one `tools/call` through the registry and maps the outcome.
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> rmcp::model::CallToolResult {
+        let name = request.name.to_string();
+        let shared = &self.shared;
+        let Some(def) = tools::resolve(&shared.registry, &name, &shared.options, shared.policy)
+        else {
+            return error_result(&unknown_tool(&name));
+        };
+        let mut input = Value::Object(request.arguments.unwrap_or_default());
+        if tools::input_is_wrapped(&def) {
+            input = input
+                .get_mut("value")
+                .map(Value::take)
+                .unwrap_or(Value::Null);
+        }
+
+        let http = context.extensions.get::<http::request::Parts>().cloned();
+        let request_state = http
+            .as_ref()
+            .and_then(|parts| parts.extensions.get::<RequestState>())
+            .cloned();
+        let progress_token = context.meta.get_progress_token();
+        let token = context.ct.child_token();
+        let (queue, mut outbound) = mpsc::unbounded_channel::<Outbound>();
+        let notify_queue = queue.clone();
+        let base = shared
+            .options
+            .base_context
+            .as_ref()
+            .map(|make| make())
+            .unwrap_or_default();
+        let ctx: ToolContext = base
+            .with_cancellation(token.clone())
+            .with_logger(McpLogSink { queue })
+            .with_notify(move |event: &ToolEvent| {
+                if matches!(event, ToolEvent::Progress { .. } | ToolEvent::Log { .. }) {
+                    let _ = notify_queue.send(Outbound {
+                        tool: None,
+                        event: event.clone(),
+                    });
+                }
+            })
+            .with_host(McpRequestContext {
+                peer: context.peer.clone(),
+                request_id: context.id.clone(),
+                progress_token: progress_token.clone(),
+                http,
+            });
+
+        let mut notifier = Notifier::new(
+            context.peer.clone(),
+            progress_token,
+            Arc::clone(&self.level),
+            tools::mcp_name(&def).to_owned(),
+        );
+        let closed = self.closed.clone();
+        let disconnected = request_state.map(|state| state.disconnected);
+        let external_cancel = async move {
+            match disconnected {
+                Some(disconnected) => tokio::select! {
+                    _ = closed.cancelled() => {},
+                    _ = disconnected.cancelled() => {},
+                },
+                None => closed.cancelled().await,
+            }
+        };
+        tokio::pin!(external_cancel);
+        let mut external_fired = false;
+
+        let mut events = shared.registry.invoke(&def.name, input, ctx);
+        let mut result: Option<ToolOutput<Value>> = None;
+        let mut error = None;
+        loop {
+            tokio::select! {
+                biased;
+                Some(out) = outbound.recv() => notifier.send(out.tool.as_deref(), &out.event).await,
+                _ = &mut external_cancel, if !external_fired => {
+                    external_fired = true;
+                    token.cancel();
+                }
+                event = events.next() => match event {
+                    None => break,
+                    Some(ToolEvent::Result { data, display }) => result = Some(ToolOutput { data, display }),
+                    Some(event @ ToolEvent::Error { .. }) => error = event.as_error(),
+                    Some(event) => notifier.send(None, &event).await,
+                },
+            }
+        }
+        drop(events);
+        while let Ok(out) = outbound.try_recv() {
+            notifier.send(out.tool.as_deref(), &out.event).await;
+        }
+
+        match (error, result) {
+            (Some(error), _)
+                if error.code == ErrorCode::ToolNotFound
+                    && error.message == crate::error::ToolError::not_found(&def.name).message =>
+            {
+                error_result(&unknown_tool(&name))
+            }
+            (Some(error), _) => error_result(&error),
+            (None, Some(output)) => success_result(output),
+            (None, None) => error_result(&crate::error::ToolError::new(
+                ErrorCode::NoResult,
+                "Tool produced no result",
+            )),
+        }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        self.info()
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        // Sessions, logging and server → client requests are part of the
+        // 2025 protocol revisions this adapter serves.
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.list()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let shared = &self.shared;
+        tools::resolve(&shared.registry, name, &shared.options, shared.policy)
+            .map(|def| tools::project_tool(&def))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(self.call(request, context).await.into())
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.level.set(&request.level);
+        Ok(())
+    }
+}

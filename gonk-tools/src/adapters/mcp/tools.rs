@@ -1,0 +1,246 @@
+//! `tools/list`: which tools a session sees, and the MCP projection of one
+//! definition (name, description, schemas, annotations).
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
+use serde_json::{json, Value};
+
+use super::{McpServerOptions, WriteToolPolicy};
+use crate::definition::{Approval, ApprovalTier, ToolDefinition, Visibility};
+
+/// `_meta` key of a listed tool whose input is wrapped as `{value}`, so
+/// the client transport wraps the input too.
+pub(crate) const WRAPPED_INPUT_META_KEY: &str = "gonk-tools/wrappedInput";
+
+/// Whether a tool counts as a write tool for the [`WriteToolPolicy`]: it
+/// writes the file system or uses the network, its approval is decided per
+/// call, or its static tier is `write` or `exec` (a tool without an approval
+/// declaration resolves to `exec`).
+pub fn is_write_tool(def: &ToolDefinition) -> bool {
+    def.capabilities.writes_fs
+        || def.capabilities.network
+        || match &def.approval {
+            None | Some(Approval::Dynamic(_)) => true,
+            Some(Approval::Static(spec)) => spec.tier >= ApprovalTier::Write,
+        }
+}
+
+/// The name a tool has over MCP: the `mcp_name` hint, else its name.
+pub(crate) fn mcp_name(def: &ToolDefinition) -> &str {
+    def.hints.mcp.mcp_name.as_deref().unwrap_or(&def.name)
+}
+
+/// How a tool is exposed to a session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Exposure {
+    /// Listed and callable.
+    Listed,
+    /// Callable by name, not listed (on-demand visibility).
+    Unlisted,
+    /// Neither: calls get `Unknown tool`.
+    Hidden,
+}
+
+/// Applies the duplex rule, the filter, the write-tool policy and the
+/// visibility option.
+pub(crate) fn exposure(
+    def: &ToolDefinition,
+    options: &McpServerOptions,
+    policy: WriteToolPolicy,
+) -> Exposure {
+    if def.capabilities.duplex {
+        return Exposure::Hidden;
+    }
+    if let Some(keep) = &options.filter {
+        if !keep(def) {
+            return Exposure::Hidden;
+        }
+    }
+    if policy == WriteToolPolicy::RequireAllowlist
+        && is_write_tool(def)
+        && !options.allow_write_tools.contains(&def.name)
+        && !options.allow_write_tools.contains(mcp_name(def))
+    {
+        return Exposure::Hidden;
+    }
+    let visibility = def.hints.mcp.visibility.unwrap_or(def.visibility);
+    if options.only_always_visible && visibility != Visibility::Always {
+        return Exposure::Unlisted;
+    }
+    Exposure::Listed
+}
+
+/// Whether a schema describes JSON objects (`"type": "object"`).
+pub(crate) fn is_object_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
+/// The advertised input schema and whether it wraps the tool's own schema
+/// as `{value}`.
+pub(crate) fn input_schema(def: &ToolDefinition) -> (JsonObject, bool) {
+    let schema = def.effective_input_schema();
+    match schema {
+        Value::Object(map) if is_object_schema(schema) => (map.clone(), false),
+        other => {
+            let wrapped = json!({
+                "type": "object",
+                "properties": { "value": other },
+                "required": ["value"],
+                "additionalProperties": false,
+            });
+            match wrapped {
+                Value::Object(map) => (map, true),
+                _ => unreachable!("json! of an object literal is an object"),
+            }
+        }
+    }
+}
+
+/// Whether calls of `def` arrive wrapped as `{value}`.
+pub(crate) fn input_is_wrapped(def: &ToolDefinition) -> bool {
+    !is_object_schema(def.effective_input_schema())
+}
+
+fn annotations(def: &ToolDefinition) -> Option<ToolAnnotations> {
+    let hints = def.hints.mcp.annotations;
+    if hints.read_only.is_none()
+        && hints.destructive.is_none()
+        && hints.idempotent.is_none()
+        && hints.open_world.is_none()
+    {
+        return None;
+    }
+    Some(ToolAnnotations::from_raw(
+        None,
+        hints.read_only,
+        hints.destructive,
+        hints.idempotent,
+        hints.open_world,
+    ))
+}
+
+/// The MCP projection of one definition: its MCP name, advertised
+/// description, object input schema (a non-object schema wrapped as
+/// `{value}`), its output schema when that is an object schema (MCP
+/// clients expect `structuredContent` to match it, and only object data
+/// becomes `structuredContent`), and its annotations (absent when no
+/// annotation hint is set).
+pub fn project_tool(def: &ToolDefinition) -> Tool {
+    let (input, wrapped) = input_schema(def);
+    let mut tool = Tool::new_with_raw(
+        mcp_name(def).to_owned(),
+        Some(def.advertised_description().to_owned().into()),
+        Arc::new(input),
+    );
+    if wrapped {
+        let mut meta = serde_json::Map::new();
+        meta.insert(WRAPPED_INPUT_META_KEY.to_owned(), Value::Bool(true));
+        tool = tool.with_meta(MetaObject(meta));
+    }
+    if let Some(Value::Object(output)) = &def.output_schema {
+        if def.output_schema.as_ref().is_some_and(is_object_schema) {
+            tool = tool.with_raw_output_schema(Arc::new(output.clone()));
+        }
+    }
+    if let Some(annotations) = annotations(def) {
+        tool = tool.with_annotations(annotations);
+    }
+    tool
+}
+
+/// The definition a session may call under the MCP name `name`.
+pub(crate) fn resolve(
+    registry: &crate::registry::ToolRegistry,
+    name: &str,
+    options: &McpServerOptions,
+    policy: WriteToolPolicy,
+) -> Option<ToolDefinition> {
+    let direct = registry.get(name).filter(|def| mcp_name(def) == name);
+    let def = direct.or_else(|| {
+        registry
+            .list()
+            .into_iter()
+            .find(|def| mcp_name(def) == name)
+    })?;
+    (exposure(&def, options, policy) != Exposure::Hidden).then_some(def)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::definition::{Capabilities, McpAnnotations, McpHints};
+    use crate::prelude::*;
+
+    async fn echo(v: Value, _ctx: ToolContext) -> Result<ToolOutput<Value>, ToolError> {
+        Ok(ToolOutput::new(v))
+    }
+
+    fn tool(name: &str) -> crate::definition::ToolBuilder {
+        ToolDefinition::builder(name)
+            .description("A tool.")
+            .approval(ApprovalTier::Read)
+    }
+
+    #[test]
+    fn write_tools_are_classified_by_capabilities_and_approval() {
+        let read = tool("a").raw_handler(echo).build();
+        assert!(!is_write_tool(&read));
+        let fs = tool("b")
+            .capabilities(Capabilities {
+                writes_fs: true,
+                ..Default::default()
+            })
+            .raw_handler(echo)
+            .build();
+        assert!(is_write_tool(&fs));
+        let tier = tool("c")
+            .approval(ApprovalTier::Write)
+            .raw_handler(echo)
+            .build();
+        assert!(is_write_tool(&tier));
+        let dynamic = tool("d")
+            .approval_fn(|_| Ok(ApprovalTier::Read.into()))
+            .raw_handler(echo)
+            .build();
+        assert!(is_write_tool(&dynamic));
+        let undeclared = ToolDefinition::builder("e")
+            .description("x")
+            .raw_handler(echo)
+            .build();
+        assert!(is_write_tool(&undeclared));
+    }
+
+    #[test]
+    fn annotations_are_absent_unless_a_hint_is_set() {
+        let plain = tool("a").raw_handler(echo).build();
+        let projected = serde_json::to_value(project_tool(&plain)).unwrap();
+        assert!(projected.get("annotations").is_none());
+        let hinted = tool("b")
+            .mcp(McpHints {
+                annotations: McpAnnotations {
+                    read_only: Some(true),
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+            .raw_handler(echo)
+            .build();
+        let projected = serde_json::to_value(project_tool(&hinted)).unwrap();
+        assert_eq!(projected["annotations"], json!({"readOnlyHint": true}));
+    }
+
+    #[test]
+    fn non_object_schemas_are_wrapped_as_value() {
+        let def = tool("n")
+            .input_json_schema(json!({"type": "integer"}))
+            .raw_handler(echo)
+            .build();
+        let (schema, wrapped) = input_schema(&def);
+        assert!(wrapped);
+        assert_eq!(
+            Value::Object(schema),
+            json!({"type": "object", "properties": {"value": {"type": "integer"}}, "required": ["value"], "additionalProperties": false})
+        );
+    }
+}
