@@ -62,6 +62,8 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "cli")]
+pub mod adapters;
 pub mod context;
 pub mod definition;
 pub mod dispatch;
