@@ -113,11 +113,17 @@ fn value_arg(arg: Arg, kind: &ValueKind) -> Arg {
 
 /// Builds the subcommand `name` of `def`. `reserved` holds the long flags
 /// taken by global arguments.
+///
+/// Required properties are required arguments (so help and usage say so),
+/// unless `relaxed`: the parse used when `--input` is given, where the JSON
+/// may hold them and dispatch enforces `required` against the schema.
 pub(crate) fn tool_command(
     def: &ToolDefinition,
+    bin: &str,
     name: &str,
     aliases: &[String],
     reserved: &BTreeSet<String>,
+    relaxed: bool,
 ) -> (Command, ToolArgs) {
     let schema = def.effective_input_schema();
     let properties = schema
@@ -136,6 +142,10 @@ pub(crate) fn tool_command(
         .visible_aliases(aliases.to_vec());
     let mut bindings = Vec::new();
     let mut input_only = Vec::new();
+    // The usage line, with the `--input` form as a second line.
+    let mut usage_positionals = Vec::new();
+    let mut usage_flags = Vec::new();
+    let mut order = 0;
 
     // Positionals, in hint order: known properties, each once; only the
     // last one may be an array (clap takes the remaining words for it).
@@ -169,14 +179,19 @@ pub(crate) fn tool_command(
             Shape::Single(kind) => (kind, false),
             Shape::Repeated(kind) => (kind, true),
         };
-        arg = value_arg(arg, kind).value_name(property.to_uppercase());
+        let value_name = property.to_uppercase();
+        arg = value_arg(arg, kind).value_name(value_name.clone());
         if repeated {
             arg = arg.num_args(1..).action(ArgAction::Append);
         } else {
             arg = arg.action(ArgAction::Set);
         }
+        let dots = if repeated { "..." } else { "" };
         if enforce {
-            arg = arg.required_unless_present(INPUT_ID);
+            arg = arg.required(!relaxed);
+            usage_positionals.push(format!("<{value_name}>{dots}"));
+        } else {
+            usage_positionals.push(format!("[{value_name}]{dots}"));
         }
         command = command.arg(arg);
         bindings.push(Binding {
@@ -215,8 +230,10 @@ pub(crate) fn tool_command(
         let shape = shape_of(prop_schema);
         let is_required = required.contains(property.as_str());
         let id = arg_id(property);
+        order += 1;
         let mut arg = Arg::new(id.clone())
-            .long(long)
+            .long(long.clone())
+            .display_order(order)
             .help(help::argument_help(prop_schema, &shape, is_required));
         if let Some(alias) = alias {
             taken.insert(alias.clone());
@@ -240,8 +257,17 @@ pub(crate) fn tool_command(
                 true
             }
         };
+        if let Shape::Single(ValueKind::Enum(_)) | Shape::Repeated(ValueKind::Enum(_)) = &shape {
+            arg = arg.value_name(property.to_uppercase());
+        }
         if is_required {
-            arg = arg.required_unless_present(INPUT_ID);
+            arg = arg.required(!relaxed);
+            let value_name = arg
+                .get_value_names()
+                .and_then(|names| names.first())
+                .map(|name| name.to_string())
+                .unwrap_or_else(|| "VALUE".to_owned());
+            usage_flags.push(format!("--{long} <{value_name}>"));
         }
         command = command.arg(arg);
         bindings.push(Binding {
@@ -251,11 +277,22 @@ pub(crate) fn tool_command(
         });
     }
 
+    let mut usage = format!("{bin} {name}");
+    for word in usage_flags.iter().chain(&usage_positionals) {
+        usage.push(' ');
+        usage.push_str(word);
+    }
+    usage.push_str(" [OPTIONS]");
+    if !usage_flags.is_empty() || usage_positionals.iter().any(|p| p.starts_with('<')) {
+        usage.push_str(&format!("\n       {bin} {name} --input <JSON> [OPTIONS]"));
+    }
     command = command
+        .override_usage(usage)
         .arg(
             Arg::new(INPUT_ID)
                 .long("input")
                 .value_name("JSON")
+                .display_order(order + 1)
                 .help("The whole input as a JSON object ('-' reads it from stdin)")
                 .action(ArgAction::Set),
         )
@@ -337,10 +374,15 @@ mod tests {
     }
 
     fn parse(def: &ToolDefinition, argv: &[&str]) -> Result<Value, String> {
-        let (command, args) = tool_command(def, "t.tool", &[], &BTreeSet::new());
+        let relaxed = argv.contains(&"--input");
+        let (command, args) = tool_command(def, "app", "t.tool", &[], &BTreeSet::new(), relaxed);
         let root = Command::new("app").subcommand(command);
         let matches = root
-            .try_get_matches_from(std::iter::once("app").chain(std::iter::once("t.tool")).chain(argv.iter().copied()))
+            .try_get_matches_from(
+                std::iter::once("app")
+                    .chain(std::iter::once("t.tool"))
+                    .chain(argv.iter().copied()),
+            )
             .map_err(|e| e.to_string())?;
         let (_, sub) = matches.subcommand().expect("subcommand");
         args.input(sub).map_err(|e| e.0)
@@ -364,8 +406,22 @@ mod tests {
         let input = parse(
             &tool,
             &[
-                "rust", "--limit", "5", "--ratio", "0.5", "--exact", "--tags", "a", "--tags", "b",
-                "--sort", "desc", "--delay-ms", "3", "--filter", r#"{"x":1}"#,
+                "rust",
+                "--limit",
+                "5",
+                "--ratio",
+                "0.5",
+                "--exact",
+                "--tags",
+                "a",
+                "--tags",
+                "b",
+                "--sort",
+                "desc",
+                "--delay-ms",
+                "3",
+                "--filter",
+                r#"{"x":1}"#,
             ],
         )
         .unwrap();
@@ -406,13 +462,17 @@ mod tests {
             }}),
             &["query"],
         );
-        // `--input` satisfies the required positional.
+        // With `--input`, the required positional may come from the JSON.
         assert_eq!(
             parse(&tool, &["--input", r#"{"query":"a","limit":1}"#]).unwrap(),
             json!({"query": "a", "limit": 1})
         );
         assert_eq!(
-            parse(&tool, &["--input", r#"{"query":"a","limit":1}"#, "--limit", "2"]).unwrap(),
+            parse(
+                &tool,
+                &["--input", r#"{"query":"a","limit":1}"#, "--limit", "2"]
+            )
+            .unwrap(),
             json!({"query": "a", "limit": 2})
         );
         assert!(parse(&tool, &["--input", "{"])
@@ -445,12 +505,48 @@ mod tests {
             // An array first, unknown names, duplicates, a required after an optional.
             &["list", "missing", "c", "c", "b", "a"],
         );
-        let (command, _) = tool_command(&tool, "t.tool", &["alias".into()], &BTreeSet::new());
-        command.clone().debug_assert();
+        for relaxed in [false, true] {
+            let (command, _) = tool_command(
+                &tool,
+                "app",
+                "t.tool",
+                &["alias".into()],
+                &BTreeSet::new(),
+                relaxed,
+            );
+            command.debug_assert();
+        }
+        let (command, _) = tool_command(
+            &tool,
+            "app",
+            "t.tool",
+            &["alias".into()],
+            &BTreeSet::new(),
+            false,
+        );
         let help = command.clone().render_help().to_string();
-        assert!(help.contains(r#"Only settable through --input: "", "-dash", help, input, json, "with space""#), "{help}");
-        let input = parse(&tool, &["c1", "b1", "1", "2", "--foo-bar", "x", "--fooBar", "y", "--list", "3"])
-            .unwrap();
+        assert!(
+            help.contains(
+                r#"Only settable through --input: "", "-dash", help, input, json, "with space""#
+            ),
+            "{help}"
+        );
+        let input = parse(
+            &tool,
+            &[
+                "c1",
+                "b1",
+                "1",
+                "2",
+                "--foo-bar",
+                "x",
+                "--fooBar",
+                "y",
+                "--list",
+                "3",
+            ],
+        )
+        .unwrap();
         assert_eq!(
             input,
             json!({"c": "c1", "b": "b1", "a": [1, 2], "foo-bar": "x", "fooBar": "y", "list": [3]})
@@ -459,7 +555,10 @@ mod tests {
 
     #[test]
     fn schemas_without_properties_take_input_only() {
-        let tool = def(json!({"anyOf": [{"type": "object"}, {"type": "string"}]}), &["x"]);
+        let tool = def(
+            json!({"anyOf": [{"type": "object"}, {"type": "string"}]}),
+            &["x"],
+        );
         assert_eq!(parse(&tool, &["--input", "\"s\""]).unwrap(), json!("s"));
         assert_eq!(parse(&tool, &[]).unwrap(), json!({}));
     }

@@ -78,6 +78,9 @@ fn listen(token: CancellationToken, notice: impl Fn() + Send + 'static) -> Optio
 }
 
 #[cfg(not(any(unix, windows)))]
-fn listen(_token: CancellationToken, _notice: impl Fn() + Send + 'static) -> Option<JoinHandle<()>> {
+fn listen(
+    _token: CancellationToken,
+    _notice: impl Fn() + Send + 'static,
+) -> Option<JoinHandle<()>> {
     None
 }

@@ -12,7 +12,10 @@ fn one_line(text: &str) -> String {
 }
 
 fn number_text(schema: &Value, key: &str) -> Option<String> {
-    schema.get(key).filter(|v| v.is_number()).map(Value::to_string)
+    schema
+        .get(key)
+        .filter(|v| v.is_number())
+        .map(Value::to_string)
 }
 
 /// The constraint notes of a property, e.g. `[range: 1..=20]`.
@@ -25,7 +28,9 @@ fn constraints(schema: &Value, shape: &Shape) -> Vec<String> {
         .map(|n| (n, "="))
         .or_else(|| number_text(schema, "exclusiveMaximum").map(|n| (n, "")));
     match (lower, upper) {
-        (Some((lo, _)), Some((hi, inclusive))) => notes.push(format!("range: {lo}..{inclusive}{hi}")),
+        (Some((lo, _)), Some((hi, inclusive))) => {
+            notes.push(format!("range: {lo}..{inclusive}{hi}"))
+        }
         (Some((lo, "=")), None) => notes.push(format!("min: {lo}")),
         (Some((lo, _)), None) => notes.push(format!("greater than: {lo}")),
         (None, Some((hi, "="))) => notes.push(format!("max: {hi}")),
@@ -72,8 +77,12 @@ pub(crate) fn argument_help(schema: &Value, shape: &Shape, required: bool) -> St
     for note in constraints(schema, shape) {
         parts.push(format!("[{note}]"));
     }
-    if let Some(default) = schema.get("default") {
-        parts.push(format!("[default: {}]", enum_text(default)));
+    match schema.get("default") {
+        // An empty list is what a repeatable flag means when it is absent.
+        Some(Value::Array(items)) if items.is_empty() => {}
+        Some(Value::String(text)) if text.is_empty() => parts.push("[default: \"\"]".to_owned()),
+        Some(default) => parts.push(format!("[default: {}]", enum_text(default))),
+        None => {}
     }
     if required {
         parts.push("[required]".to_owned());

@@ -22,7 +22,10 @@ pub(crate) struct Entry {
 pub(crate) const UNCATEGORIZED: &str = "(uncategorized)";
 
 fn first_line(text: &str) -> &str {
-    text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("")
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
 }
 
 /// Groups in display order: categories alphabetically, then uncategorized;
@@ -32,7 +35,9 @@ fn groups(entries: &[Entry]) -> Vec<(&str, Vec<&Entry>)> {
     let mut rest = Vec::new();
     for entry in entries {
         match entry.category.as_deref().map(str::trim) {
-            Some(category) if !category.is_empty() => named.entry(category).or_default().push(entry),
+            Some(category) if !category.is_empty() => {
+                named.entry(category).or_default().push(entry)
+            }
             _ => rest.push(entry),
         }
     }

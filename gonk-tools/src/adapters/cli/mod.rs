@@ -104,6 +104,9 @@ type ParsedHook = dyn Fn(&ArgMatches) -> Result<(), String> + Send + Sync;
 /// The name of the built-in listing subcommand.
 const LIST: &str = "list";
 
+/// Where global options appear in help: after every tool option.
+const GLOBAL_ORDER: usize = 100_000;
+
 /// A command line over a [`ToolRegistry`]. See the [module docs](self).
 #[must_use = "call .run(..) or .run_from_env()"]
 pub struct Cli {
@@ -141,7 +144,9 @@ impl LogSink for CliLog {
 }
 
 fn lock(renderer: &Mutex<Renderer>) -> MutexGuard<'_, Renderer> {
-    renderer.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    renderer
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn eprint(text: &str) {
@@ -241,10 +246,12 @@ impl Cli {
     /// The clap command the CLI parses with (for shell completions or
     /// man pages).
     pub fn command_tree(&self) -> Command {
-        self.build().command
+        self.build(false).command
     }
 
-    fn build(&self) -> Built {
+    /// Builds the parser; `relaxed` is the variant used when `--input` is
+    /// given (see [`argv::tool_command`]).
+    fn build(&self, relaxed: bool) -> Built {
         let mut warnings = Vec::new();
         let mut root = Command::new(self.name.clone())
             .bin_name(self.name.clone())
@@ -254,6 +261,7 @@ impl Cli {
                 Arg::new(JSON_ID)
                     .long("json")
                     .global(true)
+                    .display_order(GLOBAL_ORDER)
                     .action(ArgAction::SetTrue)
                     .help("Print every event as one JSON line on stdout (JSON Lines)"),
             );
@@ -264,7 +272,7 @@ impl Cli {
             root = root.about(about.clone());
         }
         let mut reserved_longs = BTreeSet::new();
-        for arg in &self.global_args {
+        for (i, arg) in self.global_args.iter().enumerate() {
             reserved_longs.extend(arg.get_long().map(str::to_owned));
             reserved_longs.extend(
                 arg.get_all_aliases()
@@ -272,13 +280,11 @@ impl Cli {
                     .flatten()
                     .map(str::to_owned),
             );
-            root = root.arg(arg.clone());
+            root = root.arg(arg.clone().display_order(GLOBAL_ORDER + 1 + i));
         }
 
         let mut taken: BTreeSet<String> = ["help", LIST].iter().map(|s| (*s).to_owned()).collect();
-        root = root.subcommand(
-            Command::new(LIST).about("List the tools, grouped by category"),
-        );
+        root = root.subcommand(Command::new(LIST).about("List the tools, grouped by category"));
 
         let mut apps = HashMap::new();
         for (command, run) in &self.commands {
@@ -308,7 +314,9 @@ impl Cli {
                     .chain(&def.hints.cli.aliases)
                 {
                     if !taken.contains(alias) {
-                        duplex.entry(alias.clone()).or_insert_with(|| def.name.clone());
+                        duplex
+                            .entry(alias.clone())
+                            .or_insert_with(|| def.name.clone());
                     }
                 }
                 continue;
@@ -328,7 +336,8 @@ impl Cli {
                     aliases.push(alias.clone());
                 }
             }
-            let (command, args) = argv::tool_command(&def, &name, &aliases, &reserved_longs);
+            let (command, args) =
+                argv::tool_command(&def, &self.name, &name, &aliases, &reserved_longs, relaxed);
             root = root.subcommand(command);
             entries.push(list::Entry {
                 command: name.clone(),
@@ -373,18 +382,15 @@ impl Cli {
                 code
             }
             Err(error) => {
-                eprint(&format!("Error: could not start the async runtime: {error}\n"));
+                eprint(&format!(
+                    "Error: could not start the async runtime: {error}\n"
+                ));
                 exit::code(exit::FAILURE)
             }
         };
         if tokio::runtime::Handle::try_current().is_ok() {
             // Blocking inside a runtime would stall it: run on a thread of our own.
-            std::thread::scope(|scope| {
-                scope
-                    .spawn(run)
-                    .join()
-                    .unwrap_or(exit::code(exit::FAILURE))
-            })
+            std::thread::scope(|scope| scope.spawn(run).join().unwrap_or(exit::code(exit::FAILURE)))
         } else {
             run()
         }
@@ -402,13 +408,13 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<OsString>,
     {
-        let built = self.build();
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        let (built, matches) = self.parse(args);
         for warning in &built.warnings {
             eprint(&format!("warning: {warning}\n"));
         }
         let mut command = built.command;
-        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-        let matches = match command.try_get_matches_from_mut(args) {
+        let matches = match matches {
             Ok(matches) => matches,
             Err(error) => return exit::code(argv_error(error, &built.duplex)),
         };
@@ -444,6 +450,28 @@ impl Cli {
                 eprint(&format!("Error: unknown command `{name}`\n"));
                 exit::code(exit::USAGE)
             }
+        }
+    }
+
+    /// Parses argv. Required arguments are required, except that when a
+    /// strict parse misses one and `--input` was given, the relaxed parser
+    /// is used (the JSON may hold the field; dispatch checks it).
+    fn parse(&self, args: Vec<OsString>) -> (Built, Result<ArgMatches, clap::Error>) {
+        let mut built = self.build(false);
+        let strict = built.command.try_get_matches_from_mut(args.clone());
+        let missing = matches!(&strict, Err(e) if e.kind() == ErrorKind::MissingRequiredArgument);
+        let mentions_input = args
+            .iter()
+            .skip(1)
+            .filter_map(|a| a.to_str())
+            .any(|a| a == "--input" || a.starts_with("--input="));
+        if !(missing && mentions_input) {
+            return (built, strict);
+        }
+        let mut relaxed = self.build(true);
+        match relaxed.command.try_get_matches_from_mut(args) {
+            Ok(matches) if gave_input(&matches) => (relaxed, Ok(matches)),
+            _ => (built, strict),
         }
     }
 
@@ -490,6 +518,16 @@ impl Cli {
         lock(&renderer).finish();
         error.map_or(exit::OK, |code| exit::for_error(&code))
     }
+}
+
+/// Whether the subcommand of `matches` got `--input`.
+fn gave_input(matches: &ArgMatches) -> bool {
+    matches.subcommand().is_some_and(|(_, sub)| {
+        sub.try_get_one::<String>(argv::INPUT_ID)
+            .ok()
+            .flatten()
+            .is_some()
+    })
 }
 
 /// Prints a clap error (or help / version) and picks the exit code: 0 for

@@ -29,13 +29,13 @@ impl Progress {
         match self {
             Progress::Bar(bar) => {
                 let bar = bar.get_or_insert_with(new_bar);
-                if let Some(percent) = percent.filter(|p| p.is_finite()) {
-                    bar.set_position(percent.clamp(0.0, 100.0).round() as u64);
-                }
                 if let Some(message) = message {
                     bar.set_message(message.to_owned());
                 }
-                bar.tick();
+                match percent.filter(|p| p.is_finite()) {
+                    Some(percent) => bar.set_position(percent.clamp(0.0, 100.0).round() as u64),
+                    None => bar.tick(),
+                }
             }
             Progress::Lines => {
                 let line = match (percent.filter(|p| p.is_finite()), message) {

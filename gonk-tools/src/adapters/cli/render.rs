@@ -220,7 +220,9 @@ mod tests {
     #[test]
     fn display_blocks_render_per_kind() {
         let blocks = vec![
-            DisplayBlock::Text { text: "plain".into() },
+            DisplayBlock::Text {
+                text: "plain".into(),
+            },
             DisplayBlock::Markdown {
                 text: "# Title".into(),
             },
@@ -251,8 +253,14 @@ mod tests {
 
     #[test]
     fn results_without_display_print_their_data() {
-        assert_eq!(render_result(&json!({"id": 1}), None), "{\n  \"id\": 1\n}\n");
-        assert_eq!(render_result(&json!(3), Some(&Display::Blocks(vec![]))), "3\n");
+        assert_eq!(
+            render_result(&json!({"id": 1}), None),
+            "{\n  \"id\": 1\n}\n"
+        );
+        assert_eq!(
+            render_result(&json!(3), Some(&Display::Blocks(vec![]))),
+            "3\n"
+        );
         assert_eq!(render_result(&Value::Null, None), "");
         assert_eq!(render_result(&json!(1), Some(&"done".into())), "done\n");
     }
@@ -265,7 +273,11 @@ mod tests {
             "Error [INVALID_INPUT]: Input validation failed\n  /query: \"\" is shorter than 1 character\n"
         );
         assert_eq!(
-            render_error(&ErrorCode::custom("NOT_FOUND"), "No note 7", Some(&json!({"id": 7}))),
+            render_error(
+                &ErrorCode::custom("NOT_FOUND"),
+                "No note 7",
+                Some(&json!({"id": 7}))
+            ),
             "Error [NOT_FOUND]: No note 7\n{\n  \"id\": 7\n}\n"
         );
         assert_eq!(
