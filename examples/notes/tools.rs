@@ -337,7 +337,8 @@ fn export() -> ToolDefinition {
                     }
                 };
                 let total = notes.len();
-                yield ToolEvent::log(LogLevel::Info, format!("exporting {total} notes"));
+                let noun = if total == 1 { "note" } else { "notes" };
+                yield ToolEvent::log(LogLevel::Info, format!("exporting {total} {noun}"));
                 let mut parts = Vec::with_capacity(total);
                 for (i, note) in notes.iter().enumerate() {
                     parts.push(match input.format {

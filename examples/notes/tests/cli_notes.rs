@@ -202,6 +202,19 @@ fn notes_tools_work_end_to_end_on_one_database() {
     let exported: Value = serde_json::from_str(&export.stdout).expect("pretty JSON on stdout");
     assert_eq!(exported.as_array().map(Vec::len), Some(1));
     assert_eq!(exported[0]["title"], "Rust ownership");
+
+    // Values may start with a hyphen.
+    let listy = db.run(&["notes.create", "Checklist", "--body", "- tag v1\n- publish"]);
+    assert_eq!(
+        listy.stdout, "Created note 3: Checklist\n",
+        "{}",
+        listy.stderr
+    );
+    assert!(db
+        .run(&["notes.get", "3"])
+        .stdout
+        .contains("\n- tag v1\n- publish\n"));
+    assert_eq!(db.run(&["notes.archive", "3"]).code, 0);
 }
 
 #[test]
@@ -432,6 +445,17 @@ fn exit_codes_follow_the_outcome() {
             .contains("/limit: 99 is greater than the maximum of 20"),
         "{}",
         big.stderr
+    );
+
+    // A negative id is a number (not a flag), and the schema's minimum rejects it.
+    let negative = with_mem(&["notes.get", "-1"]);
+    assert_eq!(negative.code, 2);
+    assert!(
+        negative
+            .stderr
+            .contains("/id: -1 is less than the minimum of 1"),
+        "{}",
+        negative.stderr
     );
 
     // 2: argv errors.

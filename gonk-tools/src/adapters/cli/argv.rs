@@ -186,6 +186,10 @@ pub(crate) fn tool_command(
         } else {
             arg = arg.action(ArgAction::Set);
         }
+        if matches!(kind, ValueKind::Integer | ValueKind::Number) {
+            // `-3` is a number here, not an unknown flag.
+            arg = arg.allow_negative_numbers(true);
+        }
         let dots = if repeated { "..." } else { "" };
         if enforce {
             arg = arg.required(!relaxed);
@@ -248,12 +252,17 @@ pub(crate) fn tool_command(
                     .action(ArgAction::Set);
                 false
             }
+            // A flag's value may start with `-` (`--body "- item"`, `--delta -3`).
             Shape::Single(kind) => {
-                arg = value_arg(arg, kind).action(ArgAction::Set);
+                arg = value_arg(arg, kind)
+                    .allow_hyphen_values(true)
+                    .action(ArgAction::Set);
                 false
             }
             Shape::Repeated(kind) => {
-                arg = value_arg(arg, kind).action(ArgAction::Append);
+                arg = value_arg(arg, kind)
+                    .allow_hyphen_values(true)
+                    .action(ArgAction::Append);
                 true
             }
         };
@@ -429,6 +438,16 @@ mod tests {
             input,
             json!({"query": "rust", "limit": 5, "ratio": 0.5, "exact": true,
                    "tags": ["a", "b"], "sort": "desc", "delay_ms": 3, "filter": {"x": 1}})
+        );
+        // Flag values may start with a hyphen.
+        let input = parse(
+            &tool,
+            &["q", "--tags", "-x", "--limit", "-2", "--ratio", "-0.5"],
+        )
+        .unwrap();
+        assert_eq!(
+            input,
+            json!({"query": "q", "tags": ["-x"], "limit": -2, "ratio": -0.5})
         );
         // The raw property name is an alias; booleans take `=false`.
         let input = parse(&tool, &["q", "--delay_ms", "1", "--exact=false"]).unwrap();

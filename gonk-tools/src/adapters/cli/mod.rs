@@ -321,12 +321,23 @@ impl Cli {
                 }
                 continue;
             }
-            if taken.contains(&name) {
+            // The command hint, else the tool name.
+            let Some(name) = [name.clone(), def.name.clone()]
+                .into_iter()
+                .find(|n| !taken.contains(n))
+            else {
                 warnings.push(format!(
                     "tool {} is not available as a subcommand: the name `{name}` is already taken",
                     def.name
                 ));
                 continue;
+            };
+            if name != command_name(&def) {
+                warnings.push(format!(
+                    "tool {}: the command `{}` is already taken; it is available as `{name}`",
+                    def.name,
+                    command_name(&def)
+                ));
             }
             taken.insert(name.clone());
             let mut aliases = Vec::new();
