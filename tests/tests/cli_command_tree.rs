@@ -25,7 +25,9 @@ fn tool(name: &str, hints: CliHints, duplex: bool) -> ToolDefinition {
             duplex,
             ..Capabilities::default()
         })
-        .handler(|input: Input, _ctx| async move { Ok::<_, ToolError>(input.x.unwrap_or(0)) })
+        .handler(|input: Input, _ctx| async move {
+            Ok::<_, ToolError>(input.x.unwrap_or(0) + i64::from(input.verbose.unwrap_or(false)))
+        })
         .build()
 }
 
