@@ -702,8 +702,9 @@ async fn typed_call_goes_through_dispatch() {
 #[tokio::test]
 async fn the_logger_names_the_tool_and_its_call_stack() {
     use gonk_tools::context::{LogRecord, LogSink};
+    type Line = (String, String, Vec<String>);
     #[derive(Clone, Default)]
-    struct Capture(Arc<Mutex<Vec<(String, String, Vec<String>)>>>);
+    struct Capture(Arc<Mutex<Vec<Line>>>);
     impl LogSink for Capture {
         fn log(&self, record: &LogRecord<'_>) {
             self.0.lock().unwrap().push((

@@ -166,6 +166,6 @@ async fn composite_sink_fans_out() {
         error_code: None,
     };
     composite.record(&record);
-    assert_eq!(a.snapshot(), [record.clone()]);
+    assert_eq!(a.snapshot(), std::slice::from_ref(&record));
     assert_eq!(b.snapshot(), [record]);
 }
