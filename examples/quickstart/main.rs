@@ -38,7 +38,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .stream_handler(|input: Count, _ctx| async move {
                 let to = input.to;
                 futures::stream::iter(1..=to)
-                    .map(move |i| ToolEvent::progress(f64::from(i * 100 / to), Some(format!("{i}/{to}"))))
+                    .map(move |i| {
+                        ToolEvent::progress(f64::from(i * 100 / to), Some(format!("{i}/{to}")))
+                    })
                     .chain(futures::stream::once(async move { ToolEvent::result(to) }))
             })
             .build(),
