@@ -23,6 +23,7 @@ struct Rename {
 #[derive(Serialize, JsonSchema)]
 struct Renamed {
     id: String,
+    title: String,
 }
 
 #[test]
@@ -85,7 +86,12 @@ fn every_field_reads_back() {
         })
         .degraded_description("Rename a note (read-only store: fails).")
         .output_schema_for::<Renamed>()
-        .handler(|input: Rename, _| async move { Ok::<_, ToolError>(Renamed { id: input.id }) })
+        .handler(|input: Rename, _| async move {
+            Ok::<_, ToolError>(Renamed {
+                id: input.id,
+                title: input.title,
+            })
+        })
         .build();
 
     assert_eq!(def.name, "notes.rename");
