@@ -750,3 +750,24 @@ async fn the_logger_names_the_tool_and_its_call_stack() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_unit_input_takes_the_empty_object() {
+    let registry = ToolRegistry::new();
+    registry
+        .register(
+            ToolDefinition::builder("ping")
+                .description("Takes nothing.")
+                .handler(|(): (), _| async { Ok::<_, ToolError>("pong") })
+                .build(),
+        )
+        .unwrap();
+    let def = registry.get("ping").unwrap();
+    assert_eq!(def.input_schema["type"], "object");
+    assert_eq!(
+        outcome(&registry, "ping", json!({})).await.unwrap().data,
+        "pong"
+    );
+    let err = outcome(&registry, "ping", json!(5)).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidInput);
+}
