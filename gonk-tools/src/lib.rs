@@ -62,7 +62,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-#[cfg(feature = "mcp")]
+#[cfg(any(feature = "cli", feature = "mcp"))]
 pub mod adapters;
 pub mod context;
 pub mod definition;
