@@ -1,13 +1,18 @@
 //! `notes`: a small notes app whose tools are defined once (`tools.rs`) and
-//! served as a command line (this file) — every tool a subcommand.
+//! served as a command line (this file) — every tool a subcommand — and
+//! over MCP (`mcp.rs`: `notes mcp`, `notes serve`, `notes demo`).
 //!
 //! ```text
 //! notes notes.create "Release checklist" --body "- tag v1" --tags release
 //! notes notes.search release --limit 5
 //! notes --db /tmp/notes.db list
+//! notes mcp                      # MCP over stdio
+//! notes serve --port 8808        # MCP over HTTP at http://127.0.0.1:8808/mcp
+//! notes demo                     # server + MCP client, end to end
 //! ```
 
 mod diagnostics;
+mod mcp;
 mod store;
 mod tools;
 
@@ -38,7 +43,9 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::FAILURE);
         }
     }
-    Cli::new(registry)
+    let served = registry.clone();
+    let demo_store = Arc::clone(&store);
+    Cli::new(registry.clone())
         .name("notes")
         .version(env!("CARGO_PKG_VERSION"))
         .about("Notes in a local SQLite database; every tool is a subcommand.")
@@ -52,6 +59,18 @@ fn main() -> ExitCode {
                      ~/.local/share/gonk-notes/notes.db]; ':memory:' for a throwaway one",
                 ),
         )
+        .command(mcp::stdio_command(), {
+            let registry = served.clone();
+            move |_| mcp::run_stdio(registry.clone())
+        })
+        .command(mcp::serve_command(), {
+            let registry = served.clone();
+            move |matches| mcp::run_serve(registry.clone(), matches)
+        })
+        .command(mcp::demo_command(), move |matches| {
+            let db_given = matches.get_one::<PathBuf>(DB).is_some();
+            mcp::run_demo(served.clone(), Arc::clone(&demo_store), db_given)
+        })
         .on_parsed(move |matches| {
             if let Some(path) = matches.get_one::<PathBuf>(DB) {
                 store.set_location(path.clone());

@@ -10,12 +10,14 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
-    ClientConfig, ClientRequest, Implementation, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProgressToken, RequestId, ServerResult, SetLevelRequestParams, Tool,
+    ClientConfig, ClientRequest, Implementation, JsonRpcMessage, ProgressToken, RequestId,
+    ServerNotification, ServerResult, SetLevelRequestParams, Tool,
 };
-use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::service::{
+    Peer, PeerRequestOptions, RunningService, RxJsonRpcMessage, ServiceError, TxJsonRpcMessage,
+};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess, Transport};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -102,81 +104,107 @@ impl Routes {
     }
 }
 
-/// The client handler: routes notifications to the calls they belong to.
+/// The client handler (notifications are routed by the transport).
 #[derive(Clone)]
 struct ClientState {
-    routes: Arc<Mutex<Routes>>,
     info: ClientConfig,
-}
-
-impl ClientState {
-    fn routes(&self) -> std::sync::MutexGuard<'_, Routes> {
-        self.routes.lock().unwrap_or_else(|p| p.into_inner())
-    }
 }
 
 impl ClientHandler for ClientState {
     fn get_info(&self) -> ClientConfig {
         self.info.clone()
     }
+}
 
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let percent = match params.total {
-            Some(total) if total > 0.0 => Some(params.progress / total * 100.0),
-            _ => None,
-        };
-        self.routes().deliver(
-            params.progress_token,
-            ToolEvent::Progress {
-                percent,
-                message: params.message,
-            },
-        );
+impl Routes {
+    /// Routes a progress or log notification to its call, in the order the
+    /// transport received it (before the response that follows it).
+    fn route(&mut self, notification: &ServerNotification) {
+        match notification {
+            ServerNotification::ProgressNotification(n) => {
+                let params = &n.params;
+                let percent = match params.total {
+                    Some(total) if total > 0.0 => Some(params.progress / total * 100.0),
+                    _ => None,
+                };
+                self.deliver(
+                    params.progress_token.clone(),
+                    ToolEvent::Progress {
+                        percent,
+                        message: params.message.clone(),
+                    },
+                );
+            }
+            ServerNotification::LoggingMessageNotification(n) => {
+                let params = &n.params;
+                let token = params
+                    .meta
+                    .as_ref()
+                    .and_then(|meta| meta.0 .0.get(PROGRESS_TOKEN_META_KEY))
+                    .and_then(|token| serde_json::from_value::<ProgressToken>(token.clone()).ok());
+                let (message, meta) = match &params.data {
+                    Value::String(message) => (message.clone(), None),
+                    Value::Object(object) if object.contains_key("message") => {
+                        let message = match object.get("message") {
+                            Some(Value::String(message)) => message.clone(),
+                            Some(other) => other.to_string(),
+                            None => String::new(),
+                        };
+                        (message, object.get("meta").cloned())
+                    }
+                    other => (other.to_string(), None),
+                };
+                match token {
+                    Some(token) => self.deliver(
+                        token,
+                        ToolEvent::Log {
+                            level: from_mcp_level(&params.level),
+                            message,
+                            meta,
+                        },
+                    ),
+                    None => tracing::info!(
+                        target: "gonk_tools::mcp::client",
+                        logger = params.logger.as_deref().unwrap_or(""),
+                        "{message}"
+                    ),
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A client transport that routes progress and log notifications to their
+/// calls as they are received, so a call sees them before its result.
+struct RoutingTransport<T> {
+    inner: T,
+    routes: Arc<Mutex<Routes>>,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for RoutingTransport<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
     }
 
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let token = params
-            .meta
-            .as_ref()
-            .and_then(|meta| meta.0 .0.get(PROGRESS_TOKEN_META_KEY))
-            .and_then(|token| serde_json::from_value::<ProgressToken>(token.clone()).ok());
-        let (message, meta) = match params.data {
-            Value::String(message) => (message, None),
-            Value::Object(mut object) if object.contains_key("message") => {
-                let message = match object.remove("message") {
-                    Some(Value::String(message)) => message,
-                    Some(other) => other.to_string(),
-                    None => String::new(),
-                };
-                (message, object.remove("meta"))
-            }
-            other => (other.to_string(), None),
-        };
-        let event = ToolEvent::Log {
-            level: from_mcp_level(&params.level),
-            message,
-            meta,
-        };
-        match token {
-            Some(token) => self.routes().deliver(token, event),
-            None => tracing::info!(
-                target: "gonk_tools::mcp::client",
-                logger = params.logger.as_deref().unwrap_or(""),
-                "{}",
-                match &event {
-                    ToolEvent::Log { message, .. } => message.as_str(),
-                    _ => "",
-                }
-            ),
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await?;
+        if let JsonRpcMessage::Notification(notification) = &message {
+            self.routes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .route(&notification.notification);
         }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }
 
@@ -219,10 +247,7 @@ fn client_state() -> ClientState {
         ClientCapabilities::default(),
         Implementation::new("gonk-tools", env!("CARGO_PKG_VERSION")),
     );
-    ClientState {
-        routes: Arc::default(),
-        info,
-    }
+    ClientState { info }
 }
 
 fn transport_error(error: impl std::fmt::Display) -> ToolError {
@@ -264,11 +289,15 @@ impl Drop for CallGuard {
 impl McpClient {
     async fn connect<T, E, A>(transport: T) -> Result<Self, McpClientError>
     where
-        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
         let state = client_state();
-        let routes = Arc::clone(&state.routes);
+        let routes: Arc<Mutex<Routes>> = Arc::default();
+        let transport = RoutingTransport {
+            inner: transport.into_transport(),
+            routes: Arc::clone(&routes),
+        };
         let service = state
             .serve(transport)
             .await

@@ -254,6 +254,12 @@ impl McpHttpServer {
         format!("http://{}{}", self.local_addr, self.path)
     }
 
+    /// A token that stops the server when cancelled (e.g. from a Ctrl-C
+    /// handler while another task [`wait`](Self::wait)s).
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
     /// Stops accepting connections, ends the sessions, and waits for the
     /// server task.
     pub async fn shutdown(self) -> io::Result<()> {
