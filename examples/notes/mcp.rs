@@ -99,17 +99,21 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         .get_one::<IpAddr>("host")
         .copied()
         .unwrap_or(IpAddr::from([127, 0, 0, 1]));
-    let port = matches.get_one::<u16>("port").copied().unwrap_or(DEFAULT_PORT);
+    let port = matches
+        .get_one::<u16>("port")
+        .copied()
+        .unwrap_or(DEFAULT_PORT);
     let mut server = server_options();
     if matches.get_flag("allow-writes") {
         server = server.write_policy(WriteToolPolicy::Permissive);
     }
     let mut options = McpHttpOptions::new(server)
         .allow_insecure_remote(matches.get_flag("allow-insecure-remote"));
-    let key = matches
-        .get_one::<String>("api-key")
-        .cloned()
-        .or_else(|| std::env::var("NOTES_API_KEY").ok().filter(|k| !k.is_empty()));
+    let key = matches.get_one::<String>("api-key").cloned().or_else(|| {
+        std::env::var("NOTES_API_KEY")
+            .ok()
+            .filter(|k| !k.is_empty())
+    });
     if let Some(key) = key {
         options = options.api_key(key);
     }
@@ -177,7 +181,10 @@ async fn demo(registry: ToolRegistry) -> Result<(), String> {
     let server = serve_http(SocketAddr::from(([127, 0, 0, 1], 0)), registry, options)
         .await
         .map_err(|e| e.to_string())?;
-    println!("1. Started the notes MCP server at {} (streamable HTTP).", server.url());
+    println!(
+        "1. Started the notes MCP server at {} (streamable HTTP).",
+        server.url()
+    );
 
     let client = McpClient::connect_http(
         &server.url(),
@@ -186,27 +193,46 @@ async fn demo(registry: ToolRegistry) -> Result<(), String> {
     .await
     .map_err(|e| e.to_string())?;
     let tools = client.list_tools().await.map_err(|e| e.to_string())?;
-    println!("2. Connected an MCP client; the server lists {} tools:", tools.len());
+    println!(
+        "2. Connected an MCP client; the server lists {} tools:",
+        tools.len()
+    );
     for tool in &tools {
-        println!("      {:<14} {}", tool.name, tool.description.as_deref().unwrap_or(""));
+        println!(
+            "      {:<14} {}",
+            tool.name,
+            tool.description.as_deref().unwrap_or("")
+        );
     }
 
     println!("3. notes.create, twice:");
     for (title, body, tag) in [
-        ("Release checklist", "- tag v1\n- publish the crate", "release"),
+        (
+            "Release checklist",
+            "- tag v1\n- publish the crate",
+            "release",
+        ),
         ("Rust ownership", "Borrowing rules and lifetimes.", "rust"),
     ] {
-        let output = call(&client, "notes.create", json!({"title": title, "body": body, "tags": [tag]}))
-            .await
-            .map_err(|e| e.to_string())?;
+        let output = call(
+            &client,
+            "notes.create",
+            json!({"title": title, "body": body, "tags": [tag]}),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
         let note: Note = typed("notes.create", output)?;
         println!("      created note {}: {}", note.id, note.title);
     }
 
     println!("4. notes.search \"release\":");
-    let output = call(&client, "notes.search", json!({"query": "release", "limit": 5}))
-        .await
-        .map_err(|e| e.to_string())?;
+    let output = call(
+        &client,
+        "notes.search",
+        json!({"query": "release", "limit": 5}),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     #[derive(serde::Deserialize)]
     struct Hits {
         hits: Vec<Hit>,
@@ -217,9 +243,13 @@ async fn demo(registry: ToolRegistry) -> Result<(), String> {
     }
 
     println!("5. notes.rename 1, then notes.get 1:");
-    call(&client, "notes.rename", json!({"id": 1, "title": "Release checklist v2"}))
-        .await
-        .map_err(|e| e.to_string())?;
+    call(
+        &client,
+        "notes.rename",
+        json!({"id": 1, "title": "Release checklist v2"}),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     let note: Note = typed(
         "notes.get",
         call(&client, "notes.get", json!({"id": 1}))
@@ -234,7 +264,11 @@ async fn demo(registry: ToolRegistry) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     println!(
         "      exported {} notes",
-        output.data.get("count").and_then(Value::as_u64).unwrap_or(0)
+        output
+            .data
+            .get("count")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
     );
 
     println!("7. notes.archive 2:");

@@ -93,10 +93,26 @@ pub(crate) fn success_result(output: ToolOutput<Value>) -> CallToolResult {
     result
 }
 
+/// `_meta` key carrying the error object of a tool that advertises an
+/// output schema (see [`error_result`]).
+pub(crate) const ERROR_META_KEY: &str = "gonk-tools/error";
+
+/// Where the error object of an `isError` result goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ErrorPlacement {
+    /// `structuredContent.error` (tools without an output schema).
+    Structured,
+    /// `_meta["gonk-tools/error"]`: the tool advertises an output schema,
+    /// and MCP clients (the TypeScript SDK) validate any `structuredContent`
+    /// against it, error results included.
+    Meta,
+}
+
 /// A failed outcome: an `isError` result with `"Error [CODE]: message"`
-/// (and the details as pretty JSON) as text, and
-/// `structuredContent.error = {code, message, details?}`.
-pub(crate) fn error_result(error: &ToolError) -> CallToolResult {
+/// (and the details as pretty JSON) as text, and the error object
+/// `{error: {code, message, details?}}` as `structuredContent` (or, for a
+/// tool with an output schema, in `_meta`).
+pub(crate) fn error_result(error: &ToolError, placement: ErrorPlacement) -> CallToolResult {
     let mut text = format!("Error [{}]: {}", error.code, error.message);
     if let Some(details) = &error.details {
         text.push('\n');
@@ -109,8 +125,30 @@ pub(crate) fn error_result(error: &ToolError) -> CallToolResult {
         body.insert("details".into(), details.clone());
     }
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(json!({ "error": body }));
+    match placement {
+        ErrorPlacement::Structured => result.structured_content = Some(json!({ "error": body })),
+        ErrorPlacement::Meta => {
+            let mut meta = Map::new();
+            meta.insert(ERROR_META_KEY.to_owned(), Value::Object(body));
+            result.meta = Some(MetaObject(meta));
+        }
+    }
     result
+}
+
+/// Parses `"Error [CODE]: message\n{details}"`, the text of an error result.
+fn parse_error_text(text: &str) -> Option<ToolError> {
+    let rest = text.strip_prefix("Error [")?;
+    let (code, rest) = rest.split_once("]: ")?;
+    let (message, details) = match rest.split_once('\n') {
+        Some((message, details)) => (message, serde_json::from_str(details).ok()),
+        None => (rest, None),
+    };
+    Some(ToolError {
+        code: ErrorCode::parse(code),
+        message: message.to_owned(),
+        details,
+    })
 }
 
 /// The one answer for a missing, hidden or withheld tool.
@@ -176,11 +214,12 @@ fn first_text(result: &CallToolResult) -> Option<&str> {
 /// `_meta`, or the text parsed as JSON (else the text itself).
 pub(crate) fn result_to_outcome(result: CallToolResult) -> Result<ToolOutput<Value>, ToolError> {
     if result.is_error == Some(true) {
-        if let Some(error) = result
+        let structured = result
             .structured_content
             .as_ref()
-            .and_then(|s| s.get("error"))
-        {
+            .and_then(|s| s.get("error"));
+        let meta = result.meta.as_ref().and_then(|m| m.0.get(ERROR_META_KEY));
+        if let Some(error) = structured.or(meta) {
             if let (Some(code), Some(message)) = (
                 error.get("code").and_then(Value::as_str),
                 error.get("message").and_then(Value::as_str),
@@ -193,7 +232,9 @@ pub(crate) fn result_to_outcome(result: CallToolResult) -> Result<ToolOutput<Val
             }
         }
         let message = first_text(&result).unwrap_or("the tool reported an error without a message");
-        return Err(ToolError::internal(message.to_owned()));
+        return Err(
+            parse_error_text(message).unwrap_or_else(|| ToolError::internal(message.to_owned()))
+        );
     }
     let blocks: Vec<DisplayBlock> = result.content.iter().filter_map(content_to_block).collect();
     let meta_data = result
@@ -272,7 +313,8 @@ mod tests {
     fn errors_carry_code_message_and_details() {
         let error = ToolError::new(ErrorCode::InvalidInput, "Input validation failed")
             .with_details(json!([{"path": "/query", "message": "too short"}]));
-        let result = serde_json::to_value(error_result(&error)).unwrap();
+        let result =
+            serde_json::to_value(error_result(&error, ErrorPlacement::Structured)).unwrap();
         assert_eq!(result["isError"], true);
         let text = result["content"][0]["text"].as_str().unwrap();
         assert!(text.starts_with("Error [INVALID_INPUT]: Input validation failed\n"));
@@ -285,7 +327,16 @@ mod tests {
             result["structuredContent"]["error"]["details"][0]["path"],
             "/query"
         );
-        assert_eq!(result_to_outcome(error_result(&error)).unwrap_err(), error);
+        assert_eq!(
+            result_to_outcome(error_result(&error, ErrorPlacement::Structured)).unwrap_err(),
+            error
+        );
+        let meta = error_result(&error, ErrorPlacement::Meta);
+        assert!(meta.structured_content.is_none());
+        assert_eq!(result_to_outcome(meta).unwrap_err(), error);
+        let mut text_only = error_result(&error, ErrorPlacement::Meta);
+        text_only.meta = None;
+        assert_eq!(result_to_outcome(text_only).unwrap_err(), error);
     }
 
     #[test]

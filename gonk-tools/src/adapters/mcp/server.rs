@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::content::{error_result, success_result, unknown_tool};
+use super::content::{error_result, success_result, unknown_tool, ErrorPlacement};
 use super::notify::{LevelFilter, McpLogSink, Notifier, Outbound};
 use super::security::RequestState;
 use super::tools::{self, Exposure};
@@ -198,7 +198,12 @@ impl McpServer {
         let shared = &self.shared;
         let Some(def) = tools::resolve(&shared.registry, &name, &shared.options, shared.policy)
         else {
-            return error_result(&unknown_tool(&name));
+            return error_result(&unknown_tool(&name), ErrorPlacement::Structured);
+        };
+        let placement = if tools::advertises_output_schema(&def) {
+            ErrorPlacement::Meta
+        } else {
+            ErrorPlacement::Structured
         };
         let mut input = Value::Object(request.arguments.unwrap_or_default());
         if tools::input_is_wrapped(&def) {
@@ -290,14 +295,14 @@ impl McpServer {
                 if error.code == ErrorCode::ToolNotFound
                     && error.message == crate::error::ToolError::not_found(&def.name).message =>
             {
-                error_result(&unknown_tool(&name))
+                error_result(&unknown_tool(&name), ErrorPlacement::Structured)
             }
-            (Some(error), _) => error_result(&error),
+            (Some(error), _) => error_result(&error, placement),
             (None, Some(output)) => success_result(output),
-            (None, None) => error_result(&crate::error::ToolError::new(
-                ErrorCode::NoResult,
-                "Tool produced no result",
-            )),
+            (None, None) => error_result(
+                &crate::error::ToolError::new(ErrorCode::NoResult, "Tool produced no result"),
+                placement,
+            ),
         }
     }
 }

@@ -120,6 +120,12 @@ fn annotations(def: &ToolDefinition) -> Option<ToolAnnotations> {
     ))
 }
 
+/// Whether `tools/list` advertises the tool's output schema (only object
+/// schemas: only object data becomes `structuredContent`).
+pub(crate) fn advertises_output_schema(def: &ToolDefinition) -> bool {
+    def.output_schema.as_ref().is_some_and(is_object_schema)
+}
+
 /// The MCP projection of one definition: its MCP name, advertised
 /// description, object input schema (a non-object schema wrapped as
 /// `{value}`), its output schema when that is an object schema (MCP
@@ -139,7 +145,7 @@ pub fn project_tool(def: &ToolDefinition) -> Tool {
         tool = tool.with_meta(MetaObject(meta));
     }
     if let Some(Value::Object(output)) = &def.output_schema {
-        if def.output_schema.as_ref().is_some_and(is_object_schema) {
+        if advertises_output_schema(def) {
             tool = tool.with_raw_output_schema(Arc::new(output.clone()));
         }
     }
