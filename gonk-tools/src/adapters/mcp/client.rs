@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
-    ClientConfig, ClientRequest, Implementation, JsonRpcMessage, ProgressToken, RequestId,
+    ClientConfig, ClientRequest, GetMeta, Implementation, JsonRpcMessage, ProgressToken, RequestId,
     ServerNotification, ServerResult, SetLevelRequestParams, Tool,
 };
 use rmcp::service::{
@@ -137,10 +137,18 @@ impl Routes {
             }
             ServerNotification::LoggingMessageNotification(n) => {
                 let params = &n.params;
-                let token = params
-                    .meta
-                    .as_ref()
-                    .and_then(|meta| meta.0 .0.get(PROGRESS_TOKEN_META_KEY))
+                // rmcp moves a notification's `_meta` into its extensions.
+                let token = notification
+                    .get_meta()
+                    .0
+                     .0
+                    .get(PROGRESS_TOKEN_META_KEY)
+                    .or_else(|| {
+                        params
+                            .meta
+                            .as_ref()
+                            .and_then(|meta| meta.0 .0.get(PROGRESS_TOKEN_META_KEY))
+                    })
                     .and_then(|token| serde_json::from_value::<ProgressToken>(token.clone()).ok());
                 let (message, meta) = match &params.data {
                     Value::String(message) => (message.clone(), None),
