@@ -249,4 +249,79 @@ mod tests {
             json!({"type": "object", "properties": {"value": {"type": "integer"}}, "required": ["value"], "additionalProperties": false})
         );
     }
+
+    #[test]
+    fn exposure_applies_duplex_filter_policy_and_visibility() {
+        let read = tool("r").raw_handler(echo).build();
+        let write = tool("w")
+            .approval(ApprovalTier::Write)
+            .mcp(McpHints {
+                mcp_name: Some("w_mcp".into()),
+                ..Default::default()
+            })
+            .raw_handler(echo)
+            .build();
+        let duplex = tool("d")
+            .capabilities(Capabilities {
+                duplex: true,
+                ..Default::default()
+            })
+            .raw_handler(echo)
+            .build();
+        let always = tool("a")
+            .visibility(Visibility::Always)
+            .raw_handler(echo)
+            .build();
+        let options = McpServerOptions::new("t", "1");
+        let strict = WriteToolPolicy::RequireAllowlist;
+        assert_eq!(
+            exposure(&duplex, &options, WriteToolPolicy::Permissive),
+            Exposure::Hidden
+        );
+        assert_eq!(exposure(&read, &options, strict), Exposure::Listed);
+        assert_eq!(exposure(&write, &options, strict), Exposure::Hidden);
+        assert_eq!(
+            exposure(&write, &options, WriteToolPolicy::Warn),
+            Exposure::Listed
+        );
+        let allowed = options.clone().allow_write_tools(["w_mcp"]);
+        assert_eq!(exposure(&write, &allowed, strict), Exposure::Listed);
+        let filtered = options.clone().filter(|def| def.name != "r");
+        assert_eq!(exposure(&read, &filtered, strict), Exposure::Hidden);
+        let only_always = options.only_always_visible(true);
+        assert_eq!(exposure(&read, &only_always, strict), Exposure::Unlisted);
+        assert_eq!(exposure(&always, &only_always, strict), Exposure::Listed);
+    }
+
+    #[test]
+    fn calls_resolve_by_mcp_name_and_never_to_hidden_tools() {
+        let registry = ToolRegistry::new();
+        registry
+            .register_all([
+                tool("plain").raw_handler(echo).build(),
+                tool("renamed")
+                    .mcp(McpHints {
+                        mcp_name: Some("renamed_for_mcp".into()),
+                        ..Default::default()
+                    })
+                    .raw_handler(echo)
+                    .build(),
+                tool("writer")
+                    .approval(ApprovalTier::Write)
+                    .raw_handler(echo)
+                    .build(),
+            ])
+            .unwrap();
+        let options = McpServerOptions::new("t", "1");
+        let strict = WriteToolPolicy::RequireAllowlist;
+        let name = |n: &str| resolve(&registry, n, &options, strict).map(|d| d.name.clone());
+        assert_eq!(name("plain").as_deref(), Some("plain"));
+        assert_eq!(name("renamed_for_mcp").as_deref(), Some("renamed"));
+        assert_eq!(
+            name("renamed"),
+            None,
+            "the registry name is not the MCP name"
+        );
+        assert_eq!(name("writer"), None, "withheld write tool");
+    }
 }
