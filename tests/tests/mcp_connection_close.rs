@@ -59,7 +59,6 @@ fn closing_stdin_cancels_the_running_call() {
             break;
         }
     }
-    drop(send);
     drop(stdin);
     assert_eq!(
         wait_for_file(&marker, Duration::from_secs(20)).as_deref(),
