@@ -29,9 +29,9 @@ pub trait Tool: 'static {
     /// The registered name.
     const NAME: &'static str;
     /// The input type ([`NoInput`] for a tool without an input parameter).
-    type Input;
+    type Input: 'static;
     /// The output data type.
-    type Output;
+    type Output: 'static;
 }
 
 /// A [`Tool`] whose definition needs nothing but its type: what `#[tool]`

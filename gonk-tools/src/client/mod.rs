@@ -34,14 +34,17 @@
 //! assert_eq!(client.math_add(Pair { a: 2, b: 3 }).await?, 5);
 //! # Ok(()) }
 //! ```
+mod encode;
 mod error;
 mod in_process;
 
 use futures::StreamExt;
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use encode::encode_input;
 pub use error::ClientError;
 pub use in_process::{InProcess, Tap};
 
@@ -89,7 +92,7 @@ pub async fn call<T>(
 ) -> Result<T::Output, ClientError>
 where
     T: Tool,
-    T::Input: Serialize,
+    T::Input: Serialize + JsonSchema,
     T::Output: DeserializeOwned,
 {
     call_with_events::<T>(transport, input, |_| {}).await
@@ -104,7 +107,7 @@ pub async fn call_with_events<T>(
 ) -> Result<T::Output, ClientError>
 where
     T: Tool,
-    T::Input: Serialize,
+    T::Input: Serialize + JsonSchema,
     T::Output: DeserializeOwned,
 {
     call_output::<T>(transport, input, on_event)
@@ -121,13 +124,10 @@ pub async fn call_output<T>(
 ) -> Result<ToolOutput<T::Output>, ClientError>
 where
     T: Tool,
-    T::Input: Serialize,
+    T::Input: Serialize + JsonSchema,
     T::Output: DeserializeOwned,
 {
-    let input = serde_json::to_value(&input).map_err(|source| ClientError::Encode {
-        tool: T::NAME,
-        source,
-    })?;
+    let input = encode_input::<T::Input>(T::NAME, &input)?;
     decode_outcome::<T::Output>(T::NAME, transport.invoke(T::NAME, input), on_event).await
 }
 
