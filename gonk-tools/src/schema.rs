@@ -69,6 +69,55 @@ fn ensure_object_root(schema: &mut Value) {
     }
 }
 
+/// A `oneOf` of string `const`s (a unit enum whose variants have doc
+/// comments) → `type: string` + `enum`; variant docs are folded into the
+/// description as a list.
+fn unit_enum(map: &mut Map<String, Value>) {
+    for key in ["oneOf", "anyOf"] {
+        let Some(Value::Array(alternatives)) = map.get(key) else {
+            continue;
+        };
+        let mut values = Vec::new();
+        let mut docs = Vec::new();
+        for alt in alternatives {
+            let Some(alt) = alt.as_object() else {
+                return;
+            };
+            let is_string_const = alt.get("const").is_some_and(Value::is_string)
+                && alt.get("type").is_none_or(|t| t == "string")
+                && alt
+                    .keys()
+                    .all(|k| matches!(k.as_str(), "const" | "type" | "description"));
+            if !is_string_const {
+                return;
+            }
+            let value = alt["const"].clone();
+            if let Some(doc) = alt.get("description").and_then(Value::as_str) {
+                docs.push(format!("- `{}`: {doc}", value.as_str().unwrap_or_default()));
+            }
+            values.push(value);
+        }
+        if values.is_empty() {
+            return;
+        }
+        map.remove(key);
+        map.insert("type".into(), Value::String("string".into()));
+        map.insert("enum".into(), Value::Array(values));
+        if !docs.is_empty() {
+            let head = map
+                .get("description")
+                .and_then(Value::as_str)
+                .map(|d| format!("{d}\n"))
+                .unwrap_or_default();
+            map.insert(
+                "description".into(),
+                Value::String(format!("{head}{}", docs.join("\n"))),
+            );
+        }
+        return;
+    }
+}
+
 /// The range of each integer `format` schemars emits.
 fn integer_range(format: &str) -> Option<(Value, Value)> {
     Some(match format {
@@ -210,6 +259,7 @@ fn simplify(value: &mut Value) {
     match value {
         Value::Object(map) => {
             integer_bounds(map);
+            unit_enum(map);
             let required: Vec<String> = map
                 .get("required")
                 .and_then(Value::as_array)
