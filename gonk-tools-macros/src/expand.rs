@@ -106,12 +106,6 @@ pub fn tool(model: &ToolModel) -> TokenStream {
             assertions.push(assertion(krate, "assert_output_schema", out));
         }
     }
-    match &model.ret {
-        Return::Result { err: Some(err), .. } | Return::ResultOutput { err: Some(err), .. } => {
-            assertions.push(assertion(krate, "assert_error", err));
-        }
-        _ => {}
-    }
 
     let definition = definition(model);
     let doc = match &model.site {
@@ -206,9 +200,7 @@ fn definition(model: &ToolModel) -> TokenStream {
                 })
             });
         }
-        Some(Approval::Fn(f)) => {
-            calls.push(quote!(.approval_with(|__input: &#input| (#f)(__input))));
-        }
+        Some(Approval::Fn(_)) => {}
     }
     if let Some(flags) = &a.capabilities {
         let sets = flags.iter().map(|f| {
@@ -360,28 +352,53 @@ fn definition(model: &ToolModel) -> TokenStream {
         calls.push(quote!(.degraded_description(#d)));
     }
     for state in model.states() {
-        calls.push(quote!(.requires_state::<#state>()));
+        let span = state.span();
+        calls.push(quote_spanned!(span=> .requires_state::<#state>()));
     }
-    calls.push(handler(model));
-    if let Some(schema) = &a.input_json_schema {
-        calls.push(quote!(.input_json_schema(#schema)));
-    }
-    if model.attrs.output_schema.as_ref().is_none_or(|b| b.value) {
-        if let Some(out) = model.ret.output() {
-            calls.push(quote!(.output_schema_for::<#out>()));
+    let output = output_type(model);
+    let private = quote!(#krate::__private);
+    let select = quote! {{
+        #[allow(unused_imports)]
+        use #private::{SelectFallback as _, SelectTyped as _};
+        (&&#private::Select::<#input, #output>::new()).select()
+    }};
+    let approval = match &a.approval {
+        Some(Approval::Fn(f)) => {
+            quote!(let __builder = #select.approval_with(__builder, |__input: &#input| (#f)(__input));)
         }
-    }
+        _ => quote!(),
+    };
+    let handler = handler(model, &select);
+    let input_json_schema = a
+        .input_json_schema
+        .as_ref()
+        .map(|schema| quote!(let __builder = __builder.input_json_schema(#schema);));
+    let output_schema = match model.ret.output() {
+        Some(out) if a.output_schema.as_ref().is_none_or(|b| b.value) => quote! {
+            let __builder = {
+                #[allow(unused_imports)]
+                use #private::{SelectFallbackSchema as _, SelectTypedSchema as _};
+                (&&#private::SelectSchema::<#out>::new()).select()
+            }
+            .output_schema(__builder);
+        },
+        _ => quote!(),
+    };
 
     quote! {
-        #krate::ToolDefinition::builder(<Self as #krate::Tool>::NAME)
-            #(#calls)*
-            .build()
+        let __builder = #krate::ToolDefinition::builder(<Self as #krate::Tool>::NAME)
+            #(#calls)*;
+        #approval
+        #handler
+        #input_json_schema
+        #output_schema
+        __builder.build()
     }
 }
 
 /// The `.handler(..)` / `.handler_with_output(..)` / `.stream_handler(..)`
 /// call.
-fn handler(model: &ToolModel) -> TokenStream {
+fn handler(model: &ToolModel, select: &TokenStream) -> TokenStream {
     let krate = &model.krate;
     let input = input_type(model);
     let fn_ident = &model.fn_ident;
@@ -398,7 +415,9 @@ fn handler(model: &ToolModel) -> TokenStream {
             Param::State(ty) => {
                 let var = format_ident!("__state{index}");
                 index += 1;
-                states.push(quote!(let #var = #private::state::<#ty>(&__ctx)?;));
+                let span = ty.span();
+                let state = respan(quote!(#private::state), span);
+                states.push(quote_spanned!(span=> let #var = #state::<#ty>(&__ctx)?;));
                 args.push(quote!(#var));
             }
         }
@@ -412,6 +431,14 @@ fn handler(model: &ToolModel) -> TokenStream {
     };
     let tool_error = quote!(#krate::ToolError);
     let ok = quote!(::std::result::Result::Ok::<_, #tool_error>);
+    let err_span = match &model.ret {
+        Return::Result { err: Some(e), .. } | Return::ResultOutput { err: Some(e), .. } => e.span(),
+        _ => match &model.sig.output {
+            syn::ReturnType::Type(_, ty) => ty.span(),
+            syn::ReturnType::Default => model.fn_ident.span(),
+        },
+    };
+    let into_tool_error = respan(quote!(#private::into_tool_error), err_span);
     let (method, body) = match &model.ret {
         Return::Plain(_) => (
             quote!(handler),
@@ -423,11 +450,11 @@ fn handler(model: &ToolModel) -> TokenStream {
         ),
         Return::Result { .. } => (
             quote!(handler),
-            quote!({ #(#states)* #call.await.map_err(#private::into_tool_error) }),
+            quote!({ #(#states)* #call.await.map_err(#into_tool_error) }),
         ),
         Return::ResultOutput { .. } => (
             quote!(handler_with_output),
-            quote!({ #(#states)* #call.await.map_err(#private::into_tool_error) }),
+            quote!({ #(#states)* #call.await.map_err(#into_tool_error) }),
         ),
         Return::Stream(_) | Return::BadStream(_) => {
             let body = if states.is_empty() {
@@ -444,9 +471,9 @@ fn handler(model: &ToolModel) -> TokenStream {
         }
     };
     quote! {
-        .#method(move |__input: #input, __ctx: #krate::ToolContext| {
+        let __builder = #select.#method(__builder, move |__input: #input, __ctx: #krate::ToolContext| {
             #clone_receiver
             async move #body
-        })
+        });
     }
 }

@@ -84,7 +84,12 @@ fn client(
                 &self,
                 input: <#tool as #krate::Tool>::Input,
             ) -> ::std::result::Result<<#tool as #krate::Tool>::Output, #krate::client::ClientError> {
-                #krate::client::call::<#tool>(&self.transport, input).await
+                #[allow(unused_imports)]
+                use #krate::__private::{SelectFallbackClient as _, SelectTypedClient as _};
+                (&&#krate::__private::SelectClient::<#tool>::new())
+                    .select()
+                    .call(&self.transport, input)
+                    .await
             }
         }
     });

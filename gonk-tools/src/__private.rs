@@ -120,8 +120,6 @@ pub fn assert_input_schema<T: InputSchema>() {}
 pub fn assert_output_serialize<T: OutputSerialize>() {}
 /// Spanned assertion: `T` has an output schema.
 pub fn assert_output_schema<T: OutputSchema>() {}
-/// Spanned assertion: `T` converts into `ToolError`.
-pub fn assert_error<T: ToolErrorType>() {}
 /// Spanned assertion: `T` is a valid client input.
 pub fn assert_client_input<T: ClientInput>() {}
 /// Spanned assertion: `T` is a valid client output.
@@ -234,5 +232,256 @@ mod tests {
         assert!(same_client_method("notes.search", "notes_search"));
         assert!(!same_client_method("notes.search", "notes.find"));
         assert!(str_eq("a.b", "a.b") && !str_eq("a.b", "a.c"));
+    }
+}
+
+// ---------------------------------------------------------------------
+// Autoref specialization: the generated code attaches the typed handler
+// only when the input/output bounds hold. When they do not, a no-op
+// fallback is picked instead, so the only error is the spanned assertion
+// on the user's type (not a second one on the attribute).
+
+use std::future::Future;
+use std::marker::PhantomData;
+
+use futures::Stream;
+
+use crate::client::{ClientError, Transport};
+use crate::definition::{ApprovalSpec, ToolBuilder};
+use crate::outcome::ToolOutput;
+use crate::tool::Tool;
+
+/// Picks [`Typed`] when `I` and `O` satisfy the handler bounds.
+pub struct Select<I, O>(PhantomData<fn() -> (I, O)>);
+
+impl<I, O> Select<I, O> {
+    /// The selector.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        Select(PhantomData)
+    }
+}
+
+/// The handler bounds hold.
+pub struct Typed<I, O>(PhantomData<fn() -> (I, O)>);
+
+/// The handler bounds do not hold; a spanned assertion reports why.
+pub struct Fallback;
+
+/// Preferred by method resolution (`(&&Select::<I, O>::new()).select()`).
+pub trait SelectTyped<I, O> {
+    /// Selects [`Typed`].
+    fn select(&self) -> Typed<I, O>;
+}
+
+impl<I, O> SelectTyped<I, O> for &Select<I, O>
+where
+    I: DeserializeOwned + JsonSchema + Send + 'static,
+    O: Serialize + Send + 'static,
+{
+    fn select(&self) -> Typed<I, O> {
+        Typed(PhantomData)
+    }
+}
+
+/// Taken when [`SelectTyped`] does not apply.
+pub trait SelectFallback {
+    /// Selects [`Fallback`].
+    fn select(&self) -> Fallback;
+}
+
+impl<I, O> SelectFallback for Select<I, O> {
+    fn select(&self) -> Fallback {
+        Fallback
+    }
+}
+
+impl<I, O> Typed<I, O>
+where
+    I: DeserializeOwned + JsonSchema + Send + 'static,
+    O: Serialize + Send + 'static,
+{
+    /// [`ToolBuilder::handler`].
+    pub fn handler<F, Fut>(self, builder: ToolBuilder, f: F) -> ToolBuilder
+    where
+        F: Fn(I, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+    {
+        builder.handler(f)
+    }
+
+    /// [`ToolBuilder::handler_with_output`].
+    pub fn handler_with_output<F, Fut>(self, builder: ToolBuilder, f: F) -> ToolBuilder
+    where
+        F: Fn(I, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput<O>, ToolError>> + Send + 'static,
+    {
+        builder.handler_with_output(f)
+    }
+
+    /// [`ToolBuilder::stream_handler`].
+    pub fn stream_handler<F, Fut, S>(self, builder: ToolBuilder, f: F) -> ToolBuilder
+    where
+        S: Stream<Item = ToolEvent<O>> + Send + 'static,
+        F: Fn(I, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = S> + Send + 'static,
+    {
+        builder.stream_handler(f)
+    }
+
+    /// [`ToolBuilder::approval_with`].
+    pub fn approval_with<A: Into<ApprovalSpec>>(
+        &self,
+        builder: ToolBuilder,
+        f: impl Fn(&I) -> A + Send + Sync + 'static,
+    ) -> ToolBuilder {
+        builder.approval_with(f)
+    }
+}
+
+impl Fallback {
+    /// Leaves the builder as it is (compilation fails elsewhere).
+    pub fn handler<F>(self, builder: ToolBuilder, _f: F) -> ToolBuilder {
+        builder
+    }
+
+    /// Leaves the builder as it is (compilation fails elsewhere).
+    pub fn handler_with_output<F>(self, builder: ToolBuilder, _f: F) -> ToolBuilder {
+        builder
+    }
+
+    /// Leaves the builder as it is (compilation fails elsewhere).
+    pub fn stream_handler<F>(self, builder: ToolBuilder, _f: F) -> ToolBuilder {
+        builder
+    }
+
+    /// Leaves the builder as it is (compilation fails elsewhere).
+    pub fn approval_with<F>(&self, builder: ToolBuilder, _f: F) -> ToolBuilder {
+        builder
+    }
+}
+
+/// Picks [`TypedSchema`] when `O: JsonSchema`.
+pub struct SelectSchema<O>(PhantomData<fn() -> O>);
+
+impl<O> SelectSchema<O> {
+    /// The selector.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        SelectSchema(PhantomData)
+    }
+}
+
+/// `O: JsonSchema` holds.
+pub struct TypedSchema<O>(PhantomData<fn() -> O>);
+
+/// Preferred by method resolution.
+pub trait SelectTypedSchema<O> {
+    /// Selects [`TypedSchema`].
+    fn select(&self) -> TypedSchema<O>;
+}
+
+impl<O: JsonSchema> SelectTypedSchema<O> for &SelectSchema<O> {
+    fn select(&self) -> TypedSchema<O> {
+        TypedSchema(PhantomData)
+    }
+}
+
+/// Taken when [`SelectTypedSchema`] does not apply.
+pub trait SelectFallbackSchema {
+    /// Selects [`Fallback`].
+    fn select(&self) -> Fallback;
+}
+
+impl<O> SelectFallbackSchema for SelectSchema<O> {
+    fn select(&self) -> Fallback {
+        Fallback
+    }
+}
+
+impl<O: JsonSchema> TypedSchema<O> {
+    /// [`ToolBuilder::output_schema_for`].
+    pub fn output_schema(self, builder: ToolBuilder) -> ToolBuilder {
+        builder.output_schema_for::<O>()
+    }
+}
+
+impl Fallback {
+    /// Leaves the builder as it is (compilation fails elsewhere).
+    pub fn output_schema(self, builder: ToolBuilder) -> ToolBuilder {
+        builder
+    }
+}
+
+/// Picks [`TypedClient`] when tool `T`'s input and output can cross a
+/// transport.
+pub struct SelectClient<T>(PhantomData<fn() -> T>);
+
+impl<T> SelectClient<T> {
+    /// The selector.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        SelectClient(PhantomData)
+    }
+}
+
+/// The client bounds hold.
+pub struct TypedClient<T>(PhantomData<fn() -> T>);
+
+/// Preferred by method resolution.
+pub trait SelectTypedClient<T> {
+    /// Selects [`TypedClient`].
+    fn select(&self) -> TypedClient<T>;
+}
+
+impl<T> SelectTypedClient<T> for &SelectClient<T>
+where
+    T: Tool,
+    T::Input: Serialize + JsonSchema,
+    T::Output: DeserializeOwned,
+{
+    fn select(&self) -> TypedClient<T> {
+        TypedClient(PhantomData)
+    }
+}
+
+/// Taken when [`SelectTypedClient`] does not apply.
+pub trait SelectFallbackClient {
+    /// Selects [`Fallback`].
+    fn select(&self) -> Fallback;
+}
+
+impl<T> SelectFallbackClient for SelectClient<T> {
+    fn select(&self) -> Fallback {
+        Fallback
+    }
+}
+
+impl<T> TypedClient<T>
+where
+    T: Tool,
+    T::Input: Serialize + JsonSchema,
+    T::Output: DeserializeOwned,
+{
+    /// [`client::call`](crate::client::call).
+    pub async fn call(
+        self,
+        transport: &(impl Transport + ?Sized),
+        input: T::Input,
+    ) -> Result<T::Output, ClientError> {
+        crate::client::call::<T>(transport, input).await
+    }
+}
+
+impl Fallback {
+    /// Never runs: compilation fails elsewhere.
+    pub async fn call<I, O>(
+        self,
+        _transport: &(impl Transport + ?Sized),
+        _input: I,
+    ) -> Result<O, ClientError> {
+        Err(ClientError::Tool(ToolError::internal(
+            "this tool's input or output cannot cross a transport",
+        )))
     }
 }
