@@ -364,7 +364,7 @@ fn nested(
         let result = if keys.contains(&key.as_str()) {
             each(&key, &inner)
         } else {
-            Err(inner.error(unknown_message(&format!("key in `{outer}(..)`"), &key, keys)))
+            Err(inner.error(unknown_message(&format!("`{outer}(..)` key"), &key, keys)))
         };
         if let Err(error) = result {
             errors.push(error);

@@ -438,7 +438,10 @@ fn handler(model: &ToolModel, select: &TokenStream) -> TokenStream {
             syn::ReturnType::Default => model.fn_ident.span(),
         },
     };
-    let into_tool_error = respan(quote!(#private::into_tool_error), err_span);
+    let map_err = respan(
+        quote!(|__error| #private::into_tool_error(__error)),
+        err_span,
+    );
     let (method, body) = match &model.ret {
         Return::Plain(_) => (
             quote!(handler),
@@ -450,11 +453,11 @@ fn handler(model: &ToolModel, select: &TokenStream) -> TokenStream {
         ),
         Return::Result { .. } => (
             quote!(handler),
-            quote!({ #(#states)* #call.await.map_err(#into_tool_error) }),
+            quote!({ #(#states)* #call.await.map_err(#map_err) }),
         ),
         Return::ResultOutput { .. } => (
             quote!(handler_with_output),
-            quote!({ #(#states)* #call.await.map_err(#into_tool_error) }),
+            quote!({ #(#states)* #call.await.map_err(#map_err) }),
         ),
         Return::Stream(_) | Return::BadStream(_) => {
             let body = if states.is_empty() {

@@ -469,7 +469,7 @@ pub fn toolset(input: TokenStream) -> syn::Result<TokenStream> {
             });
         }
         let mismatch = format!(
-            "in tool set `{set_ident}`, the client method `{method}` (from `{type_name}`) is not the snake_case of the tool's name: write `method_name = {type_name}` with the tool name's snake_case (`notes.search` → `notes_search`)"
+            "in tool set `{set_ident}`, the tool `{type_name}` would get the client method `{method}`, which is not the snake_case of its name: list it as `<snake_case of the name> = {type_name}` (for a tool named `notes.search`: `notes_search = {type_name}`)"
         );
         checks.push(quote_spanned! {span=>
             const _: () = {

@@ -15,11 +15,11 @@ pub fn tool(model: &ToolModel, errors: &mut Errors) {
 
     if let Err(reason) = names::check_tool_name(&model.name) {
         let fix = if model.attrs.name.is_some() {
-            "use 1-128 characters of A-Z a-z 0-9 `_` `.` `-`, starting with a letter (e.g. `notes.search`)".to_owned()
+            "a tool name is 1-128 characters of A-Z a-z 0-9 `_` `.` `-` starting with a letter, e.g. `notes.search`".to_owned()
         } else {
             format!("the name defaults to the fn name; rename `{fn_name}` or set `#[tool(name = \"...\")]`")
         };
-        errors.push_at(model.name_span, format!("invalid tool name: {reason}; {fix}"));
+        errors.push_at(model.name_span, format!("invalid tool name: {reason} ({fix})"));
     }
 
     if model.description.is_none() {

@@ -23,7 +23,7 @@ pub struct Thing;
 impl Thing {
     /// Says hi.
     #[tool(name = "thing.hi")]
-    pub async fn hi(&self) -> &'static str { "hi" }
+    pub async fn hi(&self) -> String { "hi".into() }
 }
 
 fn main() {

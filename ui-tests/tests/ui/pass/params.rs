@@ -3,7 +3,7 @@ use std::sync::Arc;
 
 use gonk_tools::prelude::*;
 
-#[derive(Deserialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 pub struct Query {
     pub text: String,
 }
@@ -34,13 +34,13 @@ async fn ctx_ref(input: Query, ctx: &ToolContext) -> String {
 #[tool]
 async fn with_state(ctx: ToolContext, db: State<Db>, input: Query) -> String {
     let _ = ctx;
-    format!("{}{}", input.text, db.0)
+    format!("{}{}", input.text, db.0 .0)
 }
 
 /// Two states, no input.
 #[tool]
 async fn two_states(db: State<Db>, config: State<Config>) -> String {
-    format!("{}{}", config.0, db.0)
+    format!("{}{}", config.0 .0, db.0 .0)
 }
 
 pub struct Counter {
@@ -55,9 +55,9 @@ impl Counter {
 
     /// `&self`, state and context.
     #[tool(name = "counter.db")]
-    pub async fn db(&self, db: State<Db>, ctx: &ToolContext) -> u32 {
+    pub async fn with_db(&self, db: State<Db>, ctx: &ToolContext) -> u32 {
         let _ = ctx;
-        self.base + db.0
+        self.base + db.0 .0
     }
 
     /// Not a tool: left alone.
