@@ -70,9 +70,9 @@ fn client(
     set_doc: &str,
     methods: &[ClientMethod],
 ) -> TokenStream {
+    let k = krate.to_token_stream().to_string().replace(' ', "");
     let doc = format!(
-        "Typed client of {set_doc}: one method per tool, over any [`Transport`]({}::client::Transport).\n\nEach method serializes the tool's input, calls the tool through the transport and returns its typed output, or a [`ClientError`]({}::client::ClientError).",
-        "::gonk_tools", "::gonk_tools"
+        "Typed client of {set_doc}: one method per tool, over any [`Transport`]({k}::client::Transport).\n\nEach method serializes the tool's input, calls the tool through the transport and returns its typed output, or a [`ClientError`]({k}::client::ClientError)."
     );
     let fns = methods.iter().map(|m| {
         let ClientMethod {
@@ -130,7 +130,7 @@ fn client(
 
         #[allow(clippy::all)]
         const _: () = {
-            fn __gonk_tools_client_assertions() {
+            fn __client_assertions() {
                 #(#assertions)*
             }
         };
