@@ -219,10 +219,7 @@ fn skip_entry(input: ParseStream<'_>) {
 
 fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     if slot.is_some() {
-        return Err(meta.error(format!(
-            "duplicate `{}`: give each key once",
-            key_of(meta)
-        )));
+        return Err(meta.error(format!("duplicate `{}`: give each key once", key_of(meta))));
     }
     *slot = Some(value);
     Ok(())
@@ -230,9 +227,9 @@ fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>) -> syn::Re
 
 fn lit_str(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
     let key = key_of(meta);
-    let value = meta.value().map_err(|_| {
-        meta.error(format!("`{key}` needs a string value: `{key} = \"...\"`"))
-    })?;
+    let value = meta
+        .value()
+        .map_err(|_| meta.error(format!("`{key}` needs a string value: `{key} = \"...\"`")))?;
     let expr: Expr = value.parse()?;
     match expr {
         Expr::Lit(syn::ExprLit {
@@ -409,7 +406,10 @@ impl ToolAttrs {
             "name" => set(&mut self.name, lit_str(meta)?, meta),
             "type_name" => {
                 let ident: Ident = meta.value()?.parse().map_err(|e| {
-                    syn::Error::new(e.span(), "`type_name` needs an identifier: `type_name = MyTool`")
+                    syn::Error::new(
+                        e.span(),
+                        "`type_name` needs an identifier: `type_name = MyTool`",
+                    )
                 })?;
                 set(&mut self.type_name, ident, meta)
             }
@@ -427,7 +427,11 @@ impl ToolAttrs {
             "capabilities" => {
                 let mut flags = Vec::new();
                 nested(meta, CAPABILITIES, errors, |key, inner| {
-                    let name = CAPABILITIES.iter().find(|c| **c == key).copied().unwrap_or("");
+                    let name = CAPABILITIES
+                        .iter()
+                        .find(|c| **c == key)
+                        .copied()
+                        .unwrap_or("");
                     flags.push(Flag {
                         name,
                         value: flag(inner)?,
@@ -468,7 +472,9 @@ impl ToolAttrs {
                     _ => {
                         let name = MCP_FLAGS.iter().find(|f| **f == key).copied().unwrap_or("");
                         if mcp.annotations.iter().any(|f| f.name == name) {
-                            return Err(inner.error(format!("duplicate `{key}`: give each key once")));
+                            return Err(
+                                inner.error(format!("duplicate `{key}`: give each key once"))
+                            );
                         }
                         mcp.annotations.push(Flag {
                             name,

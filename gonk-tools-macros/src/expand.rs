@@ -136,10 +136,13 @@ pub fn tool(model: &ToolModel) -> TokenStream {
         },
     };
 
-    quote! {
+    let type_item = quote_spanned! {model.fn_ident.span()=>
         #[doc = #doc]
         #[allow(dead_code, clippy::empty_enum)]
         #vis enum #ty {}
+    };
+    quote! {
+        #type_item
 
         impl #krate::Tool for #ty {
             const NAME: &'static str = #name;
@@ -442,10 +445,7 @@ fn handler(model: &ToolModel, select: &TokenStream) -> TokenStream {
         err_span,
     );
     let (method, body) = match &model.ret {
-        Return::Plain(_) => (
-            quote!(handler),
-            quote!({ #(#states)* #ok(#call.await) }),
-        ),
+        Return::Plain(_) => (quote!(handler), quote!({ #(#states)* #ok(#call.await) })),
         Return::Output(_) => (
             quote!(handler_with_output),
             quote!({ #(#states)* #ok(#call.await) }),
@@ -502,20 +502,41 @@ mod tests {
             async fn t(input: In, ctx: &ToolContext, s: State<S>) -> impl Stream<Item = ToolEvent> { todo!() }
         };
         let out = expand(
-            quote!(crate = my_gonk, approval = pick, capabilities(reads_fs), mcp(read_only), cli(command = "c"), pi(requires_approval), authorization(required_role = "r"), authorization_resource = "note", validate_output = "lax", cost = "low", latency = "instant", visibility = "always"),
+            quote!(
+                crate = my_gonk,
+                approval = pick,
+                capabilities(reads_fs),
+                mcp(read_only),
+                cli(command = "c"),
+                pi(requires_approval),
+                authorization(required_role = "r"),
+                authorization_resource = "note",
+                validate_output = "lax",
+                cost = "low",
+                latency = "instant",
+                visibility = "always"
+            ),
             item,
             Site::Free,
         );
         assert!(out.contains("my_gonk"), "{out}");
-        assert!(!out.contains("gonk_tools"), "a path escaped the rename: {out}");
+        assert!(
+            !out.contains("gonk_tools"),
+            "a path escaped the rename: {out}"
+        );
 
         let item: syn::ItemFn = syn::parse_quote! {
             /// A method.
             async fn m(&self) -> Result<u8, E> { todo!() }
         };
-        let site = Site::Method { self_ty: Box::new(syn::parse_quote!(Notes)) };
+        let site = Site::Method {
+            self_ty: Box::new(syn::parse_quote!(Notes)),
+        };
         let out = expand(quote!(crate = ::my_gonk), item, site);
         assert!(out.contains(":: my_gonk"), "{out}");
-        assert!(!out.contains("gonk_tools"), "a path escaped the rename: {out}");
+        assert!(
+            !out.contains("gonk_tools"),
+            "a path escaped the rename: {out}"
+        );
     }
 }

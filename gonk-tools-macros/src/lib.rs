@@ -98,11 +98,11 @@ mod validate;
 /// use futures::Stream;
 ///
 /// #[derive(Deserialize, JsonSchema)]
-/// pub struct Count { pub to: u32 }
+/// pub struct CountTo { pub to: u32 }
 ///
 /// /// Counts to `to`, reporting progress.
 /// #[tool(name = "count")]
-/// pub async fn count(input: Count) -> impl Stream<Item = ToolEvent<u32>> {
+/// pub async fn count(input: CountTo) -> impl Stream<Item = ToolEvent<u32>> {
 ///     gonk_tools::stream! {
 ///         for i in 1..=input.to {
 ///             yield ToolEvent::progress(f64::from(i) * 100.0 / f64::from(input.to), None);
@@ -149,7 +149,7 @@ mod validate;
 /// | `capability_for` | a path to `fn() -> CapabilityStatus`, with `degraded_description = ".."` |
 /// | `input_json_schema` | an expression giving a `serde_json::Value`: a trusted override of the derived input schema (advertised **and** enforced) |
 /// | `output_schema` | `false` to advertise no output schema |
-/// | `type_name` | the generated type's name, when CamelCase of the fn name collides (e.g. with the input struct) |
+/// | `type_name` | the generated type's name, when CamelCase of the fn name collides with another type (`async fn add(input: Add)` is refused with this advice) |
 /// | `crate` | the path of `gonk_tools` when it is renamed: `crate = my_gonk` |
 ///
 /// Flags take `= false` too (`read_only = false`).

@@ -48,11 +48,17 @@ pub enum Return {
     /// `O` (or nothing: `()`) — wrapped in `Ok`.
     Plain(Box<Type>),
     /// `Result<O, E>` (or a one-argument `Result<O>` alias).
-    Result { ok: Box<Type>, err: Option<Box<Type>> },
+    Result {
+        ok: Box<Type>,
+        err: Option<Box<Type>>,
+    },
     /// `ToolOutput<O>`.
     Output(Box<Type>),
     /// `Result<ToolOutput<O>, E>`.
-    ResultOutput { data: Box<Type>, err: Option<Box<Type>> },
+    ResultOutput {
+        data: Box<Type>,
+        err: Option<Box<Type>>,
+    },
     /// `impl Stream<Item = ToolEvent<O>>` (or `BoxStream<'_, ToolEvent<O>>`).
     Stream(Box<Type>),
     /// A stream whose item type could not be read.
@@ -113,7 +119,10 @@ impl ToolModel {
             None => (names::unraw(&fn_ident), fn_ident.span()),
         };
         let type_ident = attrs.type_name.clone().unwrap_or_else(|| {
-            Ident::new(&names::camel_case(&names::unraw(&fn_ident)), fn_ident.span())
+            Ident::new(
+                &names::camel_case(&names::unraw(&fn_ident)),
+                fn_ident.span(),
+            )
         });
         let description = attrs
             .description

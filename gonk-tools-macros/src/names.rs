@@ -106,7 +106,9 @@ pub fn unknown_message(what: &str, unknown: &str, candidates: &[&str]) -> String
         .collect::<Vec<_>>()
         .join(", ");
     match did_you_mean(unknown, candidates) {
-        Some(best) => format!("unknown {what} `{unknown}`: did you mean `{best}`? (expected one of {list})"),
+        Some(best) => {
+            format!("unknown {what} `{unknown}`: did you mean `{best}`? (expected one of {list})")
+        }
         None => format!("unknown {what} `{unknown}`: expected one of {list}"),
     }
 }
@@ -139,8 +141,14 @@ mod tests {
 
     #[test]
     fn suggestions() {
-        assert_eq!(did_you_mean("writ", &["read", "write", "exec"]), Some("write"));
-        assert_eq!(did_you_mean("descripton", &["name", "description"]), Some("description"));
+        assert_eq!(
+            did_you_mean("writ", &["read", "write", "exec"]),
+            Some("write")
+        );
+        assert_eq!(
+            did_you_mean("descripton", &["name", "description"]),
+            Some("description")
+        );
         assert_eq!(did_you_mean("zzzz", &["read", "write", "exec"]), None);
     }
 }

@@ -41,11 +41,7 @@ impl SetOptions {
             self.client = Some(meta.value()?.parse()?);
             Ok(())
         } else {
-            let key = meta
-                .path
-                .get_ident()
-                .map(names::unraw)
-                .unwrap_or_default();
+            let key = meta.path.get_ident().map(names::unraw).unwrap_or_default();
             Err(meta.error(names::unknown_message(
                 "tool set option",
                 &key,
@@ -335,7 +331,10 @@ pub fn tools(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
 }
 
 fn is_tool_attr(attr: &Attribute) -> bool {
-    attr.path().segments.last().is_some_and(|s| s.ident == "tool")
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "tool")
 }
 
 /// One entry of `toolset!`: `Type` or `method = Type`.

@@ -19,7 +19,10 @@ pub fn tool(model: &ToolModel, errors: &mut Errors) {
         } else {
             format!("the name defaults to the fn name; rename `{fn_name}` or set `#[tool(name = \"...\")]`")
         };
-        errors.push_at(model.name_span, format!("invalid tool name: {reason} ({fix})"));
+        errors.push_at(
+            model.name_span,
+            format!("invalid tool name: {reason} ({fix})"),
+        );
     }
 
     if model.description.is_none() {
@@ -123,6 +126,35 @@ pub fn tool(model: &ToolModel, errors: &mut Errors) {
                 ctx_seen = true;
             }
             Param::State(_) => {}
+        }
+    }
+
+    let generated = names::unraw(&model.type_ident);
+    let mut clashing: Vec<&syn::Type> = model
+        .params
+        .iter()
+        .filter_map(|(p, _)| match p {
+            Param::Input(ty) | Param::State(ty) => Some(&**ty),
+            Param::Context { .. } => None,
+        })
+        .collect();
+    clashing.extend(model.ret.output());
+    for ty in clashing {
+        if let syn::Type::Path(path) = ty {
+            if path.qself.is_none()
+                && path.path.segments.len() == 1
+                && names::unraw(&path.path.segments[0].ident) == generated
+            {
+                let fix = if model.attrs.type_name.is_some() {
+                    "choose another `type_name`".to_owned()
+                } else {
+                    format!("rename the type (e.g. `{generated}Input`) or set `#[tool(type_name = {generated}Tool)]`")
+                };
+                errors.push_spanned(
+                    ty,
+                    format!("`#[tool]` generates a type `{generated}` for `fn {fn_name}`, and this type has the same name: {fix}"),
+                );
+            }
         }
     }
 

@@ -107,7 +107,10 @@ mod tests {
 
     #[test]
     fn no_input_is_the_empty_object() {
-        assert_eq!(serde_json::to_value(NoInput).unwrap(), serde_json::json!({}));
+        assert_eq!(
+            serde_json::to_value(NoInput).unwrap(),
+            serde_json::json!({})
+        );
         let parsed: NoInput = serde_json::from_value(serde_json::json!({"x": 1})).unwrap();
         assert_eq!(parsed, NoInput);
         assert!(serde_json::from_value::<NoInput>(serde_json::json!(3)).is_err());

@@ -60,7 +60,12 @@ pub struct Store {
 // ---------------------------------------------------------------- tools
 
 /// Search notes by title.
-#[tool(name = "notes.search", approval = "read", capabilities(reads_fs, idempotent), mcp(read_only))]
+#[tool(
+    name = "notes.search",
+    approval = "read",
+    capabilities(reads_fs, idempotent),
+    mcp(read_only)
+)]
 pub async fn notes_search(input: SearchNotes, store: State<Store>) -> Result<Hits, ToolError> {
     let notes = store.notes.lock().unwrap();
     let limit = input.limit.unwrap_or(10) as usize;
@@ -74,7 +79,11 @@ pub async fn notes_search(input: SearchNotes, store: State<Store>) -> Result<Hit
 }
 
 /// Create a note.
-#[tool(name = "notes.create", approval(tier = "write", reason = "adds a note"), capabilities(writes_fs))]
+#[tool(
+    name = "notes.create",
+    approval(tier = "write", reason = "adds a note"),
+    capabilities(writes_fs)
+)]
 pub async fn notes_create(input: NewNote, ctx: ToolContext, store: State<Store>) -> Created {
     ctx.log().info("creating a note");
     let mut notes = store.notes.lock().unwrap();
@@ -164,7 +173,14 @@ async fn every_tool_answers_through_the_typed_client() {
     let client = client();
     assert_eq!(
         NotesTools::NAMES,
-        ["notes.search", "notes.create", "notes.count", "count-up", "notes.show", "notes.index"]
+        [
+            "notes.search",
+            "notes.create",
+            "notes.count",
+            "count-up",
+            "notes.show",
+            "notes.index"
+        ]
     );
 
     let created = client
@@ -195,7 +211,10 @@ async fn every_tool_answers_through_the_typed_client() {
         .unwrap();
     assert_eq!(hits.titles, ["groceries"]);
 
-    assert_eq!(client.notes_show(Lookup { id: 1 }).await.unwrap(), "write tests");
+    assert_eq!(
+        client.notes_show(Lookup { id: 1 }).await.unwrap(),
+        "write tests"
+    );
     let missing = client.notes_show(Lookup { id: 7 }).await.unwrap_err();
     assert_eq!(missing.code(), Some(&ErrorCode::custom("NOTE_NOT_FOUND")));
 
@@ -230,7 +249,8 @@ async fn streaming_events_arrive_in_order() {
     NotesTools::register(&registry).unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
-    let transport = InProcess::new(registry).tap(move |event| sink.lock().unwrap().push(event.clone()));
+    let transport =
+        InProcess::new(registry).tap(move |event| sink.lock().unwrap().push(event.clone()));
     let client = NotesToolsClient::new(transport);
 
     let result = client.count_up(Count { to: 3 }).await.unwrap();
@@ -275,7 +295,13 @@ async fn schema_violations_come_back_as_invalid_input_with_pointers() {
         .await
         .unwrap_err();
     assert_eq!(error.code(), Some(&ErrorCode::InvalidInput));
-    let paths: Vec<String> = error.tool_error().unwrap().issues().into_iter().map(|i| i.path).collect();
+    let paths: Vec<String> = error
+        .tool_error()
+        .unwrap()
+        .issues()
+        .into_iter()
+        .map(|i| i.path)
+        .collect();
     assert_eq!(paths, ["/title"]);
 
     let error = client.count_up(Count { to: 0 }).await.unwrap_err();
@@ -329,7 +355,11 @@ async fn missing_state_at_call_time_is_internal_not_a_panic() {
     let events = merged.invoke("notes.count", json!({}), ToolContext::new());
     let error = collect_tool_outcome(events, |_| {}).await.unwrap_err();
     assert_eq!(error.code, ErrorCode::Internal);
-    assert!(error.message.contains("needs application state"), "{}", error.message);
+    assert!(
+        error.message.contains("needs application state"),
+        "{}",
+        error.message
+    );
     // The registry keeps serving.
     let events = with_state.invoke("notes.count", json!({}), ToolContext::new());
     assert_eq!(collect_tool_outcome(events, |_| {}).await.unwrap().data, 0);

@@ -73,8 +73,14 @@ pub enum Action {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Shape {
-    Circle { radius: f64 },
-    Rect { width: f64, height: f64, label: Option<String> },
+    Circle {
+        radius: f64,
+    },
+    Rect {
+        width: f64,
+        height: f64,
+        label: Option<String>,
+    },
 }
 
 /// Data-carrying enums as fields.
@@ -178,7 +184,10 @@ fn assert_client_ready(schema: &Value, recursive: bool) {
     assert!(schema.get("$schema").is_none());
     assert!(schema.get("title").is_none());
     if !recursive {
-        assert!(!schema.to_string().contains("$ref"), "refs inlined: {schema}");
+        assert!(
+            !schema.to_string().contains("$ref"),
+            "refs inlined: {schema}"
+        );
         assert!(schema.get("$defs").is_none());
     }
     fn walk(node: &Value) {
@@ -222,19 +231,43 @@ macro_rules! schemas {
     };
 }
 
-schemas!(Nested, UnitEnums, DataEnums, Optionals, Collections, Constrained, Tree, Command);
+schemas!(
+    Nested,
+    UnitEnums,
+    DataEnums,
+    Optionals,
+    Collections,
+    Constrained,
+    Tree,
+    Command
+);
 
 #[test]
 fn schema_details() {
     let s = input_schema_for::<Nested>();
-    assert_eq!(s["description"], "A post with a nested author and comments.");
-    assert_eq!(s["properties"]["author"]["properties"]["name"]["description"], "Display name.");
-    assert_eq!(s["properties"]["author"]["properties"]["email"]["type"], "string");
+    assert_eq!(
+        s["description"],
+        "A post with a nested author and comments."
+    );
+    assert_eq!(
+        s["properties"]["author"]["properties"]["name"]["description"],
+        "Display name."
+    );
+    assert_eq!(
+        s["properties"]["author"]["properties"]["email"]["type"],
+        "string"
+    );
 
     let s = input_schema_for::<UnitEnums>();
     assert_eq!(s["properties"]["mode"]["type"], "string");
-    assert_eq!(s["properties"]["mode"]["enum"], json!(["lenient", "strict", "dry-run"]));
-    assert_eq!(s["properties"]["override_mode"]["enum"], json!(["lenient", "strict", "dry-run"]));
+    assert_eq!(
+        s["properties"]["mode"]["enum"],
+        json!(["lenient", "strict", "dry-run"])
+    );
+    assert_eq!(
+        s["properties"]["override_mode"]["enum"],
+        json!(["lenient", "strict", "dry-run"])
+    );
 
     let s = input_schema_for::<Constrained>();
     assert_eq!(s["additionalProperties"], false);
@@ -247,10 +280,16 @@ fn schema_details() {
 
     let s = input_schema_for::<Collections>();
     assert_eq!(s["properties"]["scores"]["type"], "object");
-    assert_eq!(s["properties"]["scores"]["additionalProperties"]["type"], "integer");
+    assert_eq!(
+        s["properties"]["scores"]["additionalProperties"]["type"],
+        "integer"
+    );
 
     let s = input_schema_for::<Tree>();
-    assert_eq!(s["properties"]["children"]["items"]["$ref"], "#", "recursion refers to the root: {s}");
+    assert_eq!(
+        s["properties"]["children"]["items"]["$ref"], "#",
+        "recursion refers to the root: {s}"
+    );
 }
 
 // ------------------------------------------------ enforcement through dispatch
@@ -319,7 +358,11 @@ async fn rejected(registry: &ToolRegistry, tool: &str, input: Value) -> Vec<Stri
     let error = invoke(registry, tool, input.clone())
         .await
         .expect_err(&format!("{tool} must refuse {input}"));
-    assert_eq!(error.code, ErrorCode::InvalidInput, "{tool} {input}: {error}");
+    assert_eq!(
+        error.code,
+        ErrorCode::InvalidInput,
+        "{tool} {input}: {error}"
+    );
     let mut paths: Vec<String> = error.issues().into_iter().map(|i| i.path).collect();
     paths.sort();
     paths.dedup();
@@ -461,20 +504,40 @@ async fn what_rust_produces_is_accepted_and_round_trips() {
 async fn what_the_schema_refuses_is_refused_with_pointers() {
     let r = registry();
     assert_eq!(
-        rejected(&r, "echo_nested", json!({"title": "t", "author": {"name": 1}, "commenters": [{}]})).await,
+        rejected(
+            &r,
+            "echo_nested",
+            json!({"title": "t", "author": {"name": 1}, "commenters": [{}]})
+        )
+        .await,
         ["/author/name", "/commenters/0"]
     );
     assert_eq!(
-        rejected(&r, "echo_nested", json!({"title": "t", "author": {"name": "a", "email": null}, "commenters": []})).await,
+        rejected(
+            &r,
+            "echo_nested",
+            json!({"title": "t", "author": {"name": "a", "email": null}, "commenters": []})
+        )
+        .await,
         ["/author/email"],
         "an optional field is not nullable"
     );
     assert_eq!(
-        rejected(&r, "echo_unit_enums", json!({"mode": "loose", "fallbacks": ["strict", "dry_run"]})).await,
+        rejected(
+            &r,
+            "echo_unit_enums",
+            json!({"mode": "loose", "fallbacks": ["strict", "dry_run"]})
+        )
+        .await,
         ["/fallbacks/1", "/mode"]
     );
     assert_eq!(
-        rejected(&r, "echo_data_enums", json!({"action": {"resize": [1]}, "shapes": [{"kind": "triangle"}]})).await,
+        rejected(
+            &r,
+            "echo_data_enums",
+            json!({"action": {"resize": [1]}, "shapes": [{"kind": "triangle"}]})
+        )
+        .await,
         ["/action", "/shapes/0"]
     );
     assert_eq!(
@@ -483,7 +546,12 @@ async fn what_the_schema_refuses_is_refused_with_pointers() {
         "u16 range comes from the type"
     );
     assert_eq!(
-        rejected(&r, "echo_collections", json!({"names": [], "matrix": [[1.5]], "scores": {"a": -1}, "authors_by_id": {"x": {}}})).await,
+        rejected(
+            &r,
+            "echo_collections",
+            json!({"names": [], "matrix": [[1.5]], "scores": {"a": -1}, "authors_by_id": {"x": {}}})
+        )
+        .await,
         ["/authors_by_id/x", "/matrix/0/0", "/scores/a"]
     );
     assert_eq!(
@@ -496,10 +564,18 @@ async fn what_the_schema_refuses_is_refused_with_pointers() {
         ["", "/items", "/level", "/limit", "/ratio", "/slug"]
     );
     assert_eq!(
-        rejected(&r, "echo_tree", json!({"value": 1, "children": [{"value": "x", "children": []}]})).await,
+        rejected(
+            &r,
+            "echo_tree",
+            json!({"value": 1, "children": [{"value": "x", "children": []}]})
+        )
+        .await,
         ["/children/0/value"]
     );
-    assert_eq!(rejected(&r, "echo_command", json!({"op": "delete", "key": "k"})).await, [""]);
+    assert_eq!(
+        rejected(&r, "echo_command", json!({"op": "delete", "key": "k"})).await,
+        [""]
+    );
     assert_eq!(rejected(&r, "echo_command", json!("get")).await, [""]);
 }
 

@@ -240,7 +240,8 @@ mod tests {
                 "map": {"k": null},
             })
         );
-        let compiled = schema::CompiledSchema::compile(&schema::input_schema_for::<Outer>()).unwrap();
+        let compiled =
+            schema::CompiledSchema::compile(&schema::input_schema_for::<Outer>()).unwrap();
         assert_eq!(compiled.validate(&value), Ok(()));
         let back: Outer = serde_json::from_value(value).unwrap();
         assert!(back.limit.is_none());
