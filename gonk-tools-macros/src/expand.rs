@@ -138,7 +138,7 @@ pub fn tool(model: &ToolModel) -> TokenStream {
 
     let type_item = quote_spanned! {model.fn_ident.span()=>
         #[doc = #doc]
-        #[allow(dead_code, clippy::empty_enum)]
+        #[allow(dead_code)]
         #vis enum #ty {}
     };
     quote! {
@@ -440,10 +440,7 @@ fn handler(model: &ToolModel, select: &TokenStream) -> TokenStream {
             syn::ReturnType::Default => model.fn_ident.span(),
         },
     };
-    let map_err = respan(
-        quote!(|__error| #private::into_tool_error(__error)),
-        err_span,
-    );
+    let into_tool_error = respan(quote!(#private::into_tool_error), err_span);
     let (method, body) = match &model.ret {
         Return::Plain(_) => (quote!(handler), quote!({ #(#states)* #ok(#call.await) })),
         Return::Output(_) => (
@@ -452,11 +449,23 @@ fn handler(model: &ToolModel, select: &TokenStream) -> TokenStream {
         ),
         Return::Result { .. } => (
             quote!(handler),
-            quote!({ #(#states)* #call.await.map_err(#map_err) }),
+            quote!({
+                #(#states)*
+                match #call.await {
+                    ::std::result::Result::Ok(__output) => ::std::result::Result::Ok(__output),
+                    ::std::result::Result::Err(__error) => ::std::result::Result::Err(#into_tool_error(__error)),
+                }
+            }),
         ),
         Return::ResultOutput { .. } => (
             quote!(handler_with_output),
-            quote!({ #(#states)* #call.await.map_err(#map_err) }),
+            quote!({
+                #(#states)*
+                match #call.await {
+                    ::std::result::Result::Ok(__output) => ::std::result::Result::Ok(__output),
+                    ::std::result::Result::Err(__error) => ::std::result::Result::Err(#into_tool_error(__error)),
+                }
+            }),
         ),
         Return::Stream(_) | Return::BadStream(_) => {
             let body = if states.is_empty() {

@@ -211,30 +211,6 @@ pub const fn same_client_method(a: &str, b: &str) -> bool {
     true
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn method(name: &str) -> String {
-        let (out, len) = client_method(name);
-        String::from_utf8(out[..len].to_vec()).unwrap()
-    }
-
-    #[test]
-    fn client_method_rule() {
-        assert_eq!(method("notes.search"), "notes_search");
-        assert_eq!(method("fs-read_file"), "fs_read_file");
-        assert_eq!(method("notes.createNote"), "notes_create_note");
-        assert_eq!(method("v2Api"), "v2_api");
-        assert_eq!(method("HTTPGet"), "httpget");
-        assert!(client_method_is("notes.search", "notes_search"));
-        assert!(!client_method_is("notes.search", "search"));
-        assert!(same_client_method("notes.search", "notes_search"));
-        assert!(!same_client_method("notes.search", "notes.find"));
-        assert!(str_eq("a.b", "a.b") && !str_eq("a.b", "a.c"));
-    }
-}
-
 // ---------------------------------------------------------------------
 // Autoref specialization: the generated code attaches the typed handler
 // only when the input/output bounds hold. When they do not, a no-op
@@ -483,5 +459,29 @@ impl Fallback {
         Err(ClientError::Tool(ToolError::internal(
             "this tool's input or output cannot cross a transport",
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn method(name: &str) -> String {
+        let (out, len) = client_method(name);
+        String::from_utf8(out[..len].to_vec()).unwrap()
+    }
+
+    #[test]
+    fn client_method_rule() {
+        assert_eq!(method("notes.search"), "notes_search");
+        assert_eq!(method("fs-read_file"), "fs_read_file");
+        assert_eq!(method("notes.createNote"), "notes_create_note");
+        assert_eq!(method("v2Api"), "v2_api");
+        assert_eq!(method("HTTPGet"), "httpget");
+        assert!(client_method_is("notes.search", "notes_search"));
+        assert!(!client_method_is("notes.search", "search"));
+        assert!(same_client_method("notes.search", "notes_search"));
+        assert!(!same_client_method("notes.search", "notes.find"));
+        assert!(str_eq("a.b", "a.b") && !str_eq("a.b", "a.c"));
     }
 }

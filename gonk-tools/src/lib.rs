@@ -59,6 +59,10 @@
 //!   filter; [`dispatch`] — [`ToolRegistry::invoke`], the one path every
 //!   call takes.
 //! * [`metrics`] — one [`MetricRecord`](metrics::MetricRecord) per call.
+//! * [`client`] — typed clients over a [`Transport`](client::Transport);
+//!   [`InProcess`](client::InProcess) runs them against a registry here.
+//! * [`macro@tool`], [`macro@tools`], [`toolset!`] — define tools as async
+//!   fns, group them into sets with typed clients, checked at compile time.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

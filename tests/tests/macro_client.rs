@@ -378,3 +378,69 @@ async fn the_fn_stays_callable_as_written() {
     .unwrap();
     assert!(hits.titles.is_empty());
 }
+
+// ------------------------------------------------ #[tools] on an impl block
+
+/// A counter whose tools are `&self` methods.
+pub struct Counter {
+    value: Mutex<i64>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Step {
+    #[schemars(range(min = -100, max = 100))]
+    pub by: i64,
+}
+
+#[tools]
+impl Counter {
+    /// Add to the counter.
+    #[tool(name = "counter.add", approval = "write")]
+    pub async fn add(&self, input: Step) -> i64 {
+        let mut value = self.value.lock().unwrap();
+        *value += input.by;
+        *value
+    }
+
+    /// Read the counter, streaming a log line first.
+    #[tool(name = "counter.read", approval = "read")]
+    pub async fn read(&self, ctx: &ToolContext) -> impl Stream<Item = ToolEvent<i64>> {
+        let value = *self.value.lock().unwrap();
+        let tool = ctx.tool_name().unwrap_or_default().to_owned();
+        gonk_tools::stream! {
+            yield ToolEvent::log(LogLevel::Info, format!("{tool} read {value}"));
+            yield ToolEvent::result(value);
+        }
+    }
+}
+
+#[tokio::test]
+async fn method_tools_share_their_receiver() {
+    let counter = Arc::new(Counter {
+        value: Mutex::new(0),
+    });
+    let registry = ToolRegistry::new();
+    counter.register_tools(&registry).unwrap();
+    assert_eq!(registry.names(), ["counter.add", "counter.read"]);
+
+    let logs = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&logs);
+    let client = CounterClient::new(InProcess::new(registry).tap(move |event| {
+        if let ToolEvent::Log { message, .. } = event {
+            sink.lock().unwrap().push(message.clone());
+        }
+    }));
+    assert_eq!(client.counter_add(Step { by: 5 }).await.unwrap(), 5);
+    assert_eq!(client.counter_add(Step { by: -2 }).await.unwrap(), 3);
+    assert_eq!(client.counter_read(NoInput).await.unwrap(), 3);
+    assert_eq!(
+        *counter.value.lock().unwrap(),
+        3,
+        "the tools mutate the registered value"
+    );
+    assert_eq!(*logs.lock().unwrap(), ["counter.read read 3"]);
+
+    let error = client.counter_add(Step { by: 1000 }).await.unwrap_err();
+    assert_eq!(error.code(), Some(&ErrorCode::InvalidInput));
+    assert_eq!(error.tool_error().unwrap().issues()[0].path, "/by");
+}
