@@ -440,7 +440,7 @@ fn handler(model: &ToolModel, select: &TokenStream) -> TokenStream {
             syn::ReturnType::Default => model.fn_ident.span(),
         },
     };
-    let into_tool_error = respan(quote!(#private::into_tool_error), err_span);
+    let into_tool_error = respan(quote!(#private::into_tool_error(__error)), err_span);
     let (method, body) = match &model.ret {
         Return::Plain(_) => (quote!(handler), quote!({ #(#states)* #ok(#call.await) })),
         Return::Output(_) => (
@@ -453,7 +453,7 @@ fn handler(model: &ToolModel, select: &TokenStream) -> TokenStream {
                 #(#states)*
                 match #call.await {
                     ::std::result::Result::Ok(__output) => ::std::result::Result::Ok(__output),
-                    ::std::result::Result::Err(__error) => ::std::result::Result::Err(#into_tool_error(__error)),
+                    ::std::result::Result::Err(__error) => ::std::result::Result::Err(#into_tool_error),
                 }
             }),
         ),
@@ -463,7 +463,7 @@ fn handler(model: &ToolModel, select: &TokenStream) -> TokenStream {
                 #(#states)*
                 match #call.await {
                     ::std::result::Result::Ok(__output) => ::std::result::Result::Ok(__output),
-                    ::std::result::Result::Err(__error) => ::std::result::Result::Err(#into_tool_error(__error)),
+                    ::std::result::Result::Err(__error) => ::std::result::Result::Err(#into_tool_error),
                 }
             }),
         ),
