@@ -28,9 +28,9 @@ pub type ToolEventStream = Pin<Box<dyn Stream<Item = ToolEvent> + Send + 'static
 /// Records exactly one metric per invocation, even when the stream is
 /// dropped before its end (then the outcome is `aborted`).
 struct MetricGuard {
-    sink: Arc<dyn MetricsSink>,
-    tool: String,
-    start: Instant,
+    sink: Option<Arc<dyn MetricsSink>>,
+    tool: Arc<str>,
+    start: Option<Instant>,
     outcome: Option<(MetricOutcome, Option<ErrorCode>)>,
     recorded: bool,
 }
@@ -68,12 +68,14 @@ impl MetricGuard {
             .take()
             .unwrap_or((MetricOutcome::Aborted, Some(ErrorCode::Aborted)));
         self.recorded = true;
-        self.sink.record(&MetricRecord {
-            tool: std::mem::take(&mut self.tool),
-            duration: self.start.elapsed(),
-            outcome,
-            error_code,
-        });
+        if let (Some(sink), Some(start)) = (&self.sink, self.start) {
+            sink.record(&MetricRecord {
+                tool: self.tool.to_string(),
+                duration: start.elapsed(),
+                outcome,
+                error_code,
+            });
+        }
     }
 }
 
@@ -171,15 +173,30 @@ impl ToolRegistry {
     /// ```
     pub fn invoke(&self, name: &str, input: Value, ctx: ToolContext) -> ToolEventStream {
         let registry = self.clone();
+        // A sink that is not enabled costs neither a clock read nor a record.
+        let sink = self
+            .inner
+            .metrics
+            .enabled()
+            .then(|| Arc::clone(&self.inner.metrics));
+        // Look-up happens now, so the stream owns the definition (not a copy of the name).
+        let found = self.read().get(name).cloned();
+        let tool = match &found {
+            Some(def) => Arc::clone(def.name_arc()),
+            None => Arc::from(name),
+        };
         let mut metric = MetricGuard {
-            sink: Arc::clone(&self.inner.metrics),
-            tool: name.to_owned(),
-            start: Instant::now(),
+            start: sink.as_ref().map(|_| Instant::now()),
+            sink,
+            tool,
             outcome: None,
             recorded: false,
         };
         Box::pin(async_stream::stream! {
-            let prepared = registry.prepare(&metric.tool, input, &ctx).await;
+            let prepared = match found {
+                Some(def) => registry.prepare(def, input, ctx).await,
+                None => Err(ToolError::not_found(&metric.tool)),
+            };
             let Prepared { def, input, ctx } = match prepared {
                 Ok(prepared) => prepared,
                 Err(error) => {
@@ -215,10 +232,12 @@ impl ToolRegistry {
                 }
                 Ok(Ok(HandlerCall::Once(future))) => {
                     let mut future = AssertUnwindSafe(future).catch_unwind();
+                    // The handler is polled first: one that finishes without
+                    // waiting never registers with the token.
                     let finished = tokio::select! {
                         biased;
-                        _ = token.cancelled() => None,
                         outcome = &mut future => Some(outcome),
+                        _ = token.cancelled() => None,
                     };
                     // Drop the handler before reporting, so its resources are released first.
                     drop(future);
@@ -234,10 +253,12 @@ impl ToolRegistry {
                 }
                 Ok(Ok(HandlerCall::Stream(events))) => {
                     let mut events = AssertUnwindSafe(events).catch_unwind();
+                    let cancelled = token.cancelled();
+                    let mut cancelled = std::pin::pin!(cancelled);
                     loop {
                         let step = tokio::select! {
                             biased;
-                            _ = token.cancelled() => Step::Cancelled,
+                            _ = &mut cancelled => Step::Cancelled,
                             item = events.next() => Step::Next(item),
                         };
                         let event = match step {
@@ -269,18 +290,14 @@ impl ToolRegistry {
         })
     }
 
-    /// Steps before the handler: look-up, cycle check, input validation.
+    /// Steps before the handler, after look-up: cycle check, input validation.
     async fn prepare(
         &self,
-        name: &str,
+        def: ToolDefinition,
         input: Value,
-        ctx: &ToolContext,
+        ctx: ToolContext,
     ) -> Result<Prepared, ToolError> {
-        let def = self
-            .read()
-            .get(name)
-            .cloned()
-            .ok_or_else(|| ToolError::not_found(name))?;
+        let name = def.name.as_str();
         if ctx.call_stack.iter().any(|n| &**n == name) {
             let chain: Vec<&str> = ctx.call_stack.iter().map(|n| &**n).chain([name]).collect();
             return Err(ToolError::new(

@@ -66,6 +66,8 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "cli")]
+pub mod adapters;
 pub mod client;
 pub mod context;
 pub mod definition;
