@@ -378,12 +378,12 @@ impl ToolContext {
     pub async fn call<T>(&self, input: T::Input) -> Result<T::Output, ToolError>
     where
         T: Tool,
-        T::Input: Serialize,
+        T::Input: Serialize + schemars::JsonSchema,
         T::Output: DeserializeOwned,
     {
-        let input = serde_json::to_value(&input).map_err(|e| {
-            ToolError::internal(format!("input of {} could not be serialized: {e}", T::NAME))
-        })?;
+        // `None` fields are sent absent, as the input schema describes them.
+        let input = crate::client::encode_input::<T::Input>(T::NAME, &input)
+            .map_err(crate::client::ClientError::into_tool_error)?;
         let output = collect_tool_outcome(self.invoke(T::NAME, input), |_| {}).await?;
         serde_json::from_value(output.data).map_err(|e| {
             ToolError::internal(format!("output of {} did not match its type: {e}", T::NAME))

@@ -667,6 +667,8 @@ async fn typed_call_goes_through_dispatch() {
         const NAME: &'static str = "math.add";
         type Input = AddInput;
         type Output = i64;
+    }
+    impl StaticTool for Add {
         fn definition() -> ToolDefinition {
             ToolDefinition::builder(Self::NAME)
                 .description("Adds.")
