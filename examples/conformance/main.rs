@@ -1,6 +1,8 @@
 //! `conformance`: the tools the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`) calls in its server scenarios,
-//! served by the gonk-tools MCP adapter.
+//! served by the gonk-tools MCP adapter. Each tool is an `async fn` with
+//! `#[tool]`; sampling and elicitation reach the MCP client through
+//! `ctx.host::<McpRequestContext>()`.
 //!
 //! ```text
 //! conformance --port 3001     # streamable HTTP at http://127.0.0.1:3001/mcp
@@ -20,6 +22,7 @@ use gonk_tools::adapters::mcp::{
 };
 use gonk_tools::event::ResourceContents;
 use gonk_tools::prelude::*;
+use serde_json::Value;
 
 /// A 1×1 red PNG.
 const RED_PIXEL_PNG: &str =
@@ -27,16 +30,13 @@ const RED_PIXEL_PNG: &str =
 /// A WAV file with one silent 8-bit sample at 8 kHz.
 const SILENT_WAV: &str = "UklGRiUAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQEAAACA";
 
-#[derive(Deserialize, JsonSchema)]
-struct NoArgs {}
-
-#[derive(Deserialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 struct SamplingArgs {
     /// The prompt to send to the client's LLM.
     prompt: String,
 }
 
-#[derive(Deserialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 struct ElicitationArgs {
     /// The message to show the user.
     message: String,
@@ -52,213 +52,212 @@ fn peer(ctx: &ToolContext) -> Result<&McpRequestContext, ToolError> {
     })
 }
 
-fn tools() -> Vec<ToolDefinition> {
-    vec![
-        ToolDefinition::builder("test_simple_text")
-            .description("Returns a simple text response.")
-            .approval(ApprovalTier::Read)
-            .handler_with_output(|_: NoArgs, _ctx| async {
-                Ok::<_, ToolError>(text_output("This is a simple text response for testing."))
-            })
-            .build(),
-        ToolDefinition::builder("test_image_content")
-            .description("Returns a 1x1 red PNG image.")
-            .approval(ApprovalTier::Read)
-            .handler_with_output(|_: NoArgs, _ctx| async {
-                Ok::<_, ToolError>(ToolOutput::new("image").with_display(vec![
-                    DisplayBlock::Image {
-                        mime_type: "image/png".into(),
-                        data: RED_PIXEL_PNG.into(),
-                        alt: Some("a red pixel".into()),
-                    },
-                ]))
-            })
-            .build(),
-        ToolDefinition::builder("test_audio_content")
-            .description("Returns a tiny WAV file.")
-            .approval(ApprovalTier::Read)
-            .handler_with_output(|_: NoArgs, _ctx| async {
-                Ok::<_, ToolError>(ToolOutput::new("audio").with_display(vec![
-                    DisplayBlock::Audio {
-                        mime_type: "audio/wav".into(),
-                        data: SILENT_WAV.into(),
-                    },
-                ]))
-            })
-            .build(),
-        ToolDefinition::builder("test_embedded_resource")
-            .description("Returns an embedded text resource.")
-            .approval(ApprovalTier::Read)
-            .handler_with_output(|_: NoArgs, _ctx| async {
-                Ok::<_, ToolError>(ToolOutput::new("resource").with_display(vec![
-                    DisplayBlock::Resource {
-                        uri: "test://embedded-resource".into(),
-                        mime_type: Some("text/plain".into()),
-                        contents: ResourceContents::Text {
-                            text: "This is an embedded resource content.".into(),
-                        },
-                    },
-                ]))
-            })
-            .build(),
-        ToolDefinition::builder("test_multiple_content_types")
-            .description("Returns text, an image and a resource.")
-            .approval(ApprovalTier::Read)
-            .handler_with_output(|_: NoArgs, _ctx| async {
-                Ok::<_, ToolError>(ToolOutput::new("mixed").with_display(vec![
-                    DisplayBlock::Text {
-                        text: "Multiple content types test:".into(),
-                    },
-                    DisplayBlock::Image {
-                        mime_type: "image/png".into(),
-                        data: RED_PIXEL_PNG.into(),
-                        alt: None,
-                    },
-                    DisplayBlock::Resource {
-                        uri: "test://mixed-content-resource".into(),
-                        mime_type: Some("application/json".into()),
-                        contents: ResourceContents::Text {
-                            text: r#"{"test":"data","value":123}"#.into(),
-                        },
-                    },
-                ]))
-            })
-            .build(),
-        ToolDefinition::builder("test_tool_with_logging")
-            .description("Sends three log messages while it runs.")
-            .approval(ApprovalTier::Read)
-            .handler_with_output(|_: NoArgs, ctx: ToolContext| async move {
-                ctx.log().info("Tool execution started");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                ctx.log().info("Tool processing data");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                ctx.log().info("Tool execution completed");
-                Ok::<_, ToolError>(text_output("Logging test completed"))
-            })
-            .build(),
-        ToolDefinition::builder("test_error_handling")
-            .description("Always fails.")
-            .approval(ApprovalTier::Read)
-            .handler(|_: NoArgs, _ctx| async {
-                Err::<(), _>(ToolError::new(
-                    ErrorCode::custom("TEST_ERROR"),
-                    "This tool intentionally returns an error for testing",
-                ))
-            })
-            .build(),
-        ToolDefinition::builder("test_tool_with_progress")
-            .description("Reports progress 0, 50 and 100 percent.")
-            .approval(ApprovalTier::Read)
-            .handler_with_output(|_: NoArgs, ctx: ToolContext| async move {
-                ctx.progress(0.0, Some("started".to_owned()));
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                ctx.progress(50.0, Some("halfway".to_owned()));
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                ctx.progress(100.0, Some("done".to_owned()));
-                Ok::<_, ToolError>(text_output("Progress test completed"))
-            })
-            .build(),
-        ToolDefinition::builder("test_sampling")
-            .description("Asks the client's LLM to answer the prompt (sampling).")
-            .approval(ApprovalTier::Read)
-            .handler_with_output(|input: SamplingArgs, ctx: ToolContext| async move {
-                let mcp = peer(&ctx)?;
-                let supports = mcp
-                    .peer()
-                    .peer_info()
-                    .is_some_and(|info| info.capabilities.sampling.is_some());
-                if !supports {
-                    return Err(ToolError::new(
-                        ErrorCode::custom("SAMPLING_UNSUPPORTED"),
-                        "the client does not support sampling",
-                    ));
-                }
-                let params = CreateMessageRequestParams::new(
-                    vec![SamplingMessage::user_text(input.prompt)],
-                    100,
-                );
-                let result = mcp
-                    .peer()
-                    .create_message(params)
-                    .await
-                    .map_err(|e| ToolError::internal(format!("sampling failed: {e}")))?;
-                let message = serde_json::to_value(&result)?;
-                let text = message["content"]["text"]
-                    .as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| message["content"].to_string());
-                Ok(text_output(&format!("LLM response: {text}")))
-            })
-            .build(),
-        ToolDefinition::builder("test_elicitation")
-            .description("Asks the user for a username and an email (elicitation).")
-            .approval(ApprovalTier::Read)
-            .handler_with_output(|input: ElicitationArgs, ctx: ToolContext| async move {
-                let mcp = peer(&ctx)?;
-                let supports = mcp
-                    .peer()
-                    .peer_info()
-                    .is_some_and(|info| info.capabilities.elicitation.is_some());
-                if !supports {
-                    return Err(ToolError::new(
-                        ErrorCode::custom("ELICITATION_UNSUPPORTED"),
-                        "the client does not support elicitation",
-                    ));
-                }
-                let params: ElicitRequestParams = serde_json::from_value(json!({
-                    "mode": "form",
-                    "message": input.message,
-                    "requestedSchema": {
-                        "type": "object",
-                        "properties": {
-                            "username": {"type": "string", "description": "User's response"},
-                            "email": {"type": "string", "description": "User's email address"}
-                        },
-                        "required": ["username", "email"]
-                    }
-                }))?;
-                let result = mcp
-                    .peer()
-                    .create_elicitation(params)
-                    .await
-                    .map_err(|e| ToolError::internal(format!("elicitation failed: {e}")))?;
-                let answer = serde_json::to_value(&result)?;
-                Ok(text_output(&format!(
-                    "User response: action: {}, content: {}",
-                    answer["action"].as_str().unwrap_or("unknown"),
-                    answer.get("content").cloned().unwrap_or(Value::Null)
-                )))
-            })
-            .build(),
-        ToolDefinition::builder("json_schema_2020_12_tool")
-            .description("Tool with JSON Schema 2020-12 features")
-            .approval(ApprovalTier::Read)
-            .input_json_schema(json!({
-                "$schema": "https://json-schema.org/draft/2020-12/schema",
-                "type": "object",
-                "$defs": {
-                    "address": {
-                        "type": "object",
-                        "properties": {
-                            "street": {"type": "string"},
-                            "city": {"type": "string"}
-                        }
-                    }
-                },
-                "properties": {
-                    "name": {"type": "string"},
-                    "address": {"$ref": "#/$defs/address"}
-                },
-                "additionalProperties": false
-            }))
-            .raw_handler(
-                |input, _ctx| async move { Ok(ToolOutput::new(json!({ "received": input }))) },
-            )
-            .build(),
-    ]
+/// Returns a simple text response.
+#[tool(approval = "read")]
+async fn test_simple_text() -> ToolOutput<String> {
+    text_output("This is a simple text response for testing.")
 }
 
-use serde_json::Value;
+/// Returns a 1x1 red PNG image.
+#[tool(approval = "read")]
+async fn test_image_content() -> ToolOutput<String> {
+    ToolOutput::new("image".to_owned()).with_display(vec![DisplayBlock::Image {
+        mime_type: "image/png".into(),
+        data: RED_PIXEL_PNG.into(),
+        alt: Some("a red pixel".into()),
+    }])
+}
+
+/// Returns a tiny WAV file.
+#[tool(approval = "read")]
+async fn test_audio_content() -> ToolOutput<String> {
+    ToolOutput::new("audio".to_owned()).with_display(vec![DisplayBlock::Audio {
+        mime_type: "audio/wav".into(),
+        data: SILENT_WAV.into(),
+    }])
+}
+
+/// Returns an embedded text resource.
+#[tool(approval = "read")]
+async fn test_embedded_resource() -> ToolOutput<String> {
+    ToolOutput::new("resource".to_owned()).with_display(vec![DisplayBlock::Resource {
+        uri: "test://embedded-resource".into(),
+        mime_type: Some("text/plain".into()),
+        contents: ResourceContents::Text {
+            text: "This is an embedded resource content.".into(),
+        },
+    }])
+}
+
+/// Returns text, an image and a resource.
+#[tool(approval = "read")]
+async fn test_multiple_content_types() -> ToolOutput<String> {
+    ToolOutput::new("mixed".to_owned()).with_display(vec![
+        DisplayBlock::Text {
+            text: "Multiple content types test:".into(),
+        },
+        DisplayBlock::Image {
+            mime_type: "image/png".into(),
+            data: RED_PIXEL_PNG.into(),
+            alt: None,
+        },
+        DisplayBlock::Resource {
+            uri: "test://mixed-content-resource".into(),
+            mime_type: Some("application/json".into()),
+            contents: ResourceContents::Text {
+                text: r#"{"test":"data","value":123}"#.into(),
+            },
+        },
+    ])
+}
+
+/// Sends three log messages while it runs.
+#[tool(approval = "read")]
+async fn test_tool_with_logging(ctx: &ToolContext) -> ToolOutput<String> {
+    ctx.log().info("Tool execution started");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.log().info("Tool processing data");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.log().info("Tool execution completed");
+    text_output("Logging test completed")
+}
+
+/// Always fails.
+#[tool(approval = "read")]
+async fn test_error_handling() -> Result<(), ToolError> {
+    Err(ToolError::new(
+        ErrorCode::custom("TEST_ERROR"),
+        "This tool intentionally returns an error for testing",
+    ))
+}
+
+/// Reports progress 0, 50 and 100 percent.
+#[tool(approval = "read")]
+async fn test_tool_with_progress(ctx: &ToolContext) -> ToolOutput<String> {
+    ctx.progress(0.0, Some("started".to_owned()));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.progress(50.0, Some("halfway".to_owned()));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.progress(100.0, Some("done".to_owned()));
+    text_output("Progress test completed")
+}
+
+/// Asks the client's LLM to answer the prompt (sampling).
+#[tool(approval = "read")]
+async fn test_sampling(
+    input: SamplingArgs,
+    ctx: &ToolContext,
+) -> Result<ToolOutput<String>, ToolError> {
+    let mcp = peer(ctx)?;
+    let supports = mcp
+        .peer()
+        .peer_info()
+        .is_some_and(|info| info.capabilities.sampling.is_some());
+    if !supports {
+        return Err(ToolError::new(
+            ErrorCode::custom("SAMPLING_UNSUPPORTED"),
+            "the client does not support sampling",
+        ));
+    }
+    let params =
+        CreateMessageRequestParams::new(vec![SamplingMessage::user_text(input.prompt)], 100);
+    let result = mcp
+        .peer()
+        .create_message(params)
+        .await
+        .map_err(|e| ToolError::internal(format!("sampling failed: {e}")))?;
+    let message = serde_json::to_value(&result)?;
+    let text = message["content"]["text"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| message["content"].to_string());
+    Ok(text_output(&format!("LLM response: {text}")))
+}
+
+/// Asks the user for a username and an email (elicitation).
+#[tool(approval = "read")]
+async fn test_elicitation(
+    input: ElicitationArgs,
+    ctx: &ToolContext,
+) -> Result<ToolOutput<String>, ToolError> {
+    let mcp = peer(ctx)?;
+    let supports = mcp
+        .peer()
+        .peer_info()
+        .is_some_and(|info| info.capabilities.elicitation.is_some());
+    if !supports {
+        return Err(ToolError::new(
+            ErrorCode::custom("ELICITATION_UNSUPPORTED"),
+            "the client does not support elicitation",
+        ));
+    }
+    let params: ElicitRequestParams = serde_json::from_value(json!({
+        "mode": "form",
+        "message": input.message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "username": {"type": "string", "description": "User's response"},
+                "email": {"type": "string", "description": "User's email address"}
+            },
+            "required": ["username", "email"]
+        }
+    }))?;
+    let result = mcp
+        .peer()
+        .create_elicitation(params)
+        .await
+        .map_err(|e| ToolError::internal(format!("elicitation failed: {e}")))?;
+    let answer = serde_json::to_value(&result)?;
+    Ok(text_output(&format!(
+        "User response: action: {}, content: {}",
+        answer["action"].as_str().unwrap_or("unknown"),
+        answer.get("content").cloned().unwrap_or(Value::Null)
+    )))
+}
+
+/// Tool with JSON Schema 2020-12 features
+#[tool(
+    approval = "read",
+    input_json_schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "type": "object",
+                "properties": {
+                    "street": {"type": "string"},
+                    "city": {"type": "string"}
+                }
+            }
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"}
+        },
+        "additionalProperties": false
+    })
+)]
+async fn json_schema_2020_12_tool(input: Value) -> Value {
+    json!({ "received": input })
+}
+
+toolset! {
+    /// The tools the conformance suite's server scenarios call.
+    pub struct Conformance {
+        TestSimpleText,
+        TestImageContent,
+        TestAudioContent,
+        TestEmbeddedResource,
+        TestMultipleContentTypes,
+        TestToolWithLogging,
+        TestErrorHandling,
+        TestToolWithProgress,
+        TestSampling,
+        TestElicitation,
+        json_schema_2020_12_tool = JsonSchema202012Tool,
+    }
+}
 
 enum Mode {
     Stdio,
@@ -303,7 +302,7 @@ async fn main() -> ExitCode {
         }
     };
     let registry = ToolRegistry::new();
-    if let Err(error) = registry.register_all(tools()) {
+    if let Err(error) = Conformance::register(&registry) {
         eprintln!("conformance: {error}");
         return ExitCode::FAILURE;
     }

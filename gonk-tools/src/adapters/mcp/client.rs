@@ -220,8 +220,9 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for RoutingTransport<T> {
 /// (stdio) or to a streamable-HTTP endpoint.
 ///
 /// [`invoke`](Self::invoke) has the shape of a local
-/// [`ToolRegistry::invoke`](crate::ToolRegistry::invoke), so typed clients
-/// can call tools across processes:
+/// [`ToolRegistry::invoke`](crate::ToolRegistry::invoke), and the client is
+/// a [`Transport`](crate::client::Transport), so generated typed clients
+/// call tools across processes:
 ///
 /// ```no_run
 /// use gonk_tools::adapters::mcp::McpClient;
@@ -454,6 +455,14 @@ impl McpClient {
             .await
             .map_err(|e| McpClientError::Connect(e.to_string()))?;
         Ok(())
+    }
+}
+
+/// The MCP client is a [`Transport`](crate::client::Transport): a generated
+/// typed client (`toolset!`) calls tools on an MCP server through it.
+impl crate::client::Transport for McpClient {
+    fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
+        McpClient::invoke(self, name, input)
     }
 }
 
