@@ -12,8 +12,8 @@ use std::sync::Arc;
 use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgAction, ArgMatches, Command};
 use gonk_tools::adapters::cli::exit;
 use gonk_tools::adapters::mcp::{
-    serve_http, serve_stdio, McpClient, McpHttpClientOptions, McpHttpOptions, McpServerOptions,
-    WriteToolPolicy,
+    is_write_tool, serve_http, serve_stdio, McpClient, McpHttpClientOptions, McpHttpOptions,
+    McpServerOptions, WriteToolPolicy,
 };
 use gonk_tools::prelude::*;
 use gonk_tools::ToolRegistry;
@@ -47,6 +47,19 @@ pub fn stdio_command() -> Command {
 
 /// Runs `notes mcp` until the client disconnects.
 pub async fn run_stdio(registry: ToolRegistry) -> ExitCode {
+    // stdout carries the protocol; MCP clients show the server's stderr.
+    let writes: Vec<String> = registry
+        .list()
+        .iter()
+        .filter(|def| !def.capabilities.duplex && is_write_tool(def))
+        .map(|def| def.name.clone())
+        .collect();
+    if !writes.is_empty() {
+        eprintln!(
+            "notes: serving MCP on stdio; write tools are exposed: {}",
+            writes.join(", ")
+        );
+    }
     match serve_stdio(registry, server_options()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => failure(error),

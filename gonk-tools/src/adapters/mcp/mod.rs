@@ -8,7 +8,7 @@
 //! * [`McpClient`] — the client side: a stdio child process or an HTTP
 //!   endpoint, as an event stream per call, for typed clients.
 //!
-//! Every `tools/call` runs through [`ToolRegistry::invoke`] — the same
+//! Every `tools/call` runs through [`ToolRegistry::invoke`](crate::ToolRegistry::invoke) — the same
 //! dispatch path as every other surface (schema enforcement, cancellation,
 //! panics → `INTERNAL`, one metric per call). rmcp's router is not used:
 //! [`McpServer`] implements [`rmcp::ServerHandler`] by hand over the
