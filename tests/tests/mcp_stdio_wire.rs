@@ -1,0 +1,155 @@
+//! `notes mcp` driven with raw JSON-RPC lines, to see exactly what goes on
+//! the wire: progress notifications only for a request that carries a
+//! progress token (with that token, `total` 100, never decreasing), and log
+//! notifications filtered by the level set with `logging/setLevel`.
+
+mod mcp_support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+
+use mcp_support::notes_command;
+use serde_json::{json, Value};
+
+struct Wire {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Wire {
+    fn start() -> Wire {
+        let mut child = notes_command()
+            .args(["--db", ":memory:", "mcp"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("notes mcp starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut wire = Wire {
+            child,
+            stdin,
+            stdout,
+        };
+        wire.request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}),
+        );
+        wire.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        wire
+    }
+
+    fn send(&mut self, message: Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns every notification before its response,
+    /// then the response.
+    fn request(&mut self, id: u64, method: &str, params: Value) -> (Vec<Value>, Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut notifications = Vec::new();
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "the server closed stdout"
+            );
+            let message: Value = serde_json::from_str(&line).expect("one JSON message per line");
+            if message["id"] == id {
+                return (notifications, message);
+            }
+            notifications.push(message);
+        }
+    }
+}
+
+impl Drop for Wire {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn of_method<'a>(notifications: &'a [Value], method: &str) -> Vec<&'a Value> {
+    notifications
+        .iter()
+        .filter(|n| n["method"] == method)
+        .collect()
+}
+
+#[test]
+fn progress_needs_a_token_and_logs_follow_the_level() {
+    let mut wire = Wire::start();
+    for (id, title) in [(2, "one"), (3, "two"), (4, "three"), (5, "four")] {
+        let (_, response) = wire.request(
+            id,
+            "tools/call",
+            json!({"name": "notes.create", "arguments": {"title": title}}),
+        );
+        assert_ne!(response["result"]["isError"], true, "{response}");
+    }
+
+    // Without a progress token: no progress notifications. The export logs
+    // one info line, which the default level (info) lets through.
+    let (notifications, response) = wire.request(
+        6,
+        "tools/call",
+        json!({"name": "notes.export", "arguments": {}}),
+    );
+    assert_eq!(response["result"]["structuredContent"]["count"], 4);
+    assert!(of_method(&notifications, "notifications/progress").is_empty());
+    let logs = of_method(&notifications, "notifications/message");
+    assert_eq!(logs.len(), 1, "{notifications:?}");
+    assert_eq!(logs[0]["params"]["level"], "info");
+    assert_eq!(logs[0]["params"]["logger"], "notes.export");
+    assert_eq!(logs[0]["params"]["data"], "exporting 4 notes");
+
+    // With a token: one notification per note, with the token, out of 100,
+    // never decreasing.
+    let (notifications, _) = wire.request(
+        7,
+        "tools/call",
+        json!({"name": "notes.export", "arguments": {},
+               "_meta": {"progressToken": "export-1"}}),
+    );
+    let progress = of_method(&notifications, "notifications/progress");
+    assert_eq!(progress.len(), 4, "{notifications:?}");
+    let values: Vec<f64> = progress
+        .iter()
+        .map(|p| {
+            assert_eq!(p["params"]["progressToken"], "export-1");
+            assert_eq!(p["params"]["total"], 100.0);
+            p["params"]["progress"].as_f64().unwrap()
+        })
+        .collect();
+    assert_eq!(values, [25.0, 50.0, 75.0, 100.0]);
+    assert_eq!(progress[3]["params"]["message"], "exported 4/4");
+
+    // logging/setLevel error: the info line is filtered out.
+    let (_, response) = wire.request(8, "logging/setLevel", json!({"level": "error"}));
+    assert_eq!(response["result"], json!({}));
+    let (notifications, _) = wire.request(
+        9,
+        "tools/call",
+        json!({"name": "notes.export", "arguments": {}}),
+    );
+    assert!(of_method(&notifications, "notifications/message").is_empty());
+
+    // logging/setLevel debug: it is back.
+    wire.request(10, "logging/setLevel", json!({"level": "debug"}));
+    let (notifications, _) = wire.request(
+        11,
+        "tools/call",
+        json!({"name": "notes.export", "arguments": {}}),
+    );
+    assert_eq!(of_method(&notifications, "notifications/message").len(), 1);
+
+    // ping answers.
+    let (_, response) = wire.request(12, "ping", json!({}));
+    assert_eq!(response["result"], json!({}));
+}
