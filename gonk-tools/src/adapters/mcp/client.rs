@@ -329,6 +329,16 @@ impl McpClient {
         Self::connect(transport).await
     }
 
+    /// Connects over a pair of byte streams (e.g. a `tokio::io::duplex`
+    /// pipe to an in-process [`serve_io`](super::serve_io)).
+    pub async fn connect_io<R, W>(read: R, write: W) -> Result<Self, McpClientError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        Self::connect((read, write)).await
+    }
+
     /// Connects to a streamable-HTTP endpoint (`http://127.0.0.1:8080/mcp`).
     pub async fn connect_http(
         url: &str,

@@ -1,0 +1,146 @@
+//! The MCP adapter's cost, side by side with the direct dispatch path in
+//! the same run.
+//!
+//! * `invoke`: `registry.invoke` + `collect_tool_outcome` for `add(a, b)`.
+//! * `mcp_call`: the same call through the MCP client and server over an
+//!   in-process pipe (JSON-RPC framing, rmcp on both ends, the adapter's
+//!   mapping).
+//! * `list_50`: the `tools/list` projection of 50 tools.
+//!
+//! After the run, the ratio of `mcp_call` to `invoke` is printed.
+
+use std::path::PathBuf;
+
+use criterion::{criterion_group, Criterion};
+use gonk_tools::adapters::mcp::{
+    serve_io, McpClient, McpServer, McpServerOptions, WriteToolPolicy,
+};
+use gonk_tools::prelude::*;
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct AddInput {
+    a: i64,
+    b: i64,
+}
+
+fn registry(extra: usize) -> ToolRegistry {
+    let registry = ToolRegistry::new();
+    registry
+        .register(
+            ToolDefinition::builder("add")
+                .description("Add two integers.")
+                .approval(ApprovalTier::Read)
+                .handler(|input: AddInput, _| async move { Ok::<_, ToolError>(input.a + input.b) })
+                .build(),
+        )
+        .unwrap();
+    for i in 0..extra {
+        registry
+            .register(
+                ToolDefinition::builder(format!("tool.{i}"))
+                    .description("A tool with an object input.")
+                    .approval(ApprovalTier::Read)
+                    .output_schema_for::<AddInput>()
+                    .handler(|input: AddInput, _| async move { Ok::<_, ToolError>(input) })
+                    .build(),
+            )
+            .unwrap();
+    }
+    registry
+}
+
+fn bench(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let direct = registry(0);
+    let (client, server) = tokio::io::duplex(64 * 1024);
+    let client = runtime.block_on(async {
+        let (server_read, server_write) = tokio::io::split(server);
+        tokio::spawn(serve_io(
+            registry(0),
+            McpServerOptions::new("bench", "1.0.0"),
+            server_read,
+            server_write,
+        ));
+        let (client_read, client_write) = tokio::io::split(client);
+        McpClient::connect_io(client_read, client_write)
+            .await
+            .unwrap()
+    });
+    let input = json!({"a": 2, "b": 3});
+
+    let mut group = c.benchmark_group("mcp");
+    group.bench_function("invoke", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let out = collect_tool_outcome(
+                direct.invoke("add", input.clone(), ToolContext::new()),
+                |_| {},
+            )
+            .await
+            .unwrap();
+            assert_eq!(out.data, 5);
+        })
+    });
+    group.bench_function("mcp_call", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let out = collect_tool_outcome(client.invoke("add", input.clone()), |_| {})
+                .await
+                .unwrap();
+            assert_eq!(out.data, 5);
+        })
+    });
+    let fifty = McpServer::new(
+        registry(49),
+        McpServerOptions::new("bench", "1.0.0"),
+        WriteToolPolicy::Permissive,
+    );
+    group.bench_function("list_50", |b| {
+        b.iter(|| {
+            let tools = fifty.list();
+            assert_eq!(tools.len(), 50);
+            tools
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+
+fn criterion_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return home.into();
+    }
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(target).join("criterion");
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/criterion")
+}
+
+fn estimate(name: &str) -> Option<f64> {
+    let path = criterion_home()
+        .join("mcp")
+        .join(name)
+        .join("new/estimates.json");
+    let text = std::fs::read_to_string(path).ok()?;
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    value["mean"]["point_estimate"].as_f64()
+}
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    if std::env::args().any(|a| a == "--list" || a == "--test") {
+        return;
+    }
+    if let (Some(invoke), Some(mcp)) = (estimate("invoke"), estimate("mcp_call")) {
+        println!(
+            "mcp_call / invoke: {:.1}x ({:.1} µs vs {:.1} µs per call)",
+            mcp / invoke,
+            mcp / 1000.0,
+            invoke / 1000.0
+        );
+    }
+}
