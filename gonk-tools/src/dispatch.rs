@@ -2,9 +2,12 @@
 //! [`ToolRegistry::invoke`].
 //!
 //! Order for one invocation (root or composed): look up → cycle check →
-//! validate input against the advertised schema → run the handler, raced
-//! against cancellation and isolated from panics → validate output →
-//! one metric record.
+//! *(authenticated root: capture the principal, authorize `tool.discover`)*
+//! → validate input against the advertised schema → *(authenticated:
+//! resolve approval, resolve the required resource, authorize
+//! `tool.invoke`, the approval gate — see [`crate::security`])* → run the
+//! handler, raced against cancellation and isolated from panics → validate
+//! output → one metric record.
 
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -21,6 +24,7 @@ use crate::event::ToolEvent;
 use crate::metrics::{MetricOutcome, MetricRecord, MetricsSink};
 use crate::outcome::ToolOutput;
 use crate::registry::ToolRegistry;
+use crate::security::Admission;
 
 /// The event stream of one call. Every adapter consumes exactly this.
 pub type ToolEventStream = Pin<Box<dyn Stream<Item = ToolEvent> + Send + 'static>>;
@@ -179,7 +183,18 @@ impl ToolRegistry {
             recorded: false,
         };
         Box::pin(async_stream::stream! {
-            let prepared = registry.prepare(&metric.tool, input, &ctx).await;
+            let prepared = if ctx.auth.is_some() {
+                // Authenticated gates await host components: cancellation
+                // must be able to interrupt them.
+                let token = ctx.cancellation.clone();
+                tokio::select! {
+                    biased;
+                    prepared = registry.prepare(&metric.tool, input, &ctx) => prepared,
+                    _ = token.cancelled() => Err(ToolError::aborted()),
+                }
+            } else {
+                registry.prepare(&metric.tool, input, &ctx).await
+            };
             let Prepared { def, input, ctx } = match prepared {
                 Ok(prepared) => prepared,
                 Err(error) => {
@@ -269,7 +284,9 @@ impl ToolRegistry {
         })
     }
 
-    /// Steps before the handler: look-up, cycle check, input validation.
+    /// Steps before the handler: look-up, cycle check, (authenticated:
+    /// capture + discover), input validation, (authenticated: approval,
+    /// resource, invoke authorization, approval gate).
     async fn prepare(
         &self,
         name: &str,
@@ -288,6 +305,10 @@ impl ToolRegistry {
                 format!("Cycle detected: {}", chain.join(" -> ")),
             ));
         }
+        let admission = match ctx.auth {
+            None => Admission::Unauthenticated,
+            Some(_) => self.admit(&def, ctx).await?,
+        };
         let compiled = def
             .compiled()
             .map_err(|reason| ToolError::internal(reason.to_owned()))?;
@@ -295,7 +316,12 @@ impl ToolRegistry {
             .input
             .validate(&input)
             .map_err(ToolError::invalid_input)?;
-        let ctx = ctx.enter(self, def.name_arc());
+        let mut ctx = ctx.enter(self, def.name_arc());
+        if let Admission::Authenticated(captured) = admission {
+            self.authorize_invoke(&captured, &def, &input, &ctx.call_stack)
+                .await?;
+            ctx.auth = Some(crate::context::AuthSlot::Captured(captured));
+        }
         Ok(Prepared { def, input, ctx })
     }
 }

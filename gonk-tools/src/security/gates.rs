@@ -1,0 +1,556 @@
+//! The gates of authenticated dispatch (DESIGN §4, steps 3 and 5–8):
+//! capture and discover before input validation; approval resolution,
+//! resource resolution, invoke authorization and the approval gate after
+//! it. [`crate::dispatch`] calls them; every outcome here is a receipt and,
+//! on refusal, the `ToolError` the caller sees.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use serde_json::{Map, Value};
+
+use super::approval::{resolve_approval, ApprovalMode};
+use super::auth_context::{AuthContext, CapturedAuth};
+use super::error::SecurityError;
+use super::messages::*;
+use super::options::SecurityOptions;
+use super::policy::{AuthorizationAction, AuthorizationOutcome, AuthorizationRequest};
+use super::provider::{ApprovalDecision, ApprovalRequest};
+use super::receipt::{ApprovalOutcome, ApprovalReceipt, AuditReceipt, AuthorizationReceipt};
+use super::resource::{RedactedResource, ResourceRef, ResourceResolutionRequest};
+use crate::context::{AuthSlot, ToolContext};
+use crate::definition::{ApprovalSpec, ApprovalTier, ToolDefinition};
+use crate::error::{ErrorCode, ToolError};
+use crate::registry::ToolRegistry;
+
+const TARGET: &str = "gonk_tools::security";
+
+/// Runs a security component, turning an `Err` or a panic (in the call or
+/// in its future) into `Err(())`. The component's error is dropped here, so
+/// its text can reach nothing downstream.
+async fn guarded<'a, T>(
+    call: impl FnOnce() -> BoxFuture<'a, Result<T, SecurityError>>,
+) -> Result<T, ()> {
+    let future = std::panic::catch_unwind(AssertUnwindSafe(call)).map_err(|_| ())?;
+    match AssertUnwindSafe(future).catch_unwind().await {
+        Ok(Ok(value)) => Ok(value),
+        _ => Err(()),
+    }
+}
+
+fn tool_resource(def: &ToolDefinition, tier: Option<ApprovalTier>) -> ResourceRef {
+    let mut metadata = Map::new();
+    metadata.insert(
+        "authorization".to_owned(),
+        def.authorization
+            .as_ref()
+            .and_then(|a| serde_json::to_value(a).ok())
+            .unwrap_or(Value::Null),
+    );
+    metadata.insert(
+        "capabilities".to_owned(),
+        serde_json::to_value(def.capabilities).unwrap_or(Value::Null),
+    );
+    if let Some(tier) = tier {
+        metadata.insert(
+            "approvalTier".to_owned(),
+            Value::String(tier.as_str().to_owned()),
+        );
+    }
+    ResourceRef {
+        kind: "tool".to_owned(),
+        target: Some(def.name.clone()),
+        scope: None,
+        tenant_id: None,
+        workspace_id: None,
+        metadata,
+    }
+}
+
+fn denied(code: ErrorCode, message: impl Into<String>) -> ToolError {
+    ToolError::new(code, message)
+}
+
+fn audit_failed() -> ToolError {
+    denied(ErrorCode::AuthAuditFailed, AUDIT_FAILED)
+}
+
+/// Writes receipts per the options; `false` when a receipt could not be
+/// written and audit is mandatory (the caller must stop).
+struct Auditor<'a> {
+    options: &'a SecurityOptions,
+}
+
+impl Auditor<'_> {
+    async fn write(&self, receipt: impl FnOnce() -> AuditReceipt) -> bool {
+        let Some(sink) = &self.options.audit_sink else {
+            return !self.options.mandatory_audit;
+        };
+        let receipt = receipt();
+        let tool = receipt.tool().to_owned();
+        match guarded(|| sink.record(receipt)).await {
+            Ok(()) => true,
+            Err(()) => {
+                tracing::warn!(target: TARGET, tool = %tool, mandatory = self.options.mandatory_audit, "audit sink failed to store a receipt");
+                !self.options.mandatory_audit
+            }
+        }
+    }
+}
+
+/// The result of the pre-validation gates.
+pub(crate) enum Admission {
+    /// No auth: the trusted internal path, ungated.
+    Unauthenticated,
+    /// Authenticated: run the post-validation gates with this.
+    Authenticated(Arc<CapturedAuth>),
+}
+
+impl ToolRegistry {
+    /// Steps 3 (root) / principal check (child): capture the auth context,
+    /// validate the principal and, at the root, authorize `tool.discover`.
+    pub(crate) async fn admit(
+        &self,
+        def: &ToolDefinition,
+        ctx: &ToolContext,
+    ) -> Result<Admission, ToolError> {
+        let options = &*self.inner.security;
+        let is_root = ctx.call_stack.is_empty();
+        match &ctx.auth {
+            None => Ok(Admission::Unauthenticated),
+            Some(AuthSlot::Captured(captured)) => {
+                // A composed child: the principal was validated at the root;
+                // it may have expired since.
+                if captured.principal().is_expired_at(options.now()) {
+                    return Err(denied(ErrorCode::AuthorizationDenied, INVALID_PRINCIPAL));
+                }
+                Ok(Admission::Authenticated(Arc::clone(captured)))
+            }
+            Some(AuthSlot::Provided(auth)) => {
+                let Some(captured) = capture(options, auth) else {
+                    tracing::debug!(target: TARGET, tool = %def.name, root = is_root, "invalid authenticated principal");
+                    return Err(if is_root {
+                        ToolError::not_found(&def.name)
+                    } else {
+                        denied(ErrorCode::AuthorizationDenied, INVALID_PRINCIPAL)
+                    });
+                };
+                if is_root {
+                    match self.discover_gate(&captured, def).await {
+                        Discover::Allowed => {}
+                        Discover::Hidden => return Err(ToolError::not_found(&def.name)),
+                        Discover::AuditFailed => return Err(audit_failed()),
+                    }
+                }
+                Ok(Admission::Authenticated(captured))
+            }
+        }
+    }
+
+    /// Authorizes `tool.discover` of `def` and writes its receipt.
+    async fn discover_gate(&self, captured: &CapturedAuth, def: &ToolDefinition) -> Discover {
+        let options = &*self.inner.security;
+        let resource = tool_resource(def, None);
+        let request = AuthorizationRequest {
+            principal: captured.principal(),
+            action: AuthorizationAction::Discover,
+            resource: &resource,
+            related_resources: &[],
+            input: None,
+            call_stack: &[],
+        };
+        let policy = captured.auth.policy();
+        let decision = guarded(|| policy.authorize(&request)).await;
+        let (outcome, reason, policy_id) = match decision {
+            Ok(d) => (d.outcome, d.reason, d.policy_id),
+            Err(()) => {
+                tracing::warn!(target: TARGET, tool = %def.name, action = "tool.discover", "authorization policy failed; denying");
+                (
+                    AuthorizationOutcome::Deny,
+                    Some(POLICY_FAILED.to_owned()),
+                    None,
+                )
+            }
+        };
+        let auditor = Auditor { options };
+        let audited = auditor
+            .write(|| {
+                AuditReceipt::Authorization(AuthorizationReceipt {
+                    base: Arc::clone(&captured.base),
+                    timestamp: options.now(),
+                    action: AuthorizationAction::Discover,
+                    resource: resource.redacted(),
+                    related_resources: Vec::new(),
+                    tool: def.name.clone(),
+                    outcome,
+                    reason,
+                    policy_id,
+                })
+            })
+            .await;
+        // A deny beats an audit failure: hidden reads as missing.
+        if outcome == AuthorizationOutcome::Deny {
+            Discover::Hidden
+        } else if !audited {
+            Discover::AuditFailed
+        } else {
+            Discover::Allowed
+        }
+    }
+
+    /// Steps 5–8 for an authenticated call, after input validation:
+    /// resolve approval, resolve the required resource, authorize
+    /// `tool.invoke`, then the approval gate. `call_stack` is the stack the
+    /// handler will run with (ending with this tool).
+    pub(crate) async fn authorize_invoke(
+        &self,
+        captured: &CapturedAuth,
+        def: &ToolDefinition,
+        input: &Value,
+        call_stack: &[Arc<str>],
+    ) -> Result<(), ToolError> {
+        let options = &*self.inner.security;
+        let auditor = Auditor { options };
+        let principal = captured.principal();
+
+        // 5. Approval from the declaration and the validated input.
+        let approval = resolve_approval(def.approval.as_ref(), input);
+
+        // resources[0] is the tool; resources[1..] the related resources.
+        let mut resources = Vec::with_capacity(2);
+        resources.push(tool_resource(def, Some(approval.tier)));
+
+        // 6. The declared authorization resource.
+        if let Some(declared) = &def.authorization_resource {
+            let resolution = match &options.resource_resolver {
+                None => Err(("Resource resolver not configured".to_owned(), None)),
+                Some(resolver) => {
+                    let request = ResourceResolutionRequest {
+                        principal,
+                        tool: &def.name,
+                        declared,
+                        input,
+                        call_stack,
+                    };
+                    match guarded(|| resolver.resolve(request)).await {
+                        Err(()) => {
+                            tracing::warn!(target: TARGET, tool = %def.name, "resource resolver failed; denying");
+                            Err(("Resource resolver failed".to_owned(), None))
+                        }
+                        Ok(None) => Err(("Resource not found".to_owned(), None)),
+                        Ok(Some(resource)) => check_resource(declared, resource),
+                    }
+                }
+            };
+            match resolution {
+                Ok(resource) => resources.push(resource),
+                Err((reason, partial)) => {
+                    let audited = auditor
+                        .write(|| {
+                            AuditReceipt::Authorization(AuthorizationReceipt {
+                                base: Arc::clone(&captured.base),
+                                timestamp: options.now(),
+                                action: AuthorizationAction::Invoke,
+                                resource: resources[0].redacted(),
+                                related_resources: partial.into_iter().collect(),
+                                tool: def.name.clone(),
+                                outcome: AuthorizationOutcome::Deny,
+                                reason: Some(reason),
+                                policy_id: None,
+                            })
+                        })
+                        .await;
+                    return Err(if audited {
+                        denied(ErrorCode::AuthResourceUnresolved, RESOURCE_UNRESOLVED)
+                    } else {
+                        audit_failed()
+                    });
+                }
+            }
+        }
+
+        // 7. Authorize tool.invoke.
+        let request = AuthorizationRequest {
+            principal,
+            action: AuthorizationAction::Invoke,
+            resource: &resources[0],
+            related_resources: &resources[1..],
+            input: Some(input),
+            call_stack,
+        };
+        let policy = captured.auth.policy();
+        let decision = guarded(|| policy.authorize(&request)).await;
+        let (outcome, reason, policy_id, message) = match decision {
+            Ok(d) => {
+                let message = d.reason.clone();
+                (d.outcome, d.reason, d.policy_id, message)
+            }
+            Err(()) => {
+                tracing::warn!(target: TARGET, tool = %def.name, action = "tool.invoke", "authorization policy failed; denying");
+                (
+                    AuthorizationOutcome::Deny,
+                    Some(POLICY_FAILED.to_owned()),
+                    None,
+                    Some(POLICY_FAILED.to_owned()),
+                )
+            }
+        };
+        let audited = auditor
+            .write(|| {
+                AuditReceipt::Authorization(AuthorizationReceipt {
+                    base: Arc::clone(&captured.base),
+                    timestamp: options.now(),
+                    action: AuthorizationAction::Invoke,
+                    resource: resources[0].redacted(),
+                    related_resources: resources[1..].iter().map(ResourceRef::redacted).collect(),
+                    tool: def.name.clone(),
+                    outcome,
+                    reason,
+                    policy_id,
+                })
+            })
+            .await;
+        // An audit failure beats a deny at invoke.
+        if !audited {
+            return Err(audit_failed());
+        }
+        if outcome == AuthorizationOutcome::Deny {
+            return Err(denied(
+                ErrorCode::AuthorizationDenied,
+                message.unwrap_or_else(|| AUTHORIZATION_DENIED.to_owned()),
+            ));
+        }
+
+        // 8. The approval gate.
+        let provider = options.approval_provider.as_ref();
+        let enter = options.approval_mode == ApprovalMode::Enforce
+            && (provider.is_some() || approval.tier != ApprovalTier::Read);
+        if !enter {
+            return Ok(());
+        }
+        let decision = match provider {
+            None => ApprovalDecision::Denied {
+                reason: Some(PROVIDER_NOT_CONFIGURED.to_owned()),
+            },
+            Some(provider) => {
+                let request = ApprovalRequest {
+                    principal,
+                    request_id: captured.request_id(),
+                    security_context_key: captured.security_context_key(),
+                    persistent_grant_key: captured.persistent_grant_key(),
+                    tool: &def.name,
+                    approval: &approval,
+                    resources: &resources,
+                    input,
+                    call_stack,
+                };
+                match guarded(|| provider.decide(request)).await {
+                    Ok(decision) => decision,
+                    Err(()) => {
+                        tracing::warn!(target: TARGET, tool = %def.name, "approval provider failed; denying");
+                        ApprovalDecision::Denied {
+                            reason: Some(PROVIDER_FAILED.to_owned()),
+                        }
+                    }
+                }
+            }
+        };
+        self.approval_outcome(captured, def, &approval, &resources, decision)
+            .await
+    }
+
+    /// Writes the approval receipt and maps the decision to the call's
+    /// outcome.
+    async fn approval_outcome(
+        &self,
+        captured: &CapturedAuth,
+        def: &ToolDefinition,
+        approval: &ApprovalSpec,
+        resources: &[ResourceRef],
+        decision: ApprovalDecision,
+    ) -> Result<(), ToolError> {
+        let options = &*self.inner.security;
+        let auditor = Auditor { options };
+        let receipt = |approval_request_id: Option<&String>,
+                       outcome: ApprovalOutcome,
+                       reason: Option<&String>,
+                       grant_id: Option<&String>,
+                       grant_scope| {
+            AuditReceipt::Approval(ApprovalReceipt {
+                base: Arc::clone(&captured.base),
+                timestamp: options.now(),
+                approval_request_id: approval_request_id.cloned(),
+                tool: def.name.clone(),
+                approval_tier: approval.tier,
+                outcome,
+                reason: reason.cloned(),
+                grant_id: grant_id.cloned(),
+                grant_scope,
+            })
+        };
+        match decision {
+            ApprovalDecision::Approved {
+                grant_id,
+                grant_scope,
+                reason,
+            } => {
+                let audited = auditor
+                    .write(|| {
+                        receipt(
+                            None,
+                            ApprovalOutcome::Approved,
+                            reason.as_ref(),
+                            grant_id.as_ref(),
+                            grant_scope,
+                        )
+                    })
+                    .await;
+                if audited {
+                    Ok(())
+                } else {
+                    Err(audit_failed())
+                }
+            }
+            ApprovalDecision::Denied { reason } => {
+                let audited = auditor
+                    .write(|| receipt(None, ApprovalOutcome::Denied, reason.as_ref(), None, None))
+                    .await;
+                if !audited {
+                    return Err(audit_failed());
+                }
+                Err(denied(
+                    ErrorCode::ApprovalDenied,
+                    reason.unwrap_or_else(|| APPROVAL_DENIED.to_owned()),
+                ))
+            }
+            ApprovalDecision::Required {
+                approval_request_id,
+                reason,
+                expires_at,
+            } => {
+                let reason = reason.unwrap_or_else(|| APPROVAL_REQUIRED.to_owned());
+                let audited = auditor
+                    .write(|| {
+                        receipt(
+                            approval_request_id.as_ref(),
+                            ApprovalOutcome::Required,
+                            Some(&reason),
+                            None,
+                            None,
+                        )
+                    })
+                    .await;
+                if !audited {
+                    return Err(audit_failed());
+                }
+                let mut details = Map::new();
+                details.insert(
+                    "requestId".into(),
+                    Value::String(captured.request_id().to_owned()),
+                );
+                if let Some(id) = approval_request_id {
+                    details.insert("approvalRequestId".into(), Value::String(id));
+                }
+                details.insert("tool".into(), Value::String(def.name.clone()));
+                details.insert("tier".into(), Value::String(approval.tier.as_str().into()));
+                details.insert("reason".into(), Value::String(reason));
+                let redacted: Vec<RedactedResource> =
+                    resources.iter().map(ResourceRef::redacted).collect();
+                details.insert(
+                    "resources".into(),
+                    serde_json::to_value(redacted).unwrap_or(Value::Null),
+                );
+                if let Some(at) = expires_at {
+                    details.insert(
+                        "expiresAt".into(),
+                        Value::String(super::timestamp::format(at)),
+                    );
+                }
+                Err(ToolError::new(
+                    ErrorCode::ApprovalRequired,
+                    format!("Approval required to run {}", def.name),
+                )
+                .with_details(Value::Object(details)))
+            }
+        }
+    }
+
+    /// The tools `ctx` may discover: every tool without auth; with auth,
+    /// those whose `tool.discover` the policy allows (one receipt each,
+    /// under one fresh request id). An invalid principal discovers nothing.
+    ///
+    /// Surfaces that list tools to an authenticated caller (MCP
+    /// `tools/list`) use this, so hidden tools stay hidden.
+    pub async fn list_discoverable(&self, ctx: &ToolContext) -> Vec<ToolDefinition> {
+        let tools = self.list();
+        let captured = match &ctx.auth {
+            None => return tools,
+            Some(AuthSlot::Captured(captured)) => {
+                if captured
+                    .principal()
+                    .is_expired_at(self.inner.security.now())
+                {
+                    return Vec::new();
+                }
+                Arc::clone(captured)
+            }
+            Some(AuthSlot::Provided(auth)) => match capture(&self.inner.security, auth) {
+                Some(captured) => captured,
+                None => return Vec::new(),
+            },
+        };
+        let mut visible = Vec::with_capacity(tools.len());
+        for def in tools {
+            if let Discover::Allowed = self.discover_gate(&captured, &def).await {
+                visible.push(def);
+            }
+        }
+        visible
+    }
+}
+
+enum Discover {
+    Allowed,
+    Hidden,
+    AuditFailed,
+}
+
+/// Validates the principal (structure and expiry) and captures it with a
+/// fresh request id; `None` when it is invalid.
+fn capture(options: &SecurityOptions, auth: &AuthContext) -> Option<Arc<CapturedAuth>> {
+    auth.principal().validate_at(options.now()).ok()?;
+    Some(Arc::new(CapturedAuth::capture(
+        auth.clone(),
+        options.next_request_id(),
+    )))
+}
+
+/// Checks a resolved resource against the declaration: same kind, every
+/// required field present.
+fn check_resource(
+    declared: &crate::definition::AuthorizationResource,
+    resource: ResourceRef,
+) -> Result<ResourceRef, (String, Option<RedactedResource>)> {
+    if resource.kind != declared.kind {
+        return Err((
+            format!(
+                "Resolved resource has kind {}, expected {}",
+                resource.kind, declared.kind
+            ),
+            Some(resource.redacted()),
+        ));
+    }
+    if let Some(field) = declared
+        .required_fields
+        .iter()
+        .find(|f| !resource.has_field(f))
+    {
+        return Err((
+            format!("Resolved resource lacks required field {field}"),
+            Some(resource.redacted()),
+        ));
+    }
+    Ok(resource)
+}
