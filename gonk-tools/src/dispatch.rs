@@ -17,6 +17,7 @@ use std::time::Instant;
 use futures::{FutureExt, Stream, StreamExt};
 use serde_json::Value;
 
+use crate::context::AuthSlot;
 use crate::context::ToolContext;
 use crate::definition::{HandlerCall, ToolDefinition, ValidateOutput};
 use crate::error::{ErrorCode, ToolError};
@@ -24,7 +25,6 @@ use crate::event::ToolEvent;
 use crate::metrics::{MetricOutcome, MetricRecord, MetricsSink};
 use crate::outcome::ToolOutput;
 use crate::registry::ToolRegistry;
-use crate::security::Admission;
 
 /// The event stream of one call. Every adapter consumes exactly this.
 pub type ToolEventStream = Pin<Box<dyn Stream<Item = ToolEvent> + Send + 'static>>;
@@ -150,6 +150,18 @@ enum Step {
     Next(Option<std::thread::Result<ToolEvent>>),
 }
 
+/// Step 4: the input against the enforced schema (compiled once).
+#[inline]
+fn validate_input(def: &ToolDefinition, input: &Value) -> Result<(), ToolError> {
+    let compiled = def
+        .compiled()
+        .map_err(|reason| ToolError::internal(reason.to_owned()))?;
+    compiled
+        .input
+        .validate(input)
+        .map_err(ToolError::invalid_input)
+}
+
 impl ToolRegistry {
     /// Invokes `name` with `input` and streams its events.
     ///
@@ -183,17 +195,10 @@ impl ToolRegistry {
             recorded: false,
         };
         Box::pin(async_stream::stream! {
-            let prepared = if ctx.auth.is_some() {
-                // Authenticated gates await host components: cancellation
-                // must be able to interrupt them.
-                let token = ctx.cancellation.clone();
-                tokio::select! {
-                    biased;
-                    prepared = registry.prepare(&metric.tool, input, &ctx) => prepared,
-                    _ = token.cancelled() => Err(ToolError::aborted()),
-                }
-            } else {
-                registry.prepare(&metric.tool, input, &ctx).await
+            let prepared = match &ctx.auth {
+                None => registry.prepare(&metric.tool, input, &ctx).await,
+                // Boxed: keeps the unauthenticated path's state small.
+                Some(slot) => Box::pin(registry.prepare_authenticated(&metric.tool, input, &ctx, slot)).await,
             };
             let Prepared { def, input, ctx } = match prepared {
                 Ok(prepared) => prepared,
@@ -284,15 +289,9 @@ impl ToolRegistry {
         })
     }
 
-    /// Steps before the handler: look-up, cycle check, (authenticated:
-    /// capture + discover), input validation, (authenticated: approval,
-    /// resource, invoke authorization, approval gate).
-    async fn prepare(
-        &self,
-        name: &str,
-        input: Value,
-        ctx: &ToolContext,
-    ) -> Result<Prepared, ToolError> {
+    /// Steps 1 and 2: look-up and cycle check.
+    #[inline]
+    fn look_up(&self, name: &str, ctx: &ToolContext) -> Result<ToolDefinition, ToolError> {
         let def = self
             .read()
             .get(name)
@@ -305,23 +304,49 @@ impl ToolRegistry {
                 format!("Cycle detected: {}", chain.join(" -> ")),
             ));
         }
-        let admission = match ctx.auth {
-            None => Admission::Unauthenticated,
-            Some(_) => self.admit(&def, ctx).await?,
-        };
-        let compiled = def
-            .compiled()
-            .map_err(|reason| ToolError::internal(reason.to_owned()))?;
-        compiled
-            .input
-            .validate(&input)
-            .map_err(ToolError::invalid_input)?;
-        let mut ctx = ctx.enter(self, def.name_arc());
-        if let Admission::Authenticated(captured) = admission {
+        Ok(def)
+    }
+
+    /// Steps before the handler of an unauthenticated call: look-up, cycle
+    /// check, input validation.
+    async fn prepare(
+        &self,
+        name: &str,
+        input: Value,
+        ctx: &ToolContext,
+    ) -> Result<Prepared, ToolError> {
+        let def = self.look_up(name, ctx)?;
+        validate_input(&def, &input)?;
+        let ctx = ctx.enter(self, def.name_arc());
+        Ok(Prepared { def, input, ctx })
+    }
+
+    /// Steps before the handler of an authenticated call: look-up, cycle
+    /// check (1–2), capture and discover (3), input validation (4), then
+    /// approval, resource, invoke authorization and the approval gate
+    /// (5–8). The gates await host components, so cancellation interrupts
+    /// them.
+    async fn prepare_authenticated(
+        &self,
+        name: &str,
+        input: Value,
+        ctx: &ToolContext,
+        slot: &AuthSlot,
+    ) -> Result<Prepared, ToolError> {
+        let gates = async {
+            let def = self.look_up(name, ctx)?;
+            let captured = self.admit(&def, slot, ctx.call_stack.is_empty()).await?;
+            validate_input(&def, &input)?;
+            let mut ctx = ctx.enter(self, def.name_arc());
             self.authorize_invoke(&captured, &def, &input, &ctx.call_stack)
                 .await?;
-            ctx.auth = Some(crate::context::AuthSlot::Captured(captured));
+            ctx.auth = Some(AuthSlot::Captured(captured));
+            Ok(Prepared { def, input, ctx })
+        };
+        tokio::select! {
+            biased;
+            prepared = gates => prepared,
+            _ = ctx.cancellation.cancelled() => Err(ToolError::aborted()),
         }
-        Ok(Prepared { def, input, ctx })
     }
 }

@@ -162,9 +162,9 @@ async fn the_discover_request_names_the_tool_without_input() {
     let discover = &policy.seen()[0];
     assert_eq!(discover.action, "tool.discover");
     assert_eq!(discover.principal_id, "user-1");
-    assert_eq!(discover.resource.kind, "tool");
+    assert_eq!(&*discover.resource.kind, "tool");
     assert_eq!(discover.resource.target.as_deref(), Some("notes.read"));
-    let meta = Value::Object(discover.resource.metadata.clone());
+    let meta = Value::Object((*discover.resource.metadata).clone());
     assert_eq!(keys(&meta), ["authorization", "capabilities"]);
     assert_eq!(meta["authorization"], json!({"requiredRole": "reader"}));
     assert_eq!(meta["capabilities"], json!({"readsFs": true}));
@@ -702,7 +702,7 @@ async fn the_invoke_request_carries_metadata_input_and_call_stack() {
     let invoke = &policy.seen()[1];
     assert_eq!(invoke.action, "tool.invoke");
     assert_eq!(invoke.resource.target.as_deref(), Some("notes.read"));
-    let meta = Value::Object(invoke.resource.metadata.clone());
+    let meta = Value::Object((*invoke.resource.metadata).clone());
     assert_eq!(
         keys(&meta),
         ["approvalTier", "authorization", "capabilities"]
@@ -1205,9 +1205,8 @@ async fn a_successful_call_writes_three_receipts_with_one_base() {
         ]
     );
     let expected_base = ReceiptBase {
-        request_id: "req-1".into(),
         principal_id: "user-1".into(),
-        security_context_key: security_context_key(&p),
+        security_context_key: security_context_key(&p).into(),
         subject_issuer: "https://idp.example".into(),
         subject_id: "alice".into(),
         actor_issuer: Some("https://agents.example".into()),
@@ -1218,6 +1217,7 @@ async fn a_successful_call_writes_three_receipts_with_one_base() {
         workspace_id: Some("ws-1".into()),
     };
     for r in &receipts {
+        assert_eq!(r.request_id(), "req-1");
         assert_eq!(r.base(), &expected_base);
         assert_eq!(r.timestamp(), t0());
         assert_eq!(r.tool(), "notes.write");
@@ -1309,7 +1309,7 @@ async fn each_root_call_gets_a_fresh_request_id_visible_to_the_handler() {
     let ids: Vec<String> = audit
         .snapshot()
         .iter()
-        .map(|r| r.base().request_id.clone())
+        .map(|r| r.request_id().to_owned())
         .collect();
     assert_eq!(ids, ["req-1", "req-1", "req-2", "req-2"]);
 }
@@ -1383,7 +1383,12 @@ async fn children_inherit_principal_and_request_id_and_are_reauthorized() {
     let seen = policy.seen();
     let actions: Vec<(String, Option<String>)> = seen
         .iter()
-        .map(|r| (r.action.clone(), r.resource.target.clone()))
+        .map(|r| {
+            (
+                r.action.clone(),
+                r.resource.target.as_deref().map(str::to_owned),
+            )
+        })
         .collect();
     assert_eq!(
         actions,
@@ -1412,7 +1417,7 @@ async fn children_inherit_principal_and_request_id_and_are_reauthorized() {
             ("child", s("approval", "-", "approved")),
         ]
     );
-    assert!(receipts.iter().all(|r| r.base().request_id == "req-1"));
+    assert!(receipts.iter().all(|r| r.request_id() == "req-1"));
 }
 
 #[tokio::test]
@@ -1732,10 +1737,7 @@ async fn list_discoverable_hides_what_discover_denies() {
         f.registry.list().len(),
         "one discover receipt per tool"
     );
-    assert!(audit
-        .snapshot()
-        .iter()
-        .all(|r| r.base().request_id == "req-1"));
+    assert!(audit.snapshot().iter().all(|r| r.request_id() == "req-1"));
     // Without auth: everything. With an invalid principal: nothing.
     assert_eq!(
         f.registry

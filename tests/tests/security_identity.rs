@@ -386,17 +386,15 @@ async fn merge_extract_and_filter_keep_the_security_options() {
             ]
         );
         // The request id comes from the shared generator: it keeps counting.
-        assert_eq!(
-            audit.snapshot()[0].base().request_id,
-            format!("req-{}", i + 1)
-        );
+        assert_eq!(audit.snapshot()[0].request_id(), format!("req-{}", i + 1));
     }
 }
 
 #[test]
 fn receipts_serialize_flat_with_a_kind_tag() {
-    let base = Arc::new(ReceiptBase::new(&alice_via_agent(), "req-1", "gsk:v1:x"));
+    let base = Arc::new(ReceiptBase::new(&alice_via_agent(), "gsk:v1:x"));
     let receipt = AuditReceipt::Approval(ApprovalReceipt {
+        request_id: "req-1".into(),
         base: base.clone(),
         timestamp: t0(),
         approval_request_id: Some("apr-1".into()),

@@ -349,6 +349,7 @@ impl ToolBuilder {
                 handler: self.handler,
                 required_state: self.required_state,
                 compiled: OnceLock::new(),
+                security: OnceLock::new(),
             }),
         }
     }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 
-use super::error::SecurityError;
+use super::error::{ReadyWith, SecurityError};
 use super::receipt::AuditReceipt;
 
 /// Stores audit receipts.
@@ -78,7 +78,7 @@ impl AuditSink for InMemoryAuditSink {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(receipt);
-        Box::pin(std::future::ready(Ok(())))
+        Box::pin(ReadyWith(|| Ok(())))
     }
 }
 

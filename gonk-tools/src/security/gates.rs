@@ -20,6 +20,7 @@ use super::policy::{AuthorizationAction, AuthorizationOutcome, AuthorizationRequ
 use super::provider::{ApprovalDecision, ApprovalRequest};
 use super::receipt::{ApprovalOutcome, ApprovalReceipt, AuditReceipt, AuthorizationReceipt};
 use super::resource::{RedactedResource, ResourceRef, ResourceResolutionRequest};
+use super::tool_resource::tool_resource;
 use crate::context::{AuthSlot, ToolContext};
 use crate::definition::{ApprovalSpec, ApprovalTier, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
@@ -27,45 +28,23 @@ use crate::registry::ToolRegistry;
 
 const TARGET: &str = "gonk_tools::security";
 
-/// Runs a security component, turning an `Err` or a panic (in the call or
-/// in its future) into `Err(())`. The component's error is dropped here, so
-/// its text can reach nothing downstream.
-async fn guarded<'a, T>(
-    call: impl FnOnce() -> BoxFuture<'a, Result<T, SecurityError>>,
-) -> Result<T, ()> {
-    let future = std::panic::catch_unwind(AssertUnwindSafe(call)).map_err(|_| ())?;
+/// A component call in flight: `None` when the call itself panicked.
+type Pending<'a, T> = Option<BoxFuture<'a, Result<T, SecurityError>>>;
+
+/// Starts a security component call, catching a panic in the call itself.
+/// Synchronous, so what the call captures is not kept in any future.
+fn start<'a, T>(call: impl FnOnce() -> BoxFuture<'a, Result<T, SecurityError>>) -> Pending<'a, T> {
+    std::panic::catch_unwind(AssertUnwindSafe(call)).ok()
+}
+
+/// Awaits a component call, turning an `Err` or a panic into `Err(())`.
+/// The component's error is dropped here, so its text can reach nothing
+/// downstream.
+async fn finish<T>(pending: Pending<'_, T>) -> Result<T, ()> {
+    let future = pending.ok_or(())?;
     match AssertUnwindSafe(future).catch_unwind().await {
         Ok(Ok(value)) => Ok(value),
         _ => Err(()),
-    }
-}
-
-fn tool_resource(def: &ToolDefinition, tier: Option<ApprovalTier>) -> ResourceRef {
-    let mut metadata = Map::new();
-    metadata.insert(
-        "authorization".to_owned(),
-        def.authorization
-            .as_ref()
-            .and_then(|a| serde_json::to_value(a).ok())
-            .unwrap_or(Value::Null),
-    );
-    metadata.insert(
-        "capabilities".to_owned(),
-        serde_json::to_value(def.capabilities).unwrap_or(Value::Null),
-    );
-    if let Some(tier) = tier {
-        metadata.insert(
-            "approvalTier".to_owned(),
-            Value::String(tier.as_str().to_owned()),
-        );
-    }
-    ResourceRef {
-        kind: "tool".to_owned(),
-        target: Some(def.name.clone()),
-        scope: None,
-        tenant_id: None,
-        workspace_id: None,
-        metadata,
     }
 }
 
@@ -83,53 +62,57 @@ struct Auditor<'a> {
     options: &'a SecurityOptions,
 }
 
-impl Auditor<'_> {
-    async fn write(&self, receipt: impl FnOnce() -> AuditReceipt) -> bool {
-        let Some(sink) = &self.options.audit_sink else {
-            return !self.options.mandatory_audit;
-        };
-        let receipt = receipt();
-        let tool = receipt.tool().to_owned();
-        match guarded(|| sink.record(receipt)).await {
-            Ok(()) => true,
-            Err(()) => {
-                tracing::warn!(target: TARGET, tool = %tool, mandatory = self.options.mandatory_audit, "audit sink failed to store a receipt");
-                !self.options.mandatory_audit
+impl<'a> Auditor<'a> {
+    /// Builds and hands over the receipt now; the returned future only
+    /// waits for the sink (and holds no receipt).
+    fn write(
+        &self,
+        receipt: impl FnOnce() -> AuditReceipt,
+    ) -> impl std::future::Future<Output = bool> + Send + 'a {
+        let options = self.options;
+        let pending = options.audit_sink.as_ref().map(|sink| {
+            let receipt = receipt();
+            let tool = receipt.tool_arc();
+            (tool, start(|| sink.record(receipt)))
+        });
+        async move {
+            let Some((tool, pending)) = pending else {
+                return !options.mandatory_audit;
+            };
+            match finish(pending).await {
+                Ok(()) => true,
+                Err(()) => {
+                    tracing::warn!(target: TARGET, tool = %tool, mandatory = options.mandatory_audit, "audit sink failed to store a receipt");
+                    !options.mandatory_audit
+                }
             }
         }
     }
 }
 
-/// The result of the pre-validation gates.
-pub(crate) enum Admission {
-    /// No auth: the trusted internal path, ungated.
-    Unauthenticated,
-    /// Authenticated: run the post-validation gates with this.
-    Authenticated(Arc<CapturedAuth>),
-}
-
 impl ToolRegistry {
     /// Steps 3 (root) / principal check (child): capture the auth context,
     /// validate the principal and, at the root, authorize `tool.discover`.
+    /// `is_root`: the call stack is empty (not a composed call).
     pub(crate) async fn admit(
         &self,
         def: &ToolDefinition,
-        ctx: &ToolContext,
-    ) -> Result<Admission, ToolError> {
+        slot: &AuthSlot,
+        is_root: bool,
+    ) -> Result<Arc<CapturedAuth>, ToolError> {
         let options = &*self.inner.security;
-        let is_root = ctx.call_stack.is_empty();
-        match &ctx.auth {
-            None => Ok(Admission::Unauthenticated),
-            Some(AuthSlot::Captured(captured)) => {
+        match slot {
+            AuthSlot::Captured(captured) => {
                 // A composed child: the principal was validated at the root;
                 // it may have expired since.
                 if captured.principal().is_expired_at(options.now()) {
                     return Err(denied(ErrorCode::AuthorizationDenied, INVALID_PRINCIPAL));
                 }
-                Ok(Admission::Authenticated(Arc::clone(captured)))
+                Ok(Arc::clone(captured))
             }
-            Some(AuthSlot::Provided(auth)) => {
-                let Some(captured) = capture(options, auth) else {
+            AuthSlot::Provided(auth) => {
+                let now = options.now();
+                let Some(captured) = capture(options, auth, now) else {
                     tracing::debug!(target: TARGET, tool = %def.name, root = is_root, "invalid authenticated principal");
                     return Err(if is_root {
                         ToolError::not_found(&def.name)
@@ -137,32 +120,38 @@ impl ToolRegistry {
                         denied(ErrorCode::AuthorizationDenied, INVALID_PRINCIPAL)
                     });
                 };
-                if is_root {
-                    match self.discover_gate(&captured, def).await {
-                        Discover::Allowed => {}
-                        Discover::Hidden => return Err(ToolError::not_found(&def.name)),
-                        Discover::AuditFailed => return Err(audit_failed()),
-                    }
+                if !is_root {
+                    return Ok(captured);
                 }
-                Ok(Admission::Authenticated(captured))
+                let resource = tool_resource(def, None);
+                match self.discover_gate(&captured, def, &resource, now).await {
+                    Discover::Allowed => Ok(captured),
+                    Discover::Hidden => Err(ToolError::not_found(&def.name)),
+                    Discover::AuditFailed => Err(audit_failed()),
+                }
             }
         }
     }
 
     /// Authorizes `tool.discover` of `def` and writes its receipt.
-    async fn discover_gate(&self, captured: &CapturedAuth, def: &ToolDefinition) -> Discover {
+    async fn discover_gate(
+        &self,
+        captured: &CapturedAuth,
+        def: &ToolDefinition,
+        resource: &ResourceRef,
+        now: std::time::SystemTime,
+    ) -> Discover {
         let options = &*self.inner.security;
-        let resource = tool_resource(def, None);
         let request = AuthorizationRequest {
             principal: captured.principal(),
             action: AuthorizationAction::Discover,
-            resource: &resource,
+            resource,
             related_resources: &[],
             input: None,
             call_stack: &[],
         };
         let policy = captured.auth.policy();
-        let decision = guarded(|| policy.authorize(&request)).await;
+        let decision = finish(start(|| policy.authorize(&request))).await;
         let (outcome, reason, policy_id) = match decision {
             Ok(d) => (d.outcome, d.reason, d.policy_id),
             Err(()) => {
@@ -178,12 +167,13 @@ impl ToolRegistry {
         let audited = auditor
             .write(|| {
                 AuditReceipt::Authorization(AuthorizationReceipt {
+                    request_id: Arc::clone(&captured.request_id),
                     base: Arc::clone(&captured.base),
-                    timestamp: options.now(),
+                    timestamp: now,
                     action: AuthorizationAction::Discover,
                     resource: resource.redacted(),
                     related_resources: Vec::new(),
-                    tool: def.name.clone(),
+                    tool: Arc::clone(def.name_arc()),
                     outcome,
                     reason,
                     policy_id,
@@ -219,8 +209,7 @@ impl ToolRegistry {
         let approval = resolve_approval(def.approval.as_ref(), input);
 
         // resources[0] is the tool; resources[1..] the related resources.
-        let mut resources = Vec::with_capacity(2);
-        resources.push(tool_resource(def, Some(approval.tier)));
+        let mut resources = Resources::One([tool_resource(def, Some(approval.tier))]);
 
         // 6. The declared authorization resource.
         if let Some(declared) = &def.authorization_resource {
@@ -234,7 +223,7 @@ impl ToolRegistry {
                         input,
                         call_stack,
                     };
-                    match guarded(|| resolver.resolve(request)).await {
+                    match finish(start(|| resolver.resolve(request))).await {
                         Err(()) => {
                             tracing::warn!(target: TARGET, tool = %def.name, "resource resolver failed; denying");
                             Err(("Resource resolver failed".to_owned(), None))
@@ -245,17 +234,18 @@ impl ToolRegistry {
                 }
             };
             match resolution {
-                Ok(resource) => resources.push(resource),
+                Ok(resource) => resources = resources.with(resource),
                 Err((reason, partial)) => {
                     let audited = auditor
                         .write(|| {
                             AuditReceipt::Authorization(AuthorizationReceipt {
+                                request_id: Arc::clone(&captured.request_id),
                                 base: Arc::clone(&captured.base),
                                 timestamp: options.now(),
                                 action: AuthorizationAction::Invoke,
-                                resource: resources[0].redacted(),
+                                resource: resources.all()[0].redacted(),
                                 related_resources: partial.into_iter().collect(),
-                                tool: def.name.clone(),
+                                tool: Arc::clone(def.name_arc()),
                                 outcome: AuthorizationOutcome::Deny,
                                 reason: Some(reason),
                                 policy_id: None,
@@ -272,6 +262,7 @@ impl ToolRegistry {
         }
 
         // 7. Authorize tool.invoke.
+        let resources = resources.all();
         let request = AuthorizationRequest {
             principal,
             action: AuthorizationAction::Invoke,
@@ -281,7 +272,7 @@ impl ToolRegistry {
             call_stack,
         };
         let policy = captured.auth.policy();
-        let decision = guarded(|| policy.authorize(&request)).await;
+        let decision = finish(start(|| policy.authorize(&request))).await;
         let (outcome, reason, policy_id, message) = match decision {
             Ok(d) => {
                 let message = d.reason.clone();
@@ -300,12 +291,13 @@ impl ToolRegistry {
         let audited = auditor
             .write(|| {
                 AuditReceipt::Authorization(AuthorizationReceipt {
+                    request_id: Arc::clone(&captured.request_id),
                     base: Arc::clone(&captured.base),
                     timestamp: options.now(),
                     action: AuthorizationAction::Invoke,
                     resource: resources[0].redacted(),
                     related_resources: resources[1..].iter().map(ResourceRef::redacted).collect(),
-                    tool: def.name.clone(),
+                    tool: Arc::clone(def.name_arc()),
                     outcome,
                     reason,
                     policy_id,
@@ -342,11 +334,11 @@ impl ToolRegistry {
                     persistent_grant_key: captured.persistent_grant_key(),
                     tool: &def.name,
                     approval: &approval,
-                    resources: &resources,
+                    resources,
                     input,
                     call_stack,
                 };
-                match guarded(|| provider.decide(request)).await {
+                match finish(start(|| provider.decide(request))).await {
                     Ok(decision) => decision,
                     Err(()) => {
                         tracing::warn!(target: TARGET, tool = %def.name, "approval provider failed; denying");
@@ -357,73 +349,68 @@ impl ToolRegistry {
                 }
             }
         };
-        self.approval_outcome(captured, def, &approval, &resources, decision)
-            .await
+        let (audited, outcome) =
+            self.approval_outcome(captured, def, &approval, resources, decision);
+        // An audit failure beats the decision.
+        if !audited.await {
+            return Err(audit_failed());
+        }
+        outcome
     }
 
-    /// Writes the approval receipt and maps the decision to the call's
-    /// outcome.
-    async fn approval_outcome(
+    /// Maps the approval decision to the call's outcome and hands its
+    /// receipt to the sink; the returned future waits for the sink.
+    fn approval_outcome(
         &self,
         captured: &CapturedAuth,
         def: &ToolDefinition,
         approval: &ApprovalSpec,
         resources: &[ResourceRef],
         decision: ApprovalDecision,
-    ) -> Result<(), ToolError> {
+    ) -> (
+        impl std::future::Future<Output = bool> + Send + '_,
+        Result<(), ToolError>,
+    ) {
         let options = &*self.inner.security;
-        let auditor = Auditor { options };
-        let receipt = |approval_request_id: Option<&String>,
+        let receipt = |approval_request_id: Option<String>,
                        outcome: ApprovalOutcome,
-                       reason: Option<&String>,
-                       grant_id: Option<&String>,
+                       reason: Option<String>,
+                       grant_id: Option<String>,
                        grant_scope| {
             AuditReceipt::Approval(ApprovalReceipt {
+                request_id: Arc::clone(&captured.request_id),
                 base: Arc::clone(&captured.base),
                 timestamp: options.now(),
-                approval_request_id: approval_request_id.cloned(),
-                tool: def.name.clone(),
+                approval_request_id,
+                tool: Arc::clone(def.name_arc()),
                 approval_tier: approval.tier,
                 outcome,
-                reason: reason.cloned(),
-                grant_id: grant_id.cloned(),
+                reason,
+                grant_id,
                 grant_scope,
             })
         };
-        match decision {
+        let (receipt, outcome) = match decision {
             ApprovalDecision::Approved {
                 grant_id,
                 grant_scope,
                 reason,
-            } => {
-                let audited = auditor
-                    .write(|| {
-                        receipt(
-                            None,
-                            ApprovalOutcome::Approved,
-                            reason.as_ref(),
-                            grant_id.as_ref(),
-                            grant_scope,
-                        )
-                    })
-                    .await;
-                if audited {
-                    Ok(())
-                } else {
-                    Err(audit_failed())
-                }
-            }
+            } => (
+                receipt(
+                    None,
+                    ApprovalOutcome::Approved,
+                    reason,
+                    grant_id,
+                    grant_scope,
+                ),
+                Ok(()),
+            ),
             ApprovalDecision::Denied { reason } => {
-                let audited = auditor
-                    .write(|| receipt(None, ApprovalOutcome::Denied, reason.as_ref(), None, None))
-                    .await;
-                if !audited {
-                    return Err(audit_failed());
-                }
-                Err(denied(
-                    ErrorCode::ApprovalDenied,
-                    reason.unwrap_or_else(|| APPROVAL_DENIED.to_owned()),
-                ))
+                let message = reason.clone().unwrap_or_else(|| APPROVAL_DENIED.to_owned());
+                (
+                    receipt(None, ApprovalOutcome::Denied, reason, None, None),
+                    Err(denied(ErrorCode::ApprovalDenied, message)),
+                )
             }
             ApprovalDecision::Required {
                 approval_request_id,
@@ -431,31 +418,17 @@ impl ToolRegistry {
                 expires_at,
             } => {
                 let reason = reason.unwrap_or_else(|| APPROVAL_REQUIRED.to_owned());
-                let audited = auditor
-                    .write(|| {
-                        receipt(
-                            approval_request_id.as_ref(),
-                            ApprovalOutcome::Required,
-                            Some(&reason),
-                            None,
-                            None,
-                        )
-                    })
-                    .await;
-                if !audited {
-                    return Err(audit_failed());
-                }
                 let mut details = Map::new();
                 details.insert(
                     "requestId".into(),
                     Value::String(captured.request_id().to_owned()),
                 );
-                if let Some(id) = approval_request_id {
-                    details.insert("approvalRequestId".into(), Value::String(id));
+                if let Some(id) = &approval_request_id {
+                    details.insert("approvalRequestId".into(), Value::String(id.clone()));
                 }
                 details.insert("tool".into(), Value::String(def.name.clone()));
                 details.insert("tier".into(), Value::String(approval.tier.as_str().into()));
-                details.insert("reason".into(), Value::String(reason));
+                details.insert("reason".into(), Value::String(reason.clone()));
                 let redacted: Vec<RedactedResource> =
                     resources.iter().map(ResourceRef::redacted).collect();
                 details.insert(
@@ -468,13 +441,25 @@ impl ToolRegistry {
                         Value::String(super::timestamp::format(at)),
                     );
                 }
-                Err(ToolError::new(
+                let error = ToolError::new(
                     ErrorCode::ApprovalRequired,
                     format!("Approval required to run {}", def.name),
                 )
-                .with_details(Value::Object(details)))
+                .with_details(Value::Object(details));
+                (
+                    receipt(
+                        approval_request_id,
+                        ApprovalOutcome::Required,
+                        Some(reason),
+                        None,
+                        None,
+                    ),
+                    Err(error),
+                )
             }
-        }
+        };
+        let audited = Auditor { options }.write(|| receipt);
+        (audited, outcome)
     }
 
     /// The tools `ctx` may discover: every tool without auth; with auth,
@@ -484,30 +469,54 @@ impl ToolRegistry {
     /// Surfaces that list tools to an authenticated caller (MCP
     /// `tools/list`) use this, so hidden tools stay hidden.
     pub async fn list_discoverable(&self, ctx: &ToolContext) -> Vec<ToolDefinition> {
+        let options = &*self.inner.security;
         let tools = self.list();
+        let now = options.now();
         let captured = match &ctx.auth {
             None => return tools,
             Some(AuthSlot::Captured(captured)) => {
-                if captured
-                    .principal()
-                    .is_expired_at(self.inner.security.now())
-                {
+                if captured.principal().is_expired_at(now) {
                     return Vec::new();
                 }
                 Arc::clone(captured)
             }
-            Some(AuthSlot::Provided(auth)) => match capture(&self.inner.security, auth) {
+            Some(AuthSlot::Provided(auth)) => match capture(options, auth, now) {
                 Some(captured) => captured,
                 None => return Vec::new(),
             },
         };
         let mut visible = Vec::with_capacity(tools.len());
         for def in tools {
-            if let Discover::Allowed = self.discover_gate(&captured, &def).await {
+            let resource = tool_resource(&def, None);
+            let now = options.now();
+            if let Discover::Allowed = self.discover_gate(&captured, &def, &resource, now).await {
                 visible.push(def);
             }
         }
         visible
+    }
+}
+
+/// The tool resource and at most one related resource, contiguous,
+/// without a heap allocation.
+enum Resources {
+    One([ResourceRef; 1]),
+    Two([ResourceRef; 2]),
+}
+
+impl Resources {
+    fn with(self, related: ResourceRef) -> Resources {
+        match self {
+            Resources::One([tool]) => Resources::Two([tool, related]),
+            two => two,
+        }
+    }
+
+    fn all(&self) -> &[ResourceRef] {
+        match self {
+            Resources::One(all) => all,
+            Resources::Two(all) => all,
+        }
     }
 }
 
@@ -519,8 +528,12 @@ enum Discover {
 
 /// Validates the principal (structure and expiry) and captures it with a
 /// fresh request id; `None` when it is invalid.
-fn capture(options: &SecurityOptions, auth: &AuthContext) -> Option<Arc<CapturedAuth>> {
-    auth.principal().validate_at(options.now()).ok()?;
+fn capture(
+    options: &SecurityOptions,
+    auth: &AuthContext,
+    now: std::time::SystemTime,
+) -> Option<Arc<CapturedAuth>> {
+    auth.check(now).ok()?;
     Some(Arc::new(CapturedAuth::capture(
         auth.clone(),
         options.next_request_id(),
@@ -533,7 +546,7 @@ fn check_resource(
     declared: &crate::definition::AuthorizationResource,
     resource: ResourceRef,
 ) -> Result<ResourceRef, (String, Option<RedactedResource>)> {
-    if resource.kind != declared.kind {
+    if *resource.kind != *declared.kind {
         return Err((
             format!(
                 "Resolved resource has kind {}, expected {}",

@@ -122,13 +122,13 @@ mod provider;
 mod receipt;
 mod resource;
 mod timestamp;
+mod tool_resource;
 
 pub use approval::{resolve_approval, ApprovalMode, MISSING_APPROVAL_REASON};
 pub use audit::{AuditSink, InMemoryAuditSink, TracingAuditSink};
 pub use auth_context::AuthContext;
 pub(crate) use auth_context::CapturedAuth;
 pub use error::{PolicyError, SecurityError};
-pub(crate) use gates::Admission;
 pub use keys::{persistent_grant_key, security_context_key};
 pub use options::{default_request_id, Clock, RequestIdGenerator, SecurityOptions};
 pub use policy::{
@@ -150,3 +150,4 @@ pub use resource::{
     resolver_fn, RedactedResource, ResolverFn, ResourceRef, ResourceResolutionRequest,
     ToolResourceResolver,
 };
+pub(crate) use tool_resource::ToolPolicyMetadata;

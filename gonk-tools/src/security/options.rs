@@ -14,17 +14,17 @@ use super::provider::ApprovalProvider;
 use super::resource::ToolResourceResolver;
 
 /// Makes the request id of a root authenticated call.
-pub type RequestIdGenerator = dyn Fn() -> String + Send + Sync;
+pub type RequestIdGenerator = dyn Fn() -> Arc<str> + Send + Sync;
 
 /// The clock for receipt timestamps and principal expiry.
 pub type Clock = dyn Fn() -> SystemTime + Send + Sync;
 
 /// The default request id: `req-<process-random hex>-<counter>`, unique in
 /// the process and unlikely to collide across processes.
-pub fn default_request_id() -> String {
-    static SEED: OnceLock<u64> = OnceLock::new();
+pub fn default_request_id() -> Arc<str> {
+    static PREFIX: OnceLock<String> = OnceLock::new();
     static COUNTER: AtomicU64 = AtomicU64::new(1);
-    let seed = *SEED.get_or_init(|| {
+    let prefix = PREFIX.get_or_init(|| {
         let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
         hasher.write_u128(
             SystemTime::now()
@@ -33,10 +33,29 @@ pub fn default_request_id() -> String {
                 .unwrap_or_default(),
         );
         hasher.write_u32(std::process::id());
-        hasher.finish()
+        format!("req-{:016x}-", hasher.finish())
     });
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("req-{seed:016x}-{n}")
+    let mut n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // 16 hex digits + "req-" + "-" + at most 20 digits.
+    let mut id = [0u8; 48];
+    let (head, tail) = (prefix.as_bytes(), &digits[at..]);
+    id[..head.len()].copy_from_slice(head);
+    id[head.len()..head.len() + tail.len()].copy_from_slice(tail);
+    match std::str::from_utf8(&id[..head.len() + tail.len()]) {
+        Ok(id) => Arc::from(id),
+        // Unreachable: ASCII only.
+        Err(_) => Arc::from(format!("{prefix}{}", COUNTER.load(Ordering::Relaxed))),
+    }
 }
 
 /// How a registry secures authenticated calls. Authentication itself stays
@@ -140,9 +159,13 @@ impl SecurityOptions {
     }
 
     /// Makes request ids (once per root authenticated call; composed
-    /// children share it).
-    pub fn request_id_generator(mut self, f: impl Fn() -> String + Send + Sync + 'static) -> Self {
-        self.request_id = Arc::new(f);
+    /// children share it). `f` may return a `String`, `&'static str` or
+    /// `Arc<str>`.
+    pub fn request_id_generator<S: Into<Arc<str>>>(
+        mut self,
+        f: impl Fn() -> S + Send + Sync + 'static,
+    ) -> Self {
+        self.request_id = Arc::new(move || f().into());
         self
     }
 
@@ -183,7 +206,7 @@ impl SecurityOptions {
     }
 
     /// A new request id from the configured generator.
-    pub fn next_request_id(&self) -> String {
+    pub fn next_request_id(&self) -> Arc<str> {
         (self.request_id)()
     }
 }

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::error::PolicyError;
+use super::error::{PolicyError, ReadyWith};
 use super::principal::AuthenticatedPrincipal;
 use super::resource::ResourceRef;
 
@@ -192,7 +192,7 @@ impl AuthorizationPolicy for AllowAll {
         &'a self,
         _request: &'a AuthorizationRequest<'a>,
     ) -> BoxFuture<'a, Result<AuthorizationDecision, PolicyError>> {
-        Box::pin(std::future::ready(Ok(AuthorizationDecision::allow())))
+        Box::pin(ReadyWith(|| Ok(AuthorizationDecision::allow())))
     }
 }
 
@@ -205,9 +205,9 @@ impl AuthorizationPolicy for DenyAll {
         &'a self,
         _request: &'a AuthorizationRequest<'a>,
     ) -> BoxFuture<'a, Result<AuthorizationDecision, PolicyError>> {
-        Box::pin(std::future::ready(Ok(AuthorizationDecision::deny(
-            "Denied by policy",
-        ))))
+        Box::pin(ReadyWith(|| {
+            Ok(AuthorizationDecision::deny("Denied by policy"))
+        }))
     }
 }
 

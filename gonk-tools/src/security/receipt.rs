@@ -15,60 +15,59 @@ use super::provider::GrantScope;
 use super::resource::RedactedResource;
 use crate::definition::ApprovalTier;
 
-/// The fields every receipt of one composed call shares.
+/// Who a receipt is about: the fields every receipt of one auth context
+/// shares (the request id and timestamp sit next to it in each receipt;
+/// serialized, all of them are flat).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReceiptBase {
-    /// The request id: the same for the root call and every composed child.
-    pub request_id: String,
     /// The principal's id.
-    pub principal_id: String,
+    pub principal_id: Arc<str>,
     /// The principal's security context key (`gsk:v1:…`).
-    pub security_context_key: String,
+    pub security_context_key: Arc<str>,
     /// The authenticating identity's issuer.
-    pub subject_issuer: String,
+    pub subject_issuer: Arc<str>,
     /// The authenticating identity's subject.
-    pub subject_id: String,
+    pub subject_id: Arc<str>,
     /// The delegated actor's issuer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actor_issuer: Option<String>,
+    pub actor_issuer: Option<Arc<str>>,
     /// The delegated actor's subject.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actor_subject: Option<String>,
+    pub actor_subject: Option<Arc<str>>,
     /// The delegated actor's id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actor_id: Option<String>,
+    pub actor_id: Option<Arc<str>>,
     /// The delegated actor's session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actor_session_id: Option<String>,
+    pub actor_session_id: Option<Arc<str>>,
     /// The principal's tenant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tenant_id: Option<String>,
+    pub tenant_id: Option<Arc<str>>,
     /// The principal's workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace_id: Option<String>,
+    pub workspace_id: Option<Arc<str>>,
 }
 
 impl ReceiptBase {
-    /// The base for `principal` in request `request_id`.
+    /// The base for `principal`, whose security context key is given.
     pub fn new(
         principal: &AuthenticatedPrincipal,
-        request_id: impl Into<String>,
-        security_context_key: impl Into<String>,
+        security_context_key: impl Into<Arc<str>>,
     ) -> Self {
         let delegation = principal.delegation.as_ref();
+        let shared = |s: &str| Arc::<str>::from(s);
         ReceiptBase {
-            request_id: request_id.into(),
-            principal_id: principal.id.clone(),
+            principal_id: shared(&principal.id),
             security_context_key: security_context_key.into(),
-            subject_issuer: principal.identity.issuer.clone(),
-            subject_id: principal.identity.subject.clone(),
-            actor_issuer: delegation.map(|d| d.actor.issuer.clone()),
-            actor_subject: delegation.map(|d| d.actor.subject.clone()),
-            actor_id: delegation.and_then(|d| d.actor_id.clone()),
-            actor_session_id: delegation.and_then(|d| d.actor_session_id.clone()),
-            tenant_id: principal.tenant_id.clone(),
-            workspace_id: principal.workspace_id.clone(),
+            subject_issuer: shared(&principal.identity.issuer),
+            subject_id: shared(&principal.identity.subject),
+            actor_issuer: delegation.map(|d| shared(&d.actor.issuer)),
+            actor_subject: delegation.map(|d| shared(&d.actor.subject)),
+            actor_id: delegation.and_then(|d| d.actor_id.as_deref().map(shared)),
+            actor_session_id: delegation.and_then(|d| d.actor_session_id.as_deref().map(shared)),
+            tenant_id: principal.tenant_id.as_deref().map(shared),
+            workspace_id: principal.workspace_id.as_deref().map(shared),
         }
     }
 }
@@ -78,7 +77,9 @@ impl ReceiptBase {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthorizationReceipt {
-    /// Who and in which request (shared by the call's receipts).
+    /// The request id: the same for the root call and every composed child.
+    pub request_id: Arc<str>,
+    /// Who.
     #[serde(flatten)]
     pub base: Arc<ReceiptBase>,
     /// When (RFC 3339 on the wire).
@@ -92,7 +93,7 @@ pub struct AuthorizationReceipt {
     #[serde(default)]
     pub related_resources: Vec<RedactedResource>,
     /// The tool.
-    pub tool: String,
+    pub tool: Arc<str>,
     /// Allow or deny.
     pub outcome: AuthorizationOutcome,
     /// Why.
@@ -119,7 +120,9 @@ pub enum ApprovalOutcome {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalReceipt {
-    /// Who and in which request.
+    /// The request id: the same for the root call and every composed child.
+    pub request_id: Arc<str>,
+    /// Who.
     #[serde(flatten)]
     pub base: Arc<ReceiptBase>,
     /// When (RFC 3339 on the wire).
@@ -129,7 +132,7 @@ pub struct ApprovalReceipt {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_request_id: Option<String>,
     /// The tool.
-    pub tool: String,
+    pub tool: Arc<str>,
     /// The resolved tier.
     pub approval_tier: ApprovalTier,
     /// The outcome.
@@ -165,6 +168,14 @@ impl AuditReceipt {
         }
     }
 
+    /// The request id.
+    pub fn request_id(&self) -> &str {
+        match self {
+            AuditReceipt::Authorization(r) => &r.request_id,
+            AuditReceipt::Approval(r) => &r.request_id,
+        }
+    }
+
     /// When it was written.
     pub fn timestamp(&self) -> SystemTime {
         match self {
@@ -178,6 +189,13 @@ impl AuditReceipt {
         match self {
             AuditReceipt::Authorization(r) => &r.tool,
             AuditReceipt::Approval(r) => &r.tool,
+        }
+    }
+
+    pub(crate) fn tool_arc(&self) -> Arc<str> {
+        match self {
+            AuditReceipt::Authorization(r) => Arc::clone(&r.tool),
+            AuditReceipt::Approval(r) => Arc::clone(&r.tool),
         }
     }
 

@@ -19,71 +19,84 @@ use crate::definition::AuthorizationResource;
 /// name>`; a resolver returns the application resource a call acts on
 /// (`kind = "note"`, `target = "note-17"`, `tenant_id = "acme"`).
 /// `metadata` is for the policy only: it never reaches a receipt or event.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+///
+/// Strings and metadata are shared (`Arc`), so passing a resource through
+/// the gates and redacting it copies nothing. Build one with the `with_*`
+/// methods; change metadata with [`with_metadata`](Self::with_metadata) or
+/// `Arc::make_mut(&mut resource.metadata)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRef {
     /// The kind (`"tool"`, `"note"`).
-    pub kind: String,
+    pub kind: Arc<str>,
     /// The specific resource (a tool name, a note id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
+    pub target: Option<Arc<str>>,
     /// A host-defined scope (`"workspace"`, a path prefix).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope: Option<String>,
+    pub scope: Option<Arc<str>>,
     /// The owning tenant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tenant_id: Option<String>,
+    pub tenant_id: Option<Arc<str>>,
     /// The owning workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace_id: Option<String>,
+    pub workspace_id: Option<Arc<str>>,
     /// Anything else the policy needs. Never written to receipts.
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub metadata: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "no_metadata")]
+    pub metadata: Arc<Map<String, Value>>,
+}
+
+fn no_metadata(metadata: &Arc<Map<String, Value>>) -> bool {
+    metadata.is_empty()
 }
 
 impl ResourceRef {
     /// A resource of `kind`.
-    pub fn new(kind: impl Into<String>) -> Self {
+    pub fn new(kind: impl Into<Arc<str>>) -> Self {
         ResourceRef {
             kind: kind.into(),
-            ..ResourceRef::default()
+            target: None,
+            scope: None,
+            tenant_id: None,
+            workspace_id: None,
+            metadata: Arc::default(),
         }
     }
 
     /// Sets the target.
-    pub fn with_target(mut self, target: impl Into<String>) -> Self {
+    pub fn with_target(mut self, target: impl Into<Arc<str>>) -> Self {
         self.target = Some(target.into());
         self
     }
 
     /// Sets the scope.
-    pub fn with_scope(mut self, scope: impl Into<String>) -> Self {
+    pub fn with_scope(mut self, scope: impl Into<Arc<str>>) -> Self {
         self.scope = Some(scope.into());
         self
     }
 
     /// Sets the tenant.
-    pub fn with_tenant(mut self, tenant_id: impl Into<String>) -> Self {
+    pub fn with_tenant(mut self, tenant_id: impl Into<Arc<str>>) -> Self {
         self.tenant_id = Some(tenant_id.into());
         self
     }
 
     /// Sets the workspace.
-    pub fn with_workspace(mut self, workspace_id: impl Into<String>) -> Self {
+    pub fn with_workspace(mut self, workspace_id: impl Into<Arc<str>>) -> Self {
         self.workspace_id = Some(workspace_id.into());
         self
     }
 
     /// Adds a metadata entry.
     pub fn with_metadata(mut self, key: impl Into<String>, value: Value) -> Self {
-        self.metadata.insert(key.into(), value);
+        Arc::make_mut(&mut self.metadata).insert(key.into(), value);
         self
     }
 
     /// The redacted form: kind, target, tenant and workspace only.
     pub fn redacted(&self) -> RedactedResource {
         RedactedResource {
-            kind: self.kind.clone(),
+            kind: Arc::clone(&self.kind),
             target: self.target.clone(),
             tenant_id: self.tenant_id.clone(),
             workspace_id: self.workspace_id.clone(),
@@ -94,7 +107,7 @@ impl ResourceRef {
     /// `tenantId` and `workspaceId` (or their snake_case spellings) name the
     /// fields; any other name must be a non-null metadata entry.
     pub fn has_field(&self, field: &str) -> bool {
-        let text = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.trim().is_empty());
+        let text = |v: &Option<Arc<str>>| v.as_deref().is_some_and(|s| !s.trim().is_empty());
         match field {
             "kind" => !self.kind.trim().is_empty(),
             "target" => text(&self.target),
@@ -112,16 +125,16 @@ impl ResourceRef {
 #[serde(rename_all = "camelCase")]
 pub struct RedactedResource {
     /// The kind.
-    pub kind: String,
+    pub kind: Arc<str>,
     /// The target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
+    pub target: Option<Arc<str>>,
     /// The tenant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tenant_id: Option<String>,
+    pub tenant_id: Option<Arc<str>>,
     /// The workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace_id: Option<String>,
+    pub workspace_id: Option<Arc<str>>,
 }
 
 /// What a [`ToolResourceResolver`] is asked to resolve.
