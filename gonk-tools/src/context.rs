@@ -421,7 +421,9 @@ impl ToolContext {
 
     /// Calls another tool through the full dispatch path: same
     /// cancellation, scope, cwd, env, host and notify; a longer call stack
-    /// (cycles are refused); no duplex input.
+    /// (cycles are refused); no duplex input. An authenticated call's child
+    /// keeps the captured principal and request id and is authorized again
+    /// (invoke, resource, approval — not discover).
     pub fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
         match &self.registry {
             Some(registry) => registry.invoke(name, input, self.for_child()),

@@ -2,6 +2,7 @@
 //! the [`ApprovalSpec`] of one call; [`ApprovalMode`] says whether the
 //! registry enforces it.
 
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 
 use serde::{Deserialize, Serialize};
@@ -29,21 +30,26 @@ pub const MISSING_APPROVAL_REASON: &str = "Missing or invalid approval declarati
 /// assert_eq!(spec.reason.as_deref(), Some("Missing or invalid approval declaration"));
 /// ```
 pub fn resolve_approval(approval: Option<&Approval>, input: &Value) -> ApprovalSpec {
+    resolve(approval, input).into_owned()
+}
+
+/// [`resolve_approval`] without copying a static declaration.
+pub(crate) fn resolve<'a>(approval: Option<&'a Approval>, input: &Value) -> Cow<'a, ApprovalSpec> {
     let resolved = match approval {
-        Some(Approval::Static(spec)) => return spec.clone(),
+        Some(Approval::Static(spec)) => return Cow::Borrowed(spec),
         Some(Approval::Dynamic(decide)) => {
             std::panic::catch_unwind(AssertUnwindSafe(|| decide(input))).ok()
         }
         None => None,
     };
-    match resolved {
+    Cow::Owned(match resolved {
         Some(Ok(spec)) => spec,
         _ => ApprovalSpec {
             tier: ApprovalTier::Exec,
             overridable: false,
             reason: Some(MISSING_APPROVAL_REASON.to_owned()),
         },
-    }
+    })
 }
 
 /// Whether authenticated dispatch enforces approval.

@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 
-use super::error::{ReadyWith, SecurityError};
+use super::error::SecurityError;
+use super::ready::ReadyWith;
 use super::receipt::AuditReceipt;
 
 /// Stores audit receipts.

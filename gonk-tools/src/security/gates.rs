@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde_json::{Map, Value};
 
-use super::approval::{resolve_approval, ApprovalMode};
+use super::approval::{resolve, ApprovalMode};
 use super::auth_context::{AuthContext, CapturedAuth};
 use super::error::SecurityError;
 use super::messages::*;
@@ -124,7 +124,7 @@ impl ToolRegistry {
                     return Ok(captured);
                 }
                 let resource = tool_resource(def, None);
-                match self.discover_gate(&captured, def, &resource, now).await {
+                match self.discover_gate(&captured, def, resource, now).await {
                     Discover::Allowed => Ok(captured),
                     Discover::Hidden => Err(ToolError::not_found(&def.name)),
                     Discover::AuditFailed => Err(audit_failed()),
@@ -206,10 +206,10 @@ impl ToolRegistry {
         let principal = captured.principal();
 
         // 5. Approval from the declaration and the validated input.
-        let approval = resolve_approval(def.approval.as_ref(), input);
+        let approval = resolve(def.approval.as_ref(), input);
 
         // resources[0] is the tool; resources[1..] the related resources.
-        let mut resources = Resources::One([tool_resource(def, Some(approval.tier))]);
+        let mut resources = Resources::One(tool_resource(def, Some(approval.tier)));
 
         // 6. The declared authorization resource.
         if let Some(declared) = &def.authorization_resource {
@@ -489,7 +489,7 @@ impl ToolRegistry {
         for def in tools {
             let resource = tool_resource(&def, None);
             let now = options.now();
-            if let Discover::Allowed = self.discover_gate(&captured, &def, &resource, now).await {
+            if let Discover::Allowed = self.discover_gate(&captured, &def, resource, now).await {
                 visible.push(def);
             }
         }
@@ -498,23 +498,24 @@ impl ToolRegistry {
 }
 
 /// The tool resource and at most one related resource, contiguous,
-/// without a heap allocation.
-enum Resources {
-    One([ResourceRef; 1]),
+/// without a heap allocation (and without a copy of the tool resource when
+/// there is no related one).
+enum Resources<'d> {
+    One(&'d ResourceRef),
     Two([ResourceRef; 2]),
 }
 
-impl Resources {
-    fn with(self, related: ResourceRef) -> Resources {
+impl Resources<'_> {
+    fn with(self, related: ResourceRef) -> Self {
         match self {
-            Resources::One([tool]) => Resources::Two([tool, related]),
+            Resources::One(tool) => Resources::Two([tool.clone(), related]),
             two => two,
         }
     }
 
     fn all(&self) -> &[ResourceRef] {
         match self {
-            Resources::One(all) => all,
+            Resources::One(tool) => std::slice::from_ref(*tool),
             Resources::Two(all) => all,
         }
     }

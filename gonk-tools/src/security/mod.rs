@@ -119,6 +119,7 @@ mod options;
 mod policy;
 mod principal;
 mod provider;
+mod ready;
 mod receipt;
 mod resource;
 mod timestamp;

@@ -9,8 +9,9 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::error::{PolicyError, ReadyWith};
+use super::error::PolicyError;
 use super::principal::AuthenticatedPrincipal;
+use super::ready::ReadyWith;
 use super::resource::ResourceRef;
 
 /// What the principal wants to do.

@@ -8,8 +8,9 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::error::{ReadyWith, SecurityError};
+use super::error::SecurityError;
 use super::principal::AuthenticatedPrincipal;
+use super::ready::ReadyWith;
 use super::resource::ResourceRef;
 use crate::definition::{ApprovalSpec, ApprovalTier};
 

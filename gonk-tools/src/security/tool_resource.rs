@@ -2,20 +2,19 @@
 //! `{kind: "tool", target: <name>, metadata: {authorization, capabilities,
 //! approvalTier}}`, with the metadata built once per definition.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use super::resource::ResourceRef;
 use crate::definition::{ApprovalTier, ToolDefinition};
 
-/// The policy metadata of one tool, built on its first authenticated call
-/// and shared by every later one.
+/// The tool resources of one tool (discover, and invoke per tier), built
+/// on its first authenticated call and lent to every later one.
 pub(crate) struct ToolPolicyMetadata {
-    /// `{authorization, capabilities}`: the discover resource's metadata.
-    discover: Arc<Map<String, Value>>,
-    /// The same plus `approvalTier`, per tier (read, write, exec).
-    invoke: [Arc<Map<String, Value>>; 3],
+    discover: ResourceRef,
+    /// Read, write, exec.
+    invoke: [ResourceRef; 3],
 }
 
 impl ToolPolicyMetadata {
@@ -32,13 +31,21 @@ impl ToolPolicyMetadata {
             "capabilities".to_owned(),
             serde_json::to_value(def.capabilities).unwrap_or(Value::Null),
         );
+        let resource = |metadata: Map<String, Value>| ResourceRef {
+            kind: Arc::from("tool"),
+            target: Some(Arc::clone(def.name_arc())),
+            scope: None,
+            tenant_id: None,
+            workspace_id: None,
+            metadata: Arc::new(metadata),
+        };
         let with_tier = |tier: ApprovalTier| {
             let mut map = discover.clone();
             map.insert(
                 "approvalTier".to_owned(),
                 Value::String(tier.as_str().to_owned()),
             );
-            Arc::new(map)
+            resource(map)
         };
         ToolPolicyMetadata {
             invoke: [
@@ -46,35 +53,22 @@ impl ToolPolicyMetadata {
                 with_tier(ApprovalTier::Write),
                 with_tier(ApprovalTier::Exec),
             ],
-            discover: Arc::new(discover),
+            discover: resource(discover),
         }
     }
 }
 
-fn tool_kind() -> Arc<str> {
-    static KIND: OnceLock<Arc<str>> = OnceLock::new();
-    Arc::clone(KIND.get_or_init(|| Arc::from("tool")))
-}
-
 /// The resource for `def`: with `approvalTier` for invoke (`Some(tier)`),
 /// without for discover (`None`).
-pub(crate) fn tool_resource(def: &ToolDefinition, tier: Option<ApprovalTier>) -> ResourceRef {
+pub(crate) fn tool_resource(def: &ToolDefinition, tier: Option<ApprovalTier>) -> &ResourceRef {
     let cached = def
         .inner
         .security
         .get_or_init(|| ToolPolicyMetadata::build(def));
-    let metadata = match tier {
+    match tier {
         None => &cached.discover,
         Some(ApprovalTier::Read) => &cached.invoke[0],
         Some(ApprovalTier::Write) => &cached.invoke[1],
         Some(ApprovalTier::Exec) => &cached.invoke[2],
-    };
-    ResourceRef {
-        kind: tool_kind(),
-        target: Some(Arc::clone(def.name_arc())),
-        scope: None,
-        tenant_id: None,
-        workspace_id: None,
-        metadata: Arc::clone(metadata),
     }
 }
