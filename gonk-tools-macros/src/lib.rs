@@ -1,2 +1,297 @@
-//! Procedural macros for [`gonk-tools`](https://docs.rs/gonk-tools). Use them
-//! through `gonk_tools`, which re-exports them.
+//! Procedural macros for [`gonk-tools`](https://docs.rs/gonk-tools):
+//! [`#[tool]`](macro@tool), [`#[tools]`](macro@tools) and
+//! [`toolset!`](toolset). Use them through `gonk_tools`, which re-exports
+//! them (`use gonk_tools::prelude::*;`).
+//!
+//! Each macro goes parse (`attr`) → typed model (`model`) → validate
+//! (`validate`) → expand (`expand`, `toolset`); every misuse is a compile
+//! error spanned on the offending token.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+use proc_macro::TokenStream;
+use quote::quote;
+
+mod attr;
+mod expand;
+mod model;
+mod names;
+mod toolset;
+mod validate;
+
+/// Turns an `async fn` into a tool: a generated type (CamelCase of the fn
+/// name, `notes_search` → `NotesSearch`) implementing `gonk_tools::Tool`
+/// (`NAME`, `Input`, `Output`) and `gonk_tools::StaticTool`
+/// (`definition()`, ready to register). The fn itself stays exactly as
+/// written, so unit tests can call it directly.
+///
+/// ```
+/// use gonk_tools::prelude::*;
+///
+/// #[derive(Deserialize, Serialize, JsonSchema)]
+/// pub struct SearchNotes {
+///     /// Free-text query.
+///     #[schemars(length(min = 1))]
+///     pub query: String,
+///     #[schemars(range(min = 1, max = 20))]
+///     pub limit: Option<u32>,
+/// }
+///
+/// #[derive(Serialize, Deserialize, JsonSchema)]
+/// pub struct Hits { pub titles: Vec<String> }
+///
+/// /// Search notes visible to the authenticated principal.
+/// #[tool(name = "notes.search", approval = "read",
+///        capabilities(reads_fs, idempotent), mcp(read_only, idempotent))]
+/// pub async fn notes_search(input: SearchNotes, ctx: ToolContext) -> Result<Hits, ToolError> {
+///     ctx.log().info("searching");
+///     Ok(Hits { titles: vec![input.query] })
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = ToolRegistry::new();
+/// registry.register(NotesSearch::definition())?;
+/// assert_eq!(NotesSearch::NAME, "notes.search");
+/// let def = registry.get("notes.search").unwrap();
+/// assert_eq!(def.description, "Search notes visible to the authenticated principal.");
+/// assert!(def.capabilities.reads_fs);
+/// # Ok(()) }
+/// ```
+///
+/// # Parameters
+///
+/// In any order, each at most once:
+/// * the **input**: one type that is `Deserialize + JsonSchema`; its schema
+///   (field docs and `#[schemars(..)]` constraints included) is what
+///   clients see and what every call is validated against. Without an
+///   input parameter the tool takes [`NoInput`](../gonk_tools/struct.NoInput.html),
+///   the empty object.
+/// * `ToolContext` or `&ToolContext`: logging, progress, cancellation,
+///   composition (`ctx.call::<OtherTool>(input)`).
+/// * `State<T>`, any number of them: application state the registry holds
+///   (`ToolRegistry::builder().state(t)`). Registration fails when the
+///   registry has no `T`, so a missing state is found at start-up, not at
+///   the first call.
+/// * `&self`, in an impl block under [`#[tools]`](macro@tools).
+///
+/// # Returns
+///
+/// * `O` or nothing — the output, always a success;
+/// * `Result<O, E>` with `E: Into<ToolError>`;
+/// * `ToolOutput<O>` or `Result<ToolOutput<O>, E>` — data plus a display
+///   for humans;
+/// * `impl Stream<Item = ToolEvent<O>>` — a streaming tool (below).
+///
+/// `O` must be `Serialize`; its `JsonSchema` becomes the advertised output
+/// schema. For an output without a schema, write `output_schema = false`.
+///
+/// # Streaming tools
+///
+/// Return `impl Stream<Item = ToolEvent<O>>`. The simplest way to write
+/// one is [`gonk_tools::stream!`](../gonk_tools/macro.stream.html)
+/// (async-stream): `yield` progress, logs and data chunks, then the
+/// result. Events reach the caller in order; dropping the call (or
+/// cancelling it) drops the stream.
+///
+/// ```
+/// use gonk_tools::prelude::*;
+/// use futures::Stream;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// pub struct CountTo { pub to: u32 }
+///
+/// /// Counts to `to`, reporting progress.
+/// #[tool(name = "count")]
+/// pub async fn count(input: CountTo) -> impl Stream<Item = ToolEvent<u32>> {
+///     gonk_tools::stream! {
+///         for i in 1..=input.to {
+///             yield ToolEvent::progress(f64::from(i) * 100.0 / f64::from(input.to), None);
+///         }
+///         yield ToolEvent::result(input.to);
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let registry = ToolRegistry::new();
+/// registry.register(Count::definition()).unwrap();
+/// let mut kinds = Vec::new();
+/// let events = registry.invoke("count", json!({"to": 2}), ToolContext::new());
+/// let outcome = collect_tool_outcome(events, |e| kinds.push(e.kind())).await.unwrap();
+/// assert_eq!(kinds, ["progress", "progress", "result"]);
+/// assert_eq!(outcome.data, 2);
+/// # }
+/// ```
+///
+/// A channel works as well: spawn a task that sends `ToolEvent`s into a
+/// `futures::channel::mpsc` (or `tokio::sync::mpsc`) sender and return the
+/// receiver as the stream.
+///
+/// # Attributes
+///
+/// | key | value |
+/// |---|---|
+/// | `name` | `"notes.search"` — 1–128 chars of `A-Za-z0-9_.-`, starting with a letter; default: the fn name |
+/// | `description` | a string; default: the doc comment (one of the two is required) |
+/// | `category` | a string |
+/// | `visibility` | `"always"` or `"on-demand"` |
+/// | `approval` | `"read"` / `"write"` / `"exec"`, or `approval(tier = "write", override, reason = "...")`, or a path to `fn(&Input) -> impl Into<ApprovalSpec>` |
+/// | `capabilities` | `capabilities(reads_fs, writes_fs, network, long_running, idempotent, duplex)` |
+/// | `tags`, `keywords`, `related_to` | `["a", "b"]` |
+/// | `cost` | `"low"` / `"moderate"` / `"high"` |
+/// | `latency` | `"instant"` / `"seconds"` / `"minutes"` |
+/// | `cli` | `cli(command = "..", positional = [..], aliases = [..], examples = [..])` |
+/// | `mcp` | `mcp(name = "..", visibility = "..", read_only, destructive, idempotent, open_world)` |
+/// | `pi` | `pi(name = "..", visibility = "..", requires_approval, status_glyph = "..")` |
+/// | `authorization` | `authorization(auth_level = "..", required_role = "..", allowed_callers = [..])` |
+/// | `authorization_resource` | `"note"` or `authorization_resource(kind = "note", required_fields = [..])` |
+/// | `validate_output` | `"off"` / `"lax"` / `"strict"` |
+/// | `requires` | a path to `fn() -> bool` (registration skips the tool when false) |
+/// | `capability_for` | a path to `fn() -> CapabilityStatus`, with `degraded_description = ".."` |
+/// | `input_json_schema` | an expression giving a `serde_json::Value`: a trusted override of the derived input schema (advertised **and** enforced) |
+/// | `output_schema` | `false` to advertise no output schema |
+/// | `type_name` | the generated type's name, when CamelCase of the fn name collides with another type (`async fn add(input: Add)` is refused with this advice) |
+/// | `crate` | the path of `gonk_tools` when it is renamed: `crate = my_gonk` |
+///
+/// Flags take `= false` too (`read_only = false`).
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
+    let input2 = proc_macro2::TokenStream::from(input.clone());
+    let item: syn::ItemFn = match syn::parse(input) {
+        Ok(item) => item,
+        Err(_) => {
+            let error = syn::Error::new(
+                proc_macro2::Span::call_site(),
+                "`#[tool]` goes on an `async fn` (or on a method of an impl block marked `#[tools]`)",
+            )
+            .to_compile_error();
+            return quote!(#error #input2).into();
+        }
+    };
+    let attrs = match attr::ToolAttrs::parse(args.into()) {
+        Ok(attrs) => attrs,
+        Err(error) => {
+            let error = error.to_compile_error();
+            return quote!(#item #error).into();
+        }
+    };
+    let model = model::ToolModel::new(
+        attrs,
+        model::Site::Free,
+        item.vis.clone(),
+        &item.sig,
+        &item.attrs,
+    );
+    let mut errors = attr::Errors::default();
+    validate::tool(&model, &mut errors);
+    if let Err(error) = errors.finish() {
+        let error = error.to_compile_error();
+        return quote!(#item #error).into();
+    }
+    let generated = expand::tool(&model);
+    quote!(#item #generated).into()
+}
+
+/// Makes the `#[tool]` methods of an impl block a tool set: every
+/// `#[tool] async fn ..(&self, ..)` becomes a tool whose definition
+/// captures an `Arc<Self>`; the block gains `tool_definitions(&Arc<Self>)`
+/// and `register_tools(&Arc<Self>, &registry)`, and a typed client
+/// `{Type}Client<T: Transport>` is generated with one method per tool
+/// (snake_case of the tool name: `notes.search` → `notes_search`).
+///
+/// Options: `#[tools(client = OtherName, crate = path)]`.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use gonk_tools::prelude::*;
+/// use gonk_tools::client::InProcess;
+///
+/// #[derive(Serialize, Deserialize, JsonSchema)]
+/// pub struct Text { pub text: String }
+///
+/// #[derive(Default)]
+/// pub struct Notes { items: Mutex<Vec<String>> }
+///
+/// #[tools]
+/// impl Notes {
+///     /// Add a note; returns how many there are.
+///     #[tool(name = "notes.add", approval = "write")]
+///     pub async fn add(&self, input: Text) -> usize {
+///         let mut items = self.items.lock().unwrap();
+///         items.push(input.text);
+///         items.len()
+///     }
+///
+///     /// List the notes.
+///     #[tool(name = "notes.list", approval = "read")]
+///     pub async fn list(&self) -> Vec<String> {
+///         self.items.lock().unwrap().clone()
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = ToolRegistry::new();
+/// Arc::new(Notes::default()).register_tools(&registry)?;
+/// let client = NotesClient::new(InProcess::new(registry));
+/// assert_eq!(client.notes_add(Text { text: "milk".into() }).await?, 1);
+/// assert_eq!(client.notes_list(NoInput).await?, ["milk"]);
+/// # Ok(()) }
+/// ```
+#[proc_macro_attribute]
+pub fn tools(args: TokenStream, input: TokenStream) -> TokenStream {
+    match toolset::tools(args.into(), input.clone().into()) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => {
+            let error = error.to_compile_error();
+            let input = proc_macro2::TokenStream::from(input);
+            quote!(#input #error).into()
+        }
+    }
+}
+
+/// Declares a tool set of `#[tool]` types: a unit struct with `NAMES`,
+/// `definitions()` and `register(&registry)`, and a typed client
+/// `{Set}Client<T: Transport>` with one method per tool.
+///
+/// ```
+/// use gonk_tools::prelude::*;
+/// use gonk_tools::client::InProcess;
+///
+/// #[derive(Serialize, Deserialize, JsonSchema)]
+/// pub struct Pair { pub a: i64, pub b: i64 }
+///
+/// /// Add two integers.
+/// #[tool(name = "math.add")]
+/// pub async fn math_add(input: Pair) -> i64 { input.a + input.b }
+///
+/// /// Multiply two integers.
+/// #[tool(name = "math.mul")]
+/// pub async fn math_mul(input: Pair) -> i64 { input.a * input.b }
+///
+/// toolset! {
+///     /// Arithmetic.
+///     pub struct Math { MathAdd, MathMul }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = ToolRegistry::new();
+/// Math::register(&registry)?;
+/// assert_eq!(Math::NAMES, ["math.add", "math.mul"]);
+/// let math = MathClient::new(InProcess::new(registry));
+/// assert_eq!(math.math_mul(Pair { a: 6, b: 7 }).await?, 42);
+/// # Ok(()) }
+/// ```
+///
+/// The client method of an entry is the snake_case of its type
+/// (`MathAdd` → `math_add`), and the compiler checks that it is the
+/// snake_case of the tool's name; when they differ (a fn `add` named
+/// `"math.add"`), name the method: `math_add = Add`. Duplicate names and
+/// two tools with the same client method are compile errors.
+/// Options: `#[toolset(client = OtherName, crate = path)]` before the
+/// struct.
+#[proc_macro]
+pub fn toolset(input: TokenStream) -> TokenStream {
+    match toolset::toolset(input.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => error.to_compile_error().into(),
+    }
+}

@@ -1,1 +1,138 @@
-fn main() {}
+//! Dispatch cost, side by side with a baseline in the same run.
+//!
+//! * `baseline`: `serde_json::from_value` + a direct call + `to_value` for a
+//!   trivial `add(a, b)`.
+//! * `invoke`: `registry.invoke` + `collect_tool_outcome` for the same tool,
+//!   schema validation on.
+//! * `compose3`: a tool that calls a tool that calls `add` (3 dispatches).
+//!
+//! After the run, the ratios to the baseline are printed.
+
+use std::path::PathBuf;
+
+use criterion::{criterion_group, Criterion};
+use gonk_tools::prelude::*;
+use serde_json::Value;
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct AddInput {
+    a: i64,
+    b: i64,
+}
+
+async fn add(input: AddInput) -> i64 {
+    input.a + input.b
+}
+
+fn registry() -> ToolRegistry {
+    let registry = ToolRegistry::new();
+    registry
+        .register_all([
+            ToolDefinition::builder("add")
+                .description("Add two integers.")
+                .handler(|input: AddInput, _| async move { Ok::<_, ToolError>(add(input).await) })
+                .build(),
+            ToolDefinition::builder("add.via1")
+                .description("Calls add.")
+                .handler(|input: AddInput, ctx: ToolContext| async move {
+                    let out = collect_tool_outcome(
+                        ctx.invoke("add", json!({"a": input.a, "b": input.b})),
+                        |_| {},
+                    )
+                    .await?;
+                    Ok::<_, ToolError>(out.data)
+                })
+                .build(),
+            ToolDefinition::builder("add.via2")
+                .description("Calls add.via1.")
+                .handler(|input: AddInput, ctx: ToolContext| async move {
+                    let out = collect_tool_outcome(
+                        ctx.invoke("add.via1", json!({"a": input.a, "b": input.b})),
+                        |_| {},
+                    )
+                    .await?;
+                    Ok::<_, ToolError>(out.data)
+                })
+                .build(),
+        ])
+        .expect("bench tools register");
+    registry
+}
+
+fn dispatch(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let registry = registry();
+    let input = json!({"a": 2, "b": 40});
+    let mut group = c.benchmark_group("dispatch");
+
+    group.bench_function("baseline", |b| {
+        b.to_async(&rt).iter(|| async {
+            let parsed: AddInput =
+                serde_json::from_value(std::hint::black_box(input.clone())).unwrap();
+            let out = add(parsed).await;
+            std::hint::black_box(serde_json::to_value(out).unwrap())
+        })
+    });
+    group.bench_function("invoke", |b| {
+        b.to_async(&rt).iter(|| async {
+            let events = registry.invoke(
+                "add",
+                std::hint::black_box(input.clone()),
+                ToolContext::new(),
+            );
+            let out = collect_tool_outcome(events, |_| {}).await.unwrap();
+            std::hint::black_box(out.data)
+        })
+    });
+    group.bench_function("compose3", |b| {
+        b.to_async(&rt).iter(|| async {
+            let events = registry.invoke(
+                "add.via2",
+                std::hint::black_box(input.clone()),
+                ToolContext::new(),
+            );
+            let out = collect_tool_outcome(events, |_| {}).await.unwrap();
+            std::hint::black_box(out.data)
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, dispatch);
+
+fn criterion_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return home.into();
+    }
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(target).join("criterion");
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/criterion")
+}
+
+fn mean_ns(group: &str, id: &str) -> Option<f64> {
+    let path = criterion_home()
+        .join(group)
+        .join(id)
+        .join("new/estimates.json");
+    let estimates: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    estimates["mean"]["point_estimate"].as_f64()
+}
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    if std::env::args().any(|a| a == "--list" || a == "--test") {
+        return;
+    }
+    if let Some(base) = mean_ns("dispatch", "baseline") {
+        println!("\nratios to baseline ({base:.0} ns):");
+        for id in ["invoke", "compose3"] {
+            if let Some(ns) = mean_ns("dispatch", id) {
+                println!("  {id:<9} {ns:>8.0} ns  {:>5.2}x", ns / base);
+            }
+        }
+    }
+}

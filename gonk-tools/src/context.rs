@@ -88,7 +88,7 @@ pub trait LogSink: Send + Sync {
     fn log(&self, record: &LogRecord<'_>);
 }
 
-/// Drops every line (the base context's default).
+/// Drops every line (what the base context does when no logger is set).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoopLog;
 
@@ -132,8 +132,11 @@ pub struct Logger<'a> {
 impl Logger<'_> {
     /// Logs at `level` with optional structured `meta`.
     pub fn log(&self, level: LogLevel, message: &str, meta: Option<&Value>) {
+        let Some(sink) = &self.ctx.log_sink else {
+            return;
+        };
         let stack = &self.ctx.call_stack;
-        self.ctx.log_sink.log(&LogRecord {
+        sink.log(&LogRecord {
             level,
             message,
             meta,
@@ -170,8 +173,8 @@ impl Logger<'_> {
 /// Cloning is cheap (reference-counted fields).
 #[derive(Clone)]
 pub struct ToolContext {
-    pub(crate) cancellation: CancellationToken,
-    pub(crate) log_sink: Arc<dyn LogSink>,
+    pub(crate) cancellation: Arc<CancellationToken>,
+    pub(crate) log_sink: Option<Arc<dyn LogSink>>,
     pub(crate) cwd: Option<Arc<Path>>,
     pub(crate) env: Option<Arc<HashMap<String, String>>>,
     pub(crate) scope: Option<Arc<dyn ScopeStore>>,
@@ -211,6 +214,7 @@ impl fmt::Debug for ToolContext {
 }
 
 static PROCESS_ENV: OnceLock<Arc<HashMap<String, String>>> = OnceLock::new();
+static EMPTY_STACK: OnceLock<Arc<[Arc<str>]>> = OnceLock::new();
 
 impl ToolContext {
     /// The base context: a fresh cancellation token, a no-op logger, the
@@ -218,12 +222,12 @@ impl ToolContext {
     /// first time it is read).
     pub fn new() -> Self {
         ToolContext {
-            cancellation: CancellationToken::new(),
-            log_sink: Arc::new(NoopLog),
+            cancellation: Arc::new(CancellationToken::new()),
+            log_sink: None,
             cwd: None,
             env: None,
             scope: None,
-            call_stack: Arc::from(Vec::new()),
+            call_stack: Arc::clone(EMPTY_STACK.get_or_init(|| Arc::from(Vec::new()))),
             input: None,
             notify: None,
             host: None,
@@ -285,13 +289,13 @@ impl ToolContext {
 
     /// Uses `token` for cancellation; cancelling it aborts the call.
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = token;
+        self.cancellation = Arc::new(token);
         self
     }
 
     /// Sends the logger's lines to `sink` (e.g. [`TracingLog`]).
     pub fn with_logger(mut self, sink: impl LogSink + 'static) -> Self {
-        self.log_sink = Arc::new(sink);
+        self.log_sink = Some(Arc::new(sink));
         self
     }
 
@@ -440,12 +444,12 @@ impl ToolContext {
     pub async fn call<T>(&self, input: T::Input) -> Result<T::Output, ToolError>
     where
         T: Tool,
-        T::Input: Serialize,
+        T::Input: Serialize + schemars::JsonSchema,
         T::Output: DeserializeOwned,
     {
-        let input = serde_json::to_value(&input).map_err(|e| {
-            ToolError::internal(format!("input of {} could not be serialized: {e}", T::NAME))
-        })?;
+        // `None` fields are sent absent, as the input schema describes them.
+        let input = crate::client::encode_input::<T::Input>(T::NAME, &input)
+            .map_err(crate::client::ClientError::into_tool_error)?;
         let output = collect_tool_outcome(self.invoke(T::NAME, input), |_| {}).await?;
         serde_json::from_value(output.data).map_err(|e| {
             ToolError::internal(format!("output of {} did not match its type: {e}", T::NAME))
@@ -462,12 +466,14 @@ impl ToolContext {
 
     /// The context a handler runs with: this one, bound to `registry`, with
     /// `name` pushed on the call stack.
-    pub(crate) fn enter(&self, registry: &ToolRegistry, name: &Arc<str>) -> ToolContext {
-        let mut stack = Vec::with_capacity(self.call_stack.len() + 1);
-        stack.extend(self.call_stack.iter().cloned());
-        stack.push(Arc::clone(name));
-        let mut ctx = self.clone();
-        ctx.call_stack = Arc::from(stack);
+    pub(crate) fn enter(self, registry: &ToolRegistry, name: &Arc<str>) -> ToolContext {
+        let mut ctx = self;
+        ctx.call_stack = ctx
+            .call_stack
+            .iter()
+            .cloned()
+            .chain(std::iter::once(Arc::clone(name)))
+            .collect();
         ctx.registry = Some(registry.clone());
         ctx
     }

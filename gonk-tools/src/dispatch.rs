@@ -17,8 +17,7 @@ use std::time::Instant;
 use futures::{FutureExt, Stream, StreamExt};
 use serde_json::Value;
 
-use crate::context::AuthSlot;
-use crate::context::ToolContext;
+use crate::context::{AuthSlot, ToolContext};
 use crate::definition::{HandlerCall, ToolDefinition, ValidateOutput};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
@@ -32,9 +31,9 @@ pub type ToolEventStream = Pin<Box<dyn Stream<Item = ToolEvent> + Send + 'static
 /// Records exactly one metric per invocation, even when the stream is
 /// dropped before its end (then the outcome is `aborted`).
 struct MetricGuard {
-    sink: Arc<dyn MetricsSink>,
-    tool: String,
-    start: Instant,
+    sink: Option<Arc<dyn MetricsSink>>,
+    tool: Arc<str>,
+    start: Option<Instant>,
     outcome: Option<(MetricOutcome, Option<ErrorCode>)>,
     recorded: bool,
 }
@@ -72,12 +71,14 @@ impl MetricGuard {
             .take()
             .unwrap_or((MetricOutcome::Aborted, Some(ErrorCode::Aborted)));
         self.recorded = true;
-        self.sink.record(&MetricRecord {
-            tool: std::mem::take(&mut self.tool),
-            duration: self.start.elapsed(),
-            outcome,
-            error_code,
-        });
+        if let (Some(sink), Some(start)) = (&self.sink, self.start) {
+            sink.record(&MetricRecord {
+                tool: self.tool.to_string(),
+                duration: start.elapsed(),
+                outcome,
+                error_code,
+            });
+        }
     }
 }
 
@@ -150,18 +151,6 @@ enum Step {
     Next(Option<std::thread::Result<ToolEvent>>),
 }
 
-/// Step 4: the input against the enforced schema (compiled once).
-#[inline]
-fn validate_input(def: &ToolDefinition, input: &Value) -> Result<(), ToolError> {
-    let compiled = def
-        .compiled()
-        .map_err(|reason| ToolError::internal(reason.to_owned()))?;
-    compiled
-        .input
-        .validate(input)
-        .map_err(ToolError::invalid_input)
-}
-
 impl ToolRegistry {
     /// Invokes `name` with `input` and streams its events.
     ///
@@ -187,18 +176,31 @@ impl ToolRegistry {
     /// ```
     pub fn invoke(&self, name: &str, input: Value, ctx: ToolContext) -> ToolEventStream {
         let registry = self.clone();
+        // A sink that is not enabled costs neither a clock read nor a record.
+        let sink = self
+            .inner
+            .metrics
+            .enabled()
+            .then(|| Arc::clone(&self.inner.metrics));
+        // Look-up happens now, so the stream owns the definition (not a copy of the name).
+        let found = self.read().get(name).cloned();
+        let tool = match &found {
+            Some(def) => Arc::clone(def.name_arc()),
+            None => Arc::from(name),
+        };
         let mut metric = MetricGuard {
-            sink: Arc::clone(&self.inner.metrics),
-            tool: name.to_owned(),
-            start: Instant::now(),
+            start: sink.as_ref().map(|_| Instant::now()),
+            sink,
+            tool,
             outcome: None,
             recorded: false,
         };
         Box::pin(async_stream::stream! {
-            let prepared = match &ctx.auth {
-                None => registry.prepare(&metric.tool, input, &ctx).await,
+            let prepared = match found {
+                Some(def) if ctx.auth.is_none() => registry.prepare(def, input, ctx).await,
                 // Boxed: keeps the unauthenticated path's state small.
-                Some(slot) => Box::pin(registry.prepare_authenticated(&metric.tool, input, &ctx, slot)).await,
+                Some(def) => Box::pin(registry.prepare_authenticated(def, input, ctx)).await,
+                None => Err(ToolError::not_found(&metric.tool)),
             };
             let Prepared { def, input, ctx } = match prepared {
                 Ok(prepared) => prepared,
@@ -235,10 +237,12 @@ impl ToolRegistry {
                 }
                 Ok(Ok(HandlerCall::Once(future))) => {
                     let mut future = AssertUnwindSafe(future).catch_unwind();
+                    // The handler is polled first: one that finishes without
+                    // waiting never registers with the token.
                     let finished = tokio::select! {
                         biased;
-                        _ = token.cancelled() => None,
                         outcome = &mut future => Some(outcome),
+                        _ = token.cancelled() => None,
                     };
                     // Drop the handler before reporting, so its resources are released first.
                     drop(future);
@@ -254,10 +258,12 @@ impl ToolRegistry {
                 }
                 Ok(Ok(HandlerCall::Stream(events))) => {
                     let mut events = AssertUnwindSafe(events).catch_unwind();
+                    let cancelled = token.cancelled();
+                    let mut cancelled = std::pin::pin!(cancelled);
                     loop {
                         let step = tokio::select! {
                             biased;
-                            _ = token.cancelled() => Step::Cancelled,
+                            _ = &mut cancelled => Step::Cancelled,
                             item = events.next() => Step::Next(item),
                         };
                         let event = match step {
@@ -289,53 +295,39 @@ impl ToolRegistry {
         })
     }
 
-    /// Steps 1 and 2: look-up and cycle check.
-    #[inline]
-    fn look_up(&self, name: &str, ctx: &ToolContext) -> Result<ToolDefinition, ToolError> {
-        let def = self
-            .read()
-            .get(name)
-            .cloned()
-            .ok_or_else(|| ToolError::not_found(name))?;
-        if ctx.call_stack.iter().any(|n| &**n == name) {
-            let chain: Vec<&str> = ctx.call_stack.iter().map(|n| &**n).chain([name]).collect();
-            return Err(ToolError::new(
-                ErrorCode::Cycle,
-                format!("Cycle detected: {}", chain.join(" -> ")),
-            ));
-        }
-        Ok(def)
-    }
-
-    /// Steps before the handler of an unauthenticated call: look-up, cycle
-    /// check, input validation.
+    /// Steps before the handler of an unauthenticated call, after look-up:
+    /// cycle check, input validation.
     async fn prepare(
         &self,
-        name: &str,
+        def: ToolDefinition,
         input: Value,
-        ctx: &ToolContext,
+        ctx: ToolContext,
     ) -> Result<Prepared, ToolError> {
-        let def = self.look_up(name, ctx)?;
+        check_cycle(&def, &ctx)?;
         validate_input(&def, &input)?;
         let ctx = ctx.enter(self, def.name_arc());
         Ok(Prepared { def, input, ctx })
     }
 
-    /// Steps before the handler of an authenticated call: look-up, cycle
-    /// check (1–2), capture and discover (3), input validation (4), then
-    /// approval, resource, invoke authorization and the approval gate
+    /// Steps before the handler of an authenticated call, after look-up:
+    /// cycle check (2), capture and discover (3), input validation (4),
+    /// then approval, resource, invoke authorization and the approval gate
     /// (5–8). The gates await host components, so cancellation interrupts
     /// them.
     async fn prepare_authenticated(
         &self,
-        name: &str,
+        def: ToolDefinition,
         input: Value,
-        ctx: &ToolContext,
-        slot: &AuthSlot,
+        mut ctx: ToolContext,
     ) -> Result<Prepared, ToolError> {
+        let Some(slot) = ctx.auth.take() else {
+            return self.prepare(def, input, ctx).await;
+        };
+        let token = ctx.cancellation.clone();
         let gates = async {
-            let def = self.look_up(name, ctx)?;
-            let captured = self.admit(&def, slot, ctx.call_stack.is_empty()).await?;
+            check_cycle(&def, &ctx)?;
+            let is_root = ctx.call_stack.is_empty();
+            let captured = self.admit(&def, &slot, is_root).await?;
             validate_input(&def, &input)?;
             let mut ctx = ctx.enter(self, def.name_arc());
             self.authorize_invoke(&captured, &def, &input, &ctx.call_stack)
@@ -346,7 +338,33 @@ impl ToolRegistry {
         tokio::select! {
             biased;
             prepared = gates => prepared,
-            _ = ctx.cancellation.cancelled() => Err(ToolError::aborted()),
+            _ = token.cancelled() => Err(ToolError::aborted()),
         }
     }
+}
+
+/// Step 2: a tool already on the call stack is a cycle.
+#[inline]
+fn check_cycle(def: &ToolDefinition, ctx: &ToolContext) -> Result<(), ToolError> {
+    let name = def.name.as_str();
+    if ctx.call_stack.iter().any(|n| &**n == name) {
+        let chain: Vec<&str> = ctx.call_stack.iter().map(|n| &**n).chain([name]).collect();
+        return Err(ToolError::new(
+            ErrorCode::Cycle,
+            format!("Cycle detected: {}", chain.join(" -> ")),
+        ));
+    }
+    Ok(())
+}
+
+/// Step 4: the input against the enforced schema (compiled once).
+#[inline]
+fn validate_input(def: &ToolDefinition, input: &Value) -> Result<(), ToolError> {
+    let compiled = def
+        .compiled()
+        .map_err(|reason| ToolError::internal(reason.to_owned()))?;
+    compiled
+        .input
+        .validate(input)
+        .map_err(ToolError::invalid_input)
 }

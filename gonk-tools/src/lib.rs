@@ -61,9 +61,16 @@
 //! * [`security`] — authenticated dispatch: principal, auth context and
 //!   policy, approval, resource resolution, redacted audit receipts.
 //! * [`metrics`] — one [`MetricRecord`](metrics::MetricRecord) per call.
+//! * [`client`] — typed clients over a [`Transport`](client::Transport);
+//!   [`InProcess`](client::InProcess) runs them against a registry here.
+//! * [`macro@tool`], [`macro@tools`], [`toolset!`] — define tools as async
+//!   fns, group them into sets with typed clients, checked at compile time.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "cli")]
+pub mod adapters;
+pub mod client;
 pub mod context;
 pub mod definition;
 pub mod dispatch;
@@ -86,7 +93,17 @@ pub use event::{Display, DisplayBlock, LogLevel, ToolEvent};
 pub use outcome::{collect_tool_outcome, ToolOutput};
 pub use registry::{RegistryError, ToolRegistry};
 pub use state::State;
-pub use tool::Tool;
+pub use tool::{MethodTool, NoInput, StaticTool, Tool};
+
+/// Attribute and function-like macros: `#[tool]`, `#[tools]`, `toolset!`.
+#[doc(inline)]
+pub use gonk_tools_macros::{tool, tools, toolset};
+
+/// Writes a streaming tool's body: `yield` events, the stream ends when
+/// the block does. A re-export of [`async_stream::stream!`]; see
+/// [`tool`] for a streaming tool.
+#[doc(inline)]
+pub use async_stream::stream;
 
 /// Everything a tool author usually needs, plus the serde / schemars
 /// derives and `json!`.
@@ -100,17 +117,13 @@ pub mod prelude {
     pub use crate::outcome::{collect_tool_outcome, ToolOutput};
     pub use crate::registry::ToolRegistry;
     pub use crate::state::State;
-    pub use crate::tool::Tool;
+    pub use crate::tool::{MethodTool, NoInput, StaticTool, Tool};
+    pub use crate::{tool, tools, toolset};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
     pub use serde_json::json;
 }
 
-/// Re-exports for generated code; not a public API.
+/// Re-exports and helpers for generated code; not a public API.
 #[doc(hidden)]
-pub mod __private {
-    pub use futures;
-    pub use schemars;
-    pub use serde;
-    pub use serde_json;
-}
+pub mod __private;

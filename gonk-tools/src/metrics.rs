@@ -38,6 +38,12 @@ pub struct MetricRecord {
 pub trait MetricsSink: Send + Sync {
     /// Records one invocation.
     fn record(&self, record: &MetricRecord);
+
+    /// Whether this sink wants records. Dispatch skips timing entirely for
+    /// a sink that returns `false` (like [`NoopMetrics`]).
+    fn enabled(&self) -> bool {
+        true
+    }
 }
 
 /// Discards records (the default).
@@ -46,6 +52,10 @@ pub struct NoopMetrics;
 
 impl MetricsSink for NoopMetrics {
     fn record(&self, _record: &MetricRecord) {}
+
+    fn enabled(&self) -> bool {
+        false
+    }
 }
 
 /// Writes one line per record to stderr.
@@ -110,6 +120,10 @@ impl<T: MetricsSink + ?Sized> MetricsSink for Arc<T> {
     fn record(&self, record: &MetricRecord) {
         (**self).record(record);
     }
+
+    fn enabled(&self) -> bool {
+        (**self).enabled()
+    }
 }
 
 /// Sends every record to each of several sinks.
@@ -136,5 +150,9 @@ impl MetricsSink for CompositeMetrics {
         for sink in &self.sinks {
             sink.record(record);
         }
+    }
+
+    fn enabled(&self) -> bool {
+        self.sinks.iter().any(|s| s.enabled())
     }
 }

@@ -2,9 +2,22 @@
 //! advertise, and the compiled validator that enforces that same schema.
 //!
 //! Schemas come from [`schemars`] and are post-processed into the shape MCP
-//! clients accept: no `$schema` key, `$ref`s inlined (recursive types keep
-//! their `$defs`), optional fields neither required nor `null`-able, and an
-//! object root.
+//! clients (Cursor, Windsurf, LangGraph, Gemini CLI) accept:
+//!
+//! * no `$schema` key and no root `title`;
+//! * `$ref`s inlined (only recursive types keep their `$defs`);
+//! * `Option<T>` fields optional (not `required`) and not `null`-able —
+//!   never `["T", "null"]` unions; the typed client and `ctx.call` send
+//!   `None` as an absent key ([`client::encode_input`](crate::client::encode_input));
+//! * doc comments as `description`, `#[serde(deny_unknown_fields)]` as
+//!   `additionalProperties: false`, unit enums as string `enum`s (schemars
+//!   does these);
+//! * integer widths as explicit `minimum`/`maximum` (a `u8` field says
+//!   `maximum: 255`), so the schema refuses what serde would refuse;
+//! * an input root that is always `type: object`.
+//!
+//! The same schema is compiled ([`CompiledSchema`]) and enforced on every
+//! call, so what a client is told is exactly what is accepted.
 
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
@@ -37,18 +50,125 @@ pub fn empty_object_schema() -> Value {
     serde_json::json!({ "type": "object", "properties": {} })
 }
 
+/// A `null` (unit) root becomes the empty object; a root without a `type`
+/// (an internally tagged enum's `oneOf` of objects) gets `type: object`.
+/// A root of another type (a `String` input) is left as it is: such an
+/// input is not an object, and no client can send it as tool arguments.
 fn ensure_object_root(schema: &mut Value) {
-    let is_object = schema.get("type").and_then(Value::as_str) == Some("object");
+    if schema.as_bool() == Some(true) {
+        *schema = serde_json::json!({ "type": "object" });
+        return;
+    }
     let is_null = schema.get("type").and_then(Value::as_str) == Some("null");
     if is_null {
         *schema = empty_object_schema();
-    } else if !is_object {
-        if let Some(map) = schema.as_object_mut() {
-            if !map.contains_key("type") && !map.contains_key("anyOf") && !map.contains_key("oneOf")
-            {
-                map.insert("type".into(), Value::String("object".into()));
+    } else if let Some(map) = schema.as_object_mut() {
+        if !map.contains_key("type") {
+            map.insert("type".into(), Value::String("object".into()));
+        }
+    }
+}
+
+/// A `oneOf` of string `const`s (a unit enum whose variants have doc
+/// comments) → `type: string` + `enum`; variant docs are folded into the
+/// description as a list.
+fn unit_enum(map: &mut Map<String, Value>) {
+    for key in ["oneOf", "anyOf"] {
+        let Some(Value::Array(alternatives)) = map.get(key) else {
+            continue;
+        };
+        let mut values = Vec::new();
+        let mut docs = Vec::new();
+        for alt in alternatives {
+            let Some(alt) = alt.as_object() else {
+                return;
+            };
+            let is_string_const = alt.get("const").is_some_and(Value::is_string)
+                && alt.get("type").is_none_or(|t| t == "string")
+                && alt
+                    .keys()
+                    .all(|k| matches!(k.as_str(), "const" | "type" | "description"));
+            if !is_string_const {
+                return;
+            }
+            let value = alt["const"].clone();
+            if let Some(doc) = alt.get("description").and_then(Value::as_str) {
+                docs.push(format!("- `{}`: {doc}", value.as_str().unwrap_or_default()));
+            }
+            values.push(value);
+        }
+        if values.is_empty() {
+            return;
+        }
+        map.remove(key);
+        map.insert("type".into(), Value::String("string".into()));
+        map.insert("enum".into(), Value::Array(values));
+        if !docs.is_empty() {
+            let head = map
+                .get("description")
+                .and_then(Value::as_str)
+                .map(|d| format!("{d}\n"))
+                .unwrap_or_default();
+            map.insert(
+                "description".into(),
+                Value::String(format!("{head}{}", docs.join("\n"))),
+            );
+        }
+        return;
+    }
+}
+
+/// The range of each integer `format` schemars emits.
+fn integer_range(format: &str) -> Option<(Value, Value)> {
+    Some(match format {
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" | "int" => (i64::MIN.into(), i64::MAX.into()),
+        "uint8" => (0.into(), u8::MAX.into()),
+        "uint16" => (0.into(), u16::MAX.into()),
+        "uint32" => (0.into(), u32::MAX.into()),
+        "uint64" | "uint" => (0.into(), u64::MAX.into()),
+        _ => return None,
+    })
+}
+
+/// Adds the bounds an integer `format` implies, unless a tighter bound is
+/// already there.
+fn integer_bounds(map: &mut Map<String, Value>) {
+    let is_integer = match map.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
+        _ => false,
+    };
+    if !is_integer {
+        return;
+    }
+    let Some((min, max)) = map
+        .get("format")
+        .and_then(Value::as_str)
+        .and_then(integer_range)
+    else {
+        return;
+    };
+    let tighter = |existing: Option<&Value>, implied: &Value, lower: bool| match existing
+        .and_then(Value::as_f64)
+    {
+        Some(e) => {
+            let i = implied.as_f64().unwrap_or(e);
+            if lower {
+                e >= i
+            } else {
+                e <= i
             }
         }
+        None => false,
+    };
+    if !tighter(map.get("minimum"), &min, true) && !map.contains_key("exclusiveMinimum") {
+        map.insert("minimum".into(), min);
+    }
+    if !tighter(map.get("maximum"), &max, false) && !map.contains_key("exclusiveMaximum") {
+        map.insert("maximum".into(), max);
     }
 }
 
@@ -58,6 +178,7 @@ pub fn make_client_ready(schema: &mut Value) {
         return;
     };
     root.remove("$schema");
+    root.remove("title");
     let defs = root.remove("$defs").and_then(|d| match d {
         Value::Object(map) => Some(map),
         _ => None,
@@ -137,6 +258,8 @@ fn inline_refs(
 fn simplify(value: &mut Value) {
     match value {
         Value::Object(map) => {
+            integer_bounds(map);
+            unit_enum(map);
             let required: Vec<String> = map
                 .get("required")
                 .and_then(Value::as_array)

@@ -1,1 +1,2 @@
-//! UI tests live in `tests/`.
+//! UI tests live in `tests/`: `tests/ui/fail` (each with its `.stderr`)
+//! and `tests/ui/pass`.

@@ -37,6 +37,17 @@ pub struct ToolBuilder {
     required_state: Vec<(TypeId, &'static str)>,
 }
 
+/// Deserializes a validated input. A unit-like input type (`()`) is
+/// advertised as the empty object, so `{}` must reach it as unit.
+fn decode<I: DeserializeOwned>(input: Value) -> Result<I, ToolError> {
+    let empty = input.as_object().is_some_and(|o| o.is_empty());
+    match I::deserialize(input) {
+        Ok(input) => Ok(input),
+        Err(error) if empty => I::deserialize(Value::Null).map_err(|_| serde_issue(error)),
+        Err(error) => Err(serde_issue(error)),
+    }
+}
+
 fn serde_issue(error: serde_json::Error) -> ToolError {
     ToolError::invalid_input(vec![ValidationIssue {
         path: String::new(),
@@ -280,7 +291,7 @@ impl ToolBuilder {
     {
         self.meta.input_schema = schema::input_schema_for::<I>();
         self.handler = Some(Arc::new(move |input: Value, ctx: ToolContext| {
-            let input = I::deserialize(input).map_err(serde_issue)?;
+            let input: I = decode(input)?;
             let fut = f(input, ctx);
             Ok(HandlerCall::Once(Box::pin(async move {
                 match fut.await {
@@ -305,7 +316,7 @@ impl ToolBuilder {
     {
         self.meta.input_schema = schema::input_schema_for::<I>();
         self.handler = Some(Arc::new(move |input: Value, ctx: ToolContext| {
-            let input = I::deserialize(input).map_err(serde_issue)?;
+            let input: I = decode(input)?;
             let events = f(input, ctx).flatten_stream().map(encode_event);
             Ok(HandlerCall::Stream(Box::pin(events)))
         }));

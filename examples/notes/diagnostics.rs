@@ -1,0 +1,332 @@
+//! Diagnostic tools, registered only when `NOTES_DIAGNOSTICS=1`: they make
+//! every path of a surface observable from outside (cancellation, each
+//! display kind, every event channel, duplex refusal, dispatch errors)
+//! without touching the notes themselves. The CLI and MCP tests use them.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use gonk_tools::definition::CliHints;
+use gonk_tools::event::{DisplayBlock, ResourceContents};
+use gonk_tools::prelude::*;
+use serde_json::Value;
+
+/// The environment variable that turns the diagnostic tools on.
+pub const ENABLE_ENV: &str = "NOTES_DIAGNOSTICS";
+
+/// The category they are listed under.
+pub const CATEGORY: &str = "diagnostics";
+
+/// Whether the diagnostic tools are on.
+pub fn enabled() -> bool {
+    std::env::var(ENABLE_ENV).is_ok_and(|v| v == "1")
+}
+
+/// The input of a tool that takes none. (A `()` input is advertised as an
+/// empty object, but serde does not read `{}` into `()`.)
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct NoInput {}
+
+/// Writes `dropped` to its file when dropped while still armed, i.e. when
+/// the handler future is dropped before it finished.
+struct DropMarker {
+    path: Option<PathBuf>,
+    armed: bool,
+}
+
+impl Drop for DropMarker {
+    fn drop(&mut self) {
+        if let Some(path) = &self.path {
+            let text = if self.armed { "dropped" } else { "completed" };
+            let _ = std::fs::write(path, text);
+        }
+    }
+}
+
+fn default_sleep_ms() -> u64 {
+    60_000
+}
+
+/// Input of `diag.sleep`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Sleep {
+    /// How long to sleep, in milliseconds.
+    #[serde(default = "default_sleep_ms")]
+    #[schemars(range(max = 600000))]
+    pub ms: u64,
+    /// A file that receives `dropped` if the handler is dropped before it
+    /// finishes, `completed` otherwise.
+    pub marker: Option<String>,
+}
+
+fn sleep() -> ToolDefinition {
+    ToolDefinition::builder("diag.sleep")
+        .description("Sleep, then return; reports through a marker file whether the handler finished or was dropped.")
+        .category(CATEGORY)
+        .approval(ApprovalTier::Read)
+        .capabilities(Capabilities { long_running: true, ..Capabilities::default() })
+        .handler(|input: Sleep, ctx: ToolContext| async move {
+            let mut marker = DropMarker { path: input.marker.map(PathBuf::from), armed: true };
+            ctx.log().info(&format!("sleeping for {} ms", input.ms));
+            tokio::time::sleep(Duration::from_millis(input.ms)).await;
+            marker.armed = false;
+            Ok::<_, ToolError>(json!({ "slept_ms": input.ms }))
+        })
+        .build()
+}
+
+fn block_thread() -> ToolDefinition {
+    ToolDefinition::builder("diag.block")
+        .description("Block its thread without yielding (so cancellation cannot drop it), then return; the marker file says `completed` if it finished.")
+        .category(CATEGORY)
+        .approval(ApprovalTier::Read)
+        .capabilities(Capabilities { long_running: true, ..Capabilities::default() })
+        .handler(|input: Sleep, ctx: ToolContext| async move {
+            let mut marker = DropMarker { path: input.marker.map(PathBuf::from), armed: true };
+            ctx.log().info(&format!("blocking for {} ms", input.ms));
+            // Deliberately blocking: this is what a second Ctrl-C is for.
+            std::thread::sleep(Duration::from_millis(input.ms));
+            marker.armed = false;
+            Ok::<_, ToolError>(json!({ "blocked_ms": input.ms }))
+        })
+        .build()
+}
+
+/// Display kinds `diag.display` can return.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A text block.
+    Text,
+    /// A Markdown block.
+    Markdown,
+    /// A code block.
+    Code,
+    /// A JSON block.
+    Json,
+    /// A link.
+    Link,
+    /// An image.
+    Image,
+    /// Audio.
+    Audio,
+    /// An embedded text resource.
+    Resource,
+}
+
+/// Input of `diag.display`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct DisplayInput {
+    /// The blocks to return, in order; none means a result without display.
+    #[serde(default)]
+    pub kinds: Vec<Kind>,
+}
+
+fn block(kind: Kind) -> DisplayBlock {
+    match kind {
+        Kind::Text => DisplayBlock::Text {
+            text: "plain text".into(),
+        },
+        Kind::Markdown => DisplayBlock::Markdown {
+            text: "**bold** markdown".into(),
+        },
+        Kind::Code => DisplayBlock::Code {
+            language: "rust".into(),
+            code: "fn main() {}".into(),
+            caption: None,
+        },
+        Kind::Json => DisplayBlock::Json {
+            value: json!({"answer": 42}),
+            caption: None,
+        },
+        Kind::Link => DisplayBlock::Link {
+            url: "https://example.invalid/docs".into(),
+            title: Some("Docs".into()),
+        },
+        Kind::Image => DisplayBlock::Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+            alt: Some("a chart".into()),
+        },
+        Kind::Audio => DisplayBlock::Audio {
+            mime_type: "audio/wav".into(),
+            data: "UklGRg==".into(),
+        },
+        Kind::Resource => DisplayBlock::Resource {
+            uri: "notes://readme".into(),
+            mime_type: Some("text/plain".into()),
+            contents: ResourceContents::Text {
+                text: "resource text".into(),
+            },
+        },
+    }
+}
+
+fn display() -> ToolDefinition {
+    ToolDefinition::builder("diag.display")
+        .description("Return a result with the display blocks asked for.")
+        .category(CATEGORY)
+        .approval(ApprovalTier::Read)
+        .cli(CliHints {
+            positional: vec!["kinds".into()],
+            ..CliHints::default()
+        })
+        .handler_with_output(|input: DisplayInput, _ctx: ToolContext| async move {
+            let data = json!({ "blocks": input.kinds.len() });
+            let output = if input.kinds.is_empty() {
+                ToolOutput::new(data)
+            } else {
+                ToolOutput::new(data)
+                    .with_display(input.kinds.into_iter().map(block).collect::<Vec<_>>())
+            };
+            Ok::<_, ToolError>(output)
+        })
+        .build()
+}
+
+fn events() -> ToolDefinition {
+    ToolDefinition::builder("diag.events")
+        .description("Stream one event of every kind: logs, progress, data chunks, then a result.")
+        .category(CATEGORY)
+        .approval(ApprovalTier::Read)
+        .stream_handler(|_input: NoInput, ctx: ToolContext| async move {
+            async_stream::stream! {
+                ctx.log().warn("from the context logger");
+                ctx.progress(25.0, Some("notified".to_owned()));
+                yield ToolEvent::log(LogLevel::Debug, "debug line");
+                yield ToolEvent::log(LogLevel::Info, "info line");
+                yield ToolEvent::progress(50.0, Some("halfway".to_owned()));
+                yield ToolEvent::data(json!({"chunk": 1}));
+                yield ToolEvent::data(json!({"chunk": 2}));
+                yield ToolEvent::Result { data: json!({"chunks": 2}), display: Some("done".into()) };
+            }
+        })
+        .build()
+}
+
+/// Input of `diag.fail`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Fail {
+    /// The error code to raise.
+    #[serde(default = "default_code")]
+    pub code: String,
+}
+
+fn default_code() -> String {
+    "DIAG_FAILURE".into()
+}
+
+fn fail() -> ToolDefinition {
+    ToolDefinition::builder("diag.fail")
+        .description("Fail with the given error code and structured details.")
+        .category(CATEGORY)
+        .approval(ApprovalTier::Read)
+        .handler(|input: Fail, _ctx: ToolContext| async move {
+            Err::<Value, _>(
+                ToolError::new(
+                    ErrorCode::custom(input.code),
+                    "the diagnostic tool failed as asked",
+                )
+                .with_details(json!({"hint": "this is expected"})),
+            )
+        })
+        .build()
+}
+
+/// Input of `diag.invoke`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Invoke {
+    /// The tool to call through the dispatch path.
+    pub tool: String,
+    /// Its input.
+    #[serde(default)]
+    pub input: Option<Value>,
+}
+
+fn invoke() -> ToolDefinition {
+    ToolDefinition::builder("diag.invoke")
+        .description("Call another tool through the dispatch path and relay its events.")
+        .category(CATEGORY)
+        .approval(ApprovalTier::Read)
+        .cli(CliHints {
+            positional: vec!["tool".into()],
+            ..CliHints::default()
+        })
+        .stream_handler(|input: Invoke, ctx: ToolContext| async move {
+            ctx.invoke(&input.tool, input.input.unwrap_or_else(|| json!({})))
+        })
+        .build()
+}
+
+/// Level of `diag.echo`'s enum flag.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Low.
+    Low,
+    /// High.
+    High,
+}
+
+/// Input of `diag.echo`: one property of every argv type.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Echo {
+    /// A string (positional).
+    pub text: String,
+    /// An integer.
+    pub count: Option<i64>,
+    /// A number.
+    pub ratio: Option<f64>,
+    /// A boolean.
+    #[serde(default)]
+    pub loud: bool,
+    /// An enum.
+    pub level: Option<Level>,
+    /// An array, by repetition.
+    #[serde(default)]
+    pub items: Vec<i64>,
+    /// An object, as JSON.
+    pub extra: Option<serde_json::Map<String, Value>>,
+}
+
+fn echo() -> ToolDefinition {
+    // Left without a category on purpose: listings show it under "(uncategorized)".
+    ToolDefinition::builder("diag.echo")
+        .description("Return the input as it arrived, after argv coercion and validation.")
+        .approval(ApprovalTier::Read)
+        .cli(CliHints {
+            positional: vec!["text".into()],
+            ..CliHints::default()
+        })
+        .handler(|input: Echo, _ctx: ToolContext| async move { Ok::<_, ToolError>(input) })
+        .build()
+}
+
+fn duplex() -> ToolDefinition {
+    ToolDefinition::builder("diag.duplex")
+        .description("A duplex tool: it consumes an input stream, so the command line refuses it.")
+        .category(CATEGORY)
+        .approval(ApprovalTier::Read)
+        .capabilities(Capabilities {
+            duplex: true,
+            ..Capabilities::default()
+        })
+        .handler(|_input: NoInput, ctx: ToolContext| async move {
+            Ok::<_, ToolError>(json!({ "had_input": ctx.has_input() }))
+        })
+        .build()
+}
+
+/// Every diagnostic tool.
+pub fn definitions() -> Vec<ToolDefinition> {
+    vec![
+        sleep(),
+        block_thread(),
+        display(),
+        events(),
+        fail(),
+        invoke(),
+        echo(),
+        duplex(),
+    ]
+}

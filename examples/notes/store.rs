@@ -1,0 +1,352 @@
+//! Note storage: embedded SQLite (rusqlite, bundled), at a per-user data
+//! path unless `--db PATH` says otherwise (`--db :memory:` for a throwaway
+//! database).
+//!
+//! The database is opened on first use, so `notes --help` or `notes list`
+//! never create a file, and the location can be set after argv is parsed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use gonk_tools::prelude::*;
+use rusqlite::{params, Connection, OptionalExtension, Row};
+
+/// The SQLite location of an in-memory database.
+pub const MEMORY: &str = ":memory:";
+
+/// A note, as every tool returns it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Note {
+    /// Its id.
+    pub id: i64,
+    /// Its title.
+    pub title: String,
+    /// Its text (Markdown).
+    pub body: String,
+    /// Its tags.
+    pub tags: Vec<String>,
+    /// Whether it is archived (hidden from search by default).
+    pub archived: bool,
+    /// When it was created (UTC, RFC 3339).
+    pub created_at: String,
+    /// When it last changed (UTC, RFC 3339).
+    pub updated_at: String,
+}
+
+/// One search hit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Hit {
+    /// The note's id.
+    pub id: i64,
+    /// Its title.
+    pub title: String,
+    /// The start of its text.
+    pub snippet: String,
+    /// Its tags.
+    pub tags: Vec<String>,
+    /// Whether it is archived.
+    pub archived: bool,
+}
+
+/// The notes database. Shared by the tools as registry state.
+pub struct Store {
+    location: Mutex<Option<PathBuf>>,
+    connection: Mutex<Option<Connection>>,
+}
+
+/// `$XDG_DATA_HOME/gonk-notes/notes.db`, else
+/// `~/.local/share/gonk-notes/notes.db`; `None` when neither is known.
+pub fn default_path() -> Option<PathBuf> {
+    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    let data_home = std::env::var_os("XDG_DATA_HOME")
+        .and_then(absolute)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .and_then(absolute)
+                .map(|home| home.join(".local").join("share"))
+        })?;
+    Some(data_home.join("gonk-notes").join("notes.db"))
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS notes (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    title       TEXT NOT NULL,
+    body        TEXT NOT NULL DEFAULT '',
+    tags        TEXT NOT NULL DEFAULT '[]',
+    archived    INTEGER NOT NULL DEFAULT 0,
+    created_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+    updated_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+);
+CREATE INDEX IF NOT EXISTS notes_updated ON notes (updated_at DESC);
+";
+
+const COLUMNS: &str = "id, title, body, tags, archived, created_at, updated_at";
+
+fn db_error(error: rusqlite::Error) -> ToolError {
+    ToolError::internal(format!("notes database error: {error}"))
+}
+
+/// `NOT_FOUND` for a missing note.
+pub fn not_found(id: i64) -> ToolError {
+    ToolError::new(
+        ErrorCode::custom("NOT_FOUND"),
+        format!("No note with id {id}; `notes notes.search <text>` finds ids"),
+    )
+    .with_details(json!({ "id": id }))
+}
+
+fn note_from(row: &Row<'_>) -> rusqlite::Result<Note> {
+    let tags: String = row.get(3)?;
+    Ok(Note {
+        id: row.get(0)?,
+        title: row.get(1)?,
+        body: row.get(2)?,
+        tags: serde_json::from_str(&tags).unwrap_or_default(),
+        archived: row.get(4)?,
+        created_at: row.get(5)?,
+        updated_at: row.get(6)?,
+    })
+}
+
+/// `%text%` for LIKE, with `%`, `_` and `\` escaped.
+fn like_pattern(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
+fn snippet(body: &str) -> String {
+    let line = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut chars = line.chars();
+    let short: String = chars.by_ref().take(80).collect();
+    if chars.next().is_some() {
+        format!("{short}…")
+    } else {
+        short
+    }
+}
+
+impl Store {
+    /// A store at `location` (a file path or `:memory:`), opened on first
+    /// use. `None` means "no default could be found": the first use fails
+    /// with a message asking for `--db`.
+    pub fn new(location: Option<PathBuf>) -> Self {
+        Store {
+            location: Mutex::new(location),
+            connection: Mutex::new(None),
+        }
+    }
+
+    /// Moves the store to `location`, if it has not been opened yet.
+    pub fn set_location(&self, location: impl Into<PathBuf>) {
+        let mut slot = self.location.lock().unwrap_or_else(|p| p.into_inner());
+        *slot = Some(location.into());
+    }
+
+    fn open(location: &Path) -> Result<Connection, ToolError> {
+        let connection = if location.as_os_str() == MEMORY {
+            Connection::open_in_memory()
+        } else {
+            if let Some(parent) = location.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    ToolError::internal(format!(
+                        "cannot create the notes directory {}: {e}; pass --db PATH to use another file",
+                        parent.display()
+                    ))
+                })?;
+            }
+            Connection::open(location)
+        }
+        .map_err(|e| {
+            ToolError::internal(format!(
+                "cannot open the notes database {}: {e}; pass --db PATH to use another file",
+                location.display()
+            ))
+        })?;
+        connection
+            .busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(db_error)?;
+        connection.execute_batch(SCHEMA).map_err(db_error)?;
+        Ok(connection)
+    }
+
+    /// Runs `f` on the connection, opening the database first if needed.
+    /// Blocking: call it from `spawn_blocking` in async code.
+    pub fn with<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, ToolError>,
+    ) -> Result<T, ToolError> {
+        let mut slot = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            let location = self
+                .location
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone()
+                .ok_or_else(|| {
+                    ToolError::internal(
+                        "no per-user data directory is known (set XDG_DATA_HOME or HOME), \
+                         so pass --db PATH",
+                    )
+                })?;
+            *slot = Some(Store::open(&location)?);
+        }
+        match slot.as_ref() {
+            Some(connection) => f(connection),
+            None => Err(ToolError::internal("notes database is not open")),
+        }
+    }
+}
+
+/// The queries behind the tools. Each takes an open connection.
+pub mod sql {
+    use super::*;
+
+    /// Inserts a note.
+    pub fn create(
+        db: &Connection,
+        title: &str,
+        body: &str,
+        tags: &[String],
+    ) -> Result<Note, ToolError> {
+        let tags = serde_json::to_string(tags)?;
+        db.execute(
+            "INSERT INTO notes (title, body, tags) VALUES (?1, ?2, ?3)",
+            params![title, body, tags],
+        )
+        .map_err(db_error)?;
+        get(db, db.last_insert_rowid())
+    }
+
+    /// One note by id.
+    pub fn get(db: &Connection, id: i64) -> Result<Note, ToolError> {
+        db.query_row(
+            &format!("SELECT {COLUMNS} FROM notes WHERE id = ?1"),
+            params![id],
+            note_from,
+        )
+        .optional()
+        .map_err(db_error)?
+        .ok_or_else(|| not_found(id))
+    }
+
+    /// Notes whose title, text or tags contain `query` (case-insensitive
+    /// for ASCII); title matches first, then the most recently changed.
+    pub fn search(
+        db: &Connection,
+        query: &str,
+        limit: u32,
+        include_archived: bool,
+    ) -> Result<Vec<Hit>, ToolError> {
+        let mut statement = db
+            .prepare(&format!(
+                "SELECT {COLUMNS} FROM notes
+                 WHERE (title LIKE ?1 ESCAPE '\\' OR body LIKE ?1 ESCAPE '\\' OR tags LIKE ?1 ESCAPE '\\')
+                   AND (?2 OR archived = 0)
+                 ORDER BY (title LIKE ?1 ESCAPE '\\') DESC, updated_at DESC, id DESC
+                 LIMIT ?3"
+            ))
+            .map_err(db_error)?;
+        let rows = statement
+            .query_map(
+                params![like_pattern(query), include_archived, limit],
+                note_from,
+            )
+            .map_err(db_error)?;
+        rows.map(|row| {
+            row.map(|note| Hit {
+                id: note.id,
+                title: note.title,
+                snippet: snippet(&note.body),
+                tags: note.tags,
+                archived: note.archived,
+            })
+            .map_err(db_error)
+        })
+        .collect()
+    }
+
+    /// Sets a note's title.
+    pub fn rename(db: &Connection, id: i64, title: &str) -> Result<Note, ToolError> {
+        let changed = db
+            .execute(
+                "UPDATE notes SET title = ?2, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?1",
+                params![id, title],
+            )
+            .map_err(db_error)?;
+        if changed == 0 {
+            return Err(not_found(id));
+        }
+        get(db, id)
+    }
+
+    /// Archives a note; `true` when it was not archived before.
+    pub fn archive(db: &Connection, id: i64) -> Result<(Note, bool), ToolError> {
+        let changed = db
+            .execute(
+                "UPDATE notes SET archived = 1, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
+                 WHERE id = ?1 AND archived = 0",
+                params![id],
+            )
+            .map_err(db_error)?;
+        Ok((get(db, id)?, changed > 0))
+    }
+
+    /// Every note, oldest first.
+    pub fn all(db: &Connection, include_archived: bool) -> Result<Vec<Note>, ToolError> {
+        let mut statement = db
+            .prepare(&format!(
+                "SELECT {COLUMNS} FROM notes WHERE (?1 OR archived = 0) ORDER BY id"
+            ))
+            .map_err(db_error)?;
+        let rows = statement
+            .query_map(params![include_archived], note_from)
+            .map_err(db_error)?;
+        rows.map(|row| row.map_err(db_error)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_round_trip_through_sqlite() {
+        let store = Store::new(Some(PathBuf::from(MEMORY)));
+        store
+            .with(|db| {
+                let a = sql::create(db, "Rust 100%", "ownership_and borrowing", &["lang".into()])?;
+                sql::create(db, "Groceries", "milk, rust remover", &[])?;
+                assert_eq!(sql::get(db, a.id)?.tags, ["lang"]);
+                let hits = sql::search(db, "rust", 10, false)?;
+                assert_eq!(
+                    hits.iter().map(|h| h.title.as_str()).collect::<Vec<_>>(),
+                    ["Rust 100%", "Groceries"]
+                );
+                // LIKE wildcards in the query are literal.
+                assert_eq!(sql::search(db, "0%", 10, false)?.len(), 1);
+                assert_eq!(sql::search(db, "p_a", 10, false)?.len(), 1);
+                assert_eq!(sql::search(db, "_", 10, false)?.len(), 1);
+                let (archived, changed) = sql::archive(db, a.id)?;
+                assert!(archived.archived && changed);
+                assert!(!sql::archive(db, a.id)?.1);
+                assert_eq!(sql::search(db, "rust", 10, false)?.len(), 1);
+                assert_eq!(sql::search(db, "rust", 10, true)?.len(), 2);
+                assert_eq!(sql::rename(db, a.id, "Rust")?.title, "Rust");
+                assert_eq!(
+                    sql::get(db, 99).unwrap_err().code,
+                    ErrorCode::custom("NOT_FOUND")
+                );
+                Ok(())
+            })
+            .unwrap();
+    }
+}

@@ -1,0 +1,568 @@
+//! The command-line adapter (feature `cli`): every tool of a registry is a
+//! subcommand, built with clap from the same definitions the other surfaces
+//! serve.
+//!
+//! ```no_run
+//! use gonk_tools::prelude::*;
+//! use gonk_tools::adapters::cli::Cli;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Greet {
+//!     /// Who to greet.
+//!     name: String,
+//! }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     let registry = ToolRegistry::new();
+//!     registry
+//!         .register(
+//!             ToolDefinition::builder("greet")
+//!                 .description("Say hello.")
+//!                 .cli(gonk_tools::definition::CliHints {
+//!                     positional: vec!["name".into()],
+//!                     ..Default::default()
+//!                 })
+//!                 .handler(|i: Greet, _| async move { Ok::<_, ToolError>(format!("Hello, {}!", i.name)) })
+//!                 .build(),
+//!         )
+//!         .expect("valid tool");
+//!     // `greet greet Ada`, `greet list`, `greet greet --help`, `greet --json greet Ada`
+//!     Cli::new(registry).name("greet").version("0.1.0").run_from_env()
+//! }
+//! ```
+//!
+//! # Argv
+//!
+//! `<tool> [positional..] [--flag value]..`: positionals come from the
+//! tool's `hints.cli.positional`; every other property of the input schema
+//! is a flag (`delay_ms` is `--delay-ms`, with `--delay_ms` as an alias),
+//! typed by the schema — integers, numbers, booleans (`--flag` alone is
+//! `true`, `--flag=false`), strings, enums (their values are listed), and
+//! arrays by repeating the flag. `--input '<json>'` gives the whole input
+//! (arguments given as well override its keys). `--json` switches the output
+//! to JSON Lines. `list` lists the tools by category; `<tool> --help` is
+//! generated from the schema; `--version` prints the version.
+//!
+//! The CLI consumes only the event stream of
+//! [`ToolRegistry::invoke`](crate::registry::ToolRegistry::invoke) (plus the
+//! context's logger and notify callback, which it renders the same way), so
+//! a tool behaves here exactly as it does over MCP.
+//!
+//! # Output and exit codes
+//!
+//! The result's display goes to stdout (text and markdown raw, code fenced,
+//! JSON pretty, a link as `title: url`, an image as `[image mime — alt]`);
+//! with no display the data is printed as JSON. Data chunks are JSON lines on
+//! stdout. Logs (`[level] message`), progress (a live bar on a terminal) and
+//! errors (`Error [CODE]: message` and the details) go to stderr. Exit codes
+//! are in [`exit`].
+//!
+//! # Ctrl-C
+//!
+//! The first Ctrl-C cancels the running call's token: dispatch drops the
+//! handler and the process exits with 130. A second Ctrl-C exits at once.
+
+mod argv;
+mod cancel;
+mod coerce;
+pub mod exit;
+mod help;
+mod list;
+mod progress;
+mod render;
+
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsString;
+use std::future::Future;
+use std::io::Write;
+use std::pin::Pin;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use futures::StreamExt;
+
+use self::argv::{ToolArgs, JSON_ID};
+use self::render::{Mode, Renderer};
+use crate::context::{LogRecord, LogSink, ToolContext};
+use crate::definition::ToolDefinition;
+use crate::error::{ErrorCode, ToolError};
+use crate::event::ToolEvent;
+use crate::registry::ToolRegistry;
+
+/// The clap version the adapter is built on, for global arguments and
+/// application commands.
+pub use clap;
+
+/// What an application command returns.
+pub type CommandFuture = Pin<Box<dyn Future<Output = ExitCode> + Send + 'static>>;
+
+type CommandFn = dyn Fn(ArgMatches) -> CommandFuture + Send + Sync;
+type ParsedHook = dyn Fn(&ArgMatches) -> Result<(), String> + Send + Sync;
+
+/// The name of the built-in listing subcommand.
+const LIST: &str = "list";
+
+/// Where global options appear in help: after every tool option.
+const GLOBAL_ORDER: usize = 100_000;
+
+/// A command line over a [`ToolRegistry`]. See the [module docs](self).
+#[must_use = "call .run(..) or .run_from_env()"]
+pub struct Cli {
+    registry: ToolRegistry,
+    name: String,
+    version: Option<String>,
+    about: Option<String>,
+    global_args: Vec<Arg>,
+    commands: Vec<(Command, Arc<CommandFn>)>,
+    on_parsed: Option<Arc<ParsedHook>>,
+    context: ToolContext,
+}
+
+/// The parser and the routing tables of one run.
+struct Built {
+    command: Command,
+    tools: HashMap<String, ToolArgs>,
+    apps: HashMap<String, Arc<CommandFn>>,
+    duplex: HashMap<String, String>,
+    entries: Vec<list::Entry>,
+    warnings: Vec<String>,
+}
+
+/// Forwards the handler's `ctx.log()` lines to the renderer.
+struct CliLog(Arc<Mutex<Renderer>>);
+
+impl LogSink for CliLog {
+    fn log(&self, record: &LogRecord<'_>) {
+        lock(&self.0).event(&ToolEvent::Log {
+            level: record.level,
+            message: record.message.to_owned(),
+            meta: record.meta.cloned(),
+        });
+    }
+}
+
+fn lock(renderer: &Mutex<Renderer>) -> MutexGuard<'_, Renderer> {
+    renderer
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn eprint(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(text.as_bytes());
+    let _ = stderr.flush();
+}
+
+fn print(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// The subcommand name of a tool: its `command` hint when usable.
+fn command_name(def: &ToolDefinition) -> String {
+    match &def.hints.cli.command {
+        Some(command) if argv::is_plain_word(command) => command.clone(),
+        _ => def.name.clone(),
+    }
+}
+
+impl Cli {
+    /// A command line over `registry`, named `tools` until [`name`](Self::name).
+    pub fn new(registry: ToolRegistry) -> Self {
+        Cli {
+            registry,
+            name: "tools".to_owned(),
+            version: None,
+            about: None,
+            global_args: Vec::new(),
+            commands: Vec::new(),
+            on_parsed: None,
+            context: ToolContext::new(),
+        }
+    }
+
+    /// The program name shown in usage, help and `--version`.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The version `--version` prints.
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = Some(version.into());
+        self
+    }
+
+    /// The one-line description at the top of `--help`.
+    pub fn about(mut self, about: impl Into<String>) -> Self {
+        self.about = Some(about.into());
+        self
+    }
+
+    /// An application option accepted before or after any subcommand (it is
+    /// made global), e.g. `--db PATH`. Read it in [`on_parsed`](Self::on_parsed)
+    /// or an application command. Its long name is never used for a tool
+    /// flag; a tool property of that name is settable through `--input`.
+    pub fn global_arg(mut self, arg: Arg) -> Self {
+        self.global_args.push(arg.global(true));
+        self
+    }
+
+    /// An application subcommand next to the tools (e.g. `serve`), run with
+    /// its matches. Application commands take precedence over tools of the
+    /// same name.
+    pub fn command<F, Fut>(mut self, command: Command, run: F) -> Self
+    where
+        F: Fn(ArgMatches) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ExitCode> + Send + 'static,
+    {
+        let run: Arc<CommandFn> = Arc::new(move |matches| Box::pin(run(matches)));
+        self.commands.push((command, run));
+        self
+    }
+
+    /// Runs after argv parsed and before any tool or command runs, with the
+    /// root matches (global arguments included). An `Err` is a usage error:
+    /// its message is printed and the exit code is 2.
+    pub fn on_parsed(
+        mut self,
+        hook: impl Fn(&ArgMatches) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.on_parsed = Some(Arc::new(hook));
+        self
+    }
+
+    /// The base context of every call (scope, env, cwd, host values). The
+    /// CLI adds its own logger, notify callback and a cancellation token
+    /// that is a child of this context's.
+    pub fn context(mut self, context: ToolContext) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// The clap command the CLI parses with (for shell completions or
+    /// man pages).
+    pub fn command_tree(&self) -> Command {
+        self.build(false).command
+    }
+
+    /// Builds the parser; `relaxed` is the variant used when `--input` is
+    /// given (see [`argv::tool_command`]).
+    fn build(&self, relaxed: bool) -> Built {
+        let mut warnings = Vec::new();
+        let mut root = Command::new(self.name.clone())
+            .bin_name(self.name.clone())
+            .subcommand_required(true)
+            .arg_required_else_help(true)
+            .arg(
+                Arg::new(JSON_ID)
+                    .long("json")
+                    .global(true)
+                    .display_order(GLOBAL_ORDER)
+                    .action(ArgAction::SetTrue)
+                    .help("Print every event as one JSON line on stdout (JSON Lines)"),
+            );
+        if let Some(version) = &self.version {
+            root = root.version(version.clone());
+        }
+        if let Some(about) = &self.about {
+            root = root.about(about.clone());
+        }
+        let mut reserved_longs = BTreeSet::new();
+        for (i, arg) in self.global_args.iter().enumerate() {
+            reserved_longs.extend(arg.get_long().map(str::to_owned));
+            reserved_longs.extend(
+                arg.get_all_aliases()
+                    .into_iter()
+                    .flatten()
+                    .map(str::to_owned),
+            );
+            root = root.arg(arg.clone().display_order(GLOBAL_ORDER + 1 + i));
+        }
+
+        let mut taken: BTreeSet<String> = ["help", LIST].iter().map(|s| (*s).to_owned()).collect();
+        root = root.subcommand(Command::new(LIST).about("List the tools, grouped by category"));
+
+        let mut apps = HashMap::new();
+        for (command, run) in &self.commands {
+            let name = command.get_name().to_owned();
+            let names: Vec<String> = std::iter::once(name.clone())
+                .chain(command.get_all_aliases().map(str::to_owned))
+                .collect();
+            if let Some(clash) = names.iter().find(|n| taken.contains(*n)) {
+                warnings.push(format!(
+                    "command `{name}` is not available: the name `{clash}` is already taken"
+                ));
+                continue;
+            }
+            taken.extend(names);
+            apps.insert(name, Arc::clone(run));
+            root = root.subcommand(command.clone());
+        }
+
+        let mut tools = HashMap::new();
+        let mut duplex = HashMap::new();
+        let mut entries = Vec::new();
+        for def in self.registry.list() {
+            let name = command_name(&def);
+            if def.capabilities.duplex {
+                for alias in std::iter::once(&name)
+                    .chain(std::iter::once(&def.name))
+                    .chain(&def.hints.cli.aliases)
+                {
+                    if !taken.contains(alias) {
+                        duplex
+                            .entry(alias.clone())
+                            .or_insert_with(|| def.name.clone());
+                    }
+                }
+                continue;
+            }
+            // The command hint, else the tool name.
+            let Some(name) = [name.clone(), def.name.clone()]
+                .into_iter()
+                .find(|n| !taken.contains(n))
+            else {
+                warnings.push(format!(
+                    "tool {} is not available as a subcommand: the name `{name}` is already taken",
+                    def.name
+                ));
+                continue;
+            };
+            if name != command_name(&def) {
+                warnings.push(format!(
+                    "tool {}: the command `{}` is already taken; it is available as `{name}`",
+                    def.name,
+                    command_name(&def)
+                ));
+            }
+            taken.insert(name.clone());
+            let mut aliases = Vec::new();
+            for alias in &def.hints.cli.aliases {
+                if argv::is_plain_word(alias) && !taken.contains(alias) {
+                    taken.insert(alias.clone());
+                    aliases.push(alias.clone());
+                }
+            }
+            let (command, args) =
+                argv::tool_command(&def, &self.name, &name, &aliases, &reserved_longs, relaxed);
+            root = root.subcommand(command);
+            entries.push(list::Entry {
+                command: name.clone(),
+                name: def.name.clone(),
+                category: def.category.clone(),
+                description: def.advertised_description().to_owned(),
+            });
+            tools.insert(name, args);
+        }
+        // Duplex names that a later tool took are not duplex any more.
+        duplex.retain(|name, _| !taken.contains(name));
+
+        Built {
+            command: root,
+            tools,
+            apps,
+            duplex,
+            entries,
+            warnings,
+        }
+    }
+
+    /// Parses `args` (the first is the program name, as in
+    /// `std::env::args_os()`), runs the subcommand and returns its exit
+    /// code. Starts its own Tokio runtime; from async code use
+    /// [`run_async`](Self::run_async).
+    pub fn run<I, T>(&self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        let run = move || match tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => {
+                let code = runtime.block_on(self.run_async(args));
+                // The exit code is decided; do not wait for leftover blocking work.
+                runtime.shutdown_background();
+                code
+            }
+            Err(error) => {
+                eprint(&format!(
+                    "Error: could not start the async runtime: {error}\n"
+                ));
+                exit::code(exit::FAILURE)
+            }
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            // Blocking inside a runtime would stall it: run on a thread of our own.
+            std::thread::scope(|scope| scope.spawn(run).join().unwrap_or(exit::code(exit::FAILURE)))
+        } else {
+            run()
+        }
+    }
+
+    /// [`run`](Self::run) with the process arguments.
+    pub fn run_from_env(&self) -> ExitCode {
+        self.run(std::env::args_os())
+    }
+
+    /// [`run`](Self::run) on the current Tokio runtime, which needs its I/O
+    /// and time drivers (`#[tokio::main]` enables them) for Ctrl-C handling.
+    pub async fn run_async<I, T>(&self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        let (built, matches) = self.parse(args);
+        for warning in &built.warnings {
+            eprint(&format!("warning: {warning}\n"));
+        }
+        let mut command = built.command;
+        let matches = match matches {
+            Ok(matches) => matches,
+            Err(error) => return exit::code(argv_error(error, &built.duplex)),
+        };
+        if let Some(hook) = &self.on_parsed {
+            if let Err(message) = hook(&matches) {
+                eprint(&format!("Error: {message}\n"));
+                return exit::code(exit::USAGE);
+            }
+        }
+        let mode = if matches.get_flag(JSON_ID) {
+            Mode::Json
+        } else {
+            Mode::Human
+        };
+        let Some((name, sub)) = matches.subcommand() else {
+            // `subcommand_required` makes clap report this; kept as a fallback.
+            eprint(&command.render_help().to_string());
+            return exit::code(exit::USAGE);
+        };
+        if name == LIST {
+            print(&match mode {
+                Mode::Human => list::render_text(&built.entries),
+                Mode::Json => list::render_json(&built.entries),
+            });
+            return exit::code(exit::OK);
+        }
+        if let Some(run) = built.apps.get(name) {
+            return run(sub.clone()).await;
+        }
+        match built.tools.get(name) {
+            Some(args) => exit::code(self.call(args, sub, mode).await),
+            None => {
+                eprint(&format!("Error: unknown command `{name}`\n"));
+                exit::code(exit::USAGE)
+            }
+        }
+    }
+
+    /// Parses argv. Required arguments are required, except that when a
+    /// strict parse misses one and `--input` was given, the relaxed parser
+    /// is used (the JSON may hold the field; dispatch checks it).
+    fn parse(&self, args: Vec<OsString>) -> (Built, Result<ArgMatches, clap::Error>) {
+        let mut built = self.build(false);
+        let strict = built.command.try_get_matches_from_mut(args.clone());
+        let missing = matches!(&strict, Err(e) if e.kind() == ErrorKind::MissingRequiredArgument);
+        let mentions_input = args
+            .iter()
+            .skip(1)
+            .filter_map(|a| a.to_str())
+            .any(|a| a == "--input" || a.starts_with("--input="));
+        if !(missing && mentions_input) {
+            return (built, strict);
+        }
+        let mut relaxed = self.build(true);
+        match relaxed.command.try_get_matches_from_mut(args) {
+            Ok(matches) if gave_input(&matches) => (relaxed, Ok(matches)),
+            _ => (built, strict),
+        }
+    }
+
+    /// Runs one tool call and renders its events; returns the exit code.
+    async fn call(&self, args: &ToolArgs, matches: &ArgMatches, mode: Mode) -> u8 {
+        let input = match args.input(matches) {
+            Ok(input) => input,
+            Err(error) => {
+                eprint(&format!("Error: {}\n", error.0));
+                return exit::USAGE;
+            }
+        };
+        let renderer = Arc::new(Mutex::new(Renderer::new(mode)));
+        let token = self.context.cancellation().child_token();
+        let notify = Arc::clone(&renderer);
+        let ctx = self
+            .context
+            .clone()
+            .with_cancellation(token.clone())
+            .with_logger(CliLog(Arc::clone(&renderer)))
+            .with_notify(move |event| lock(&notify).event(event));
+        let notice = Arc::clone(&renderer);
+        let _interrupts = cancel::cancel_on_interrupt(token, move || {
+            lock(&notice).notice("Cancelling (press Ctrl-C again to exit at once)");
+        });
+
+        let mut events = self.registry.invoke(&args.tool, input, ctx);
+        let mut error: Option<ErrorCode> = None;
+        let mut has_result = false;
+        while let Some(event) = events.next().await {
+            match &event {
+                ToolEvent::Result { .. } => has_result = true,
+                ToolEvent::Error { code, .. } => error = Some(code.clone()),
+                _ => {}
+            }
+            lock(&renderer).event(&event);
+        }
+        drop(events);
+        if error.is_none() && !has_result {
+            let missing = ToolError::new(ErrorCode::NoResult, "Tool produced no result");
+            error = Some(missing.code.clone());
+            lock(&renderer).event(&ToolEvent::error(missing));
+        }
+        lock(&renderer).finish();
+        error.map_or(exit::OK, |code| exit::for_error(&code))
+    }
+}
+
+/// Whether the subcommand of `matches` got `--input`.
+fn gave_input(matches: &ArgMatches) -> bool {
+    matches.subcommand().is_some_and(|(_, sub)| {
+        sub.try_get_one::<String>(argv::INPUT_ID)
+            .ok()
+            .flatten()
+            .is_some()
+    })
+}
+
+/// Prints a clap error (or help / version) and picks the exit code: 0 for
+/// help and version, 3 for a duplex tool, 2 otherwise.
+fn argv_error(error: clap::Error, duplex: &HashMap<String, String>) -> u8 {
+    if error.kind() == ErrorKind::InvalidSubcommand {
+        if let Some(ContextValue::String(name)) = error.get(ContextKind::InvalidSubcommand) {
+            if let Some(tool) = duplex.get(name) {
+                eprint(&format!(
+                    "Error: tool {tool} is duplex (it needs a bidirectional input stream) and \
+                     cannot run from the command line; use a surface that streams input\n"
+                ));
+                return exit::DUPLEX;
+            }
+        }
+    }
+    let text = error.render().to_string();
+    if error.use_stderr() {
+        eprint(&text);
+    } else {
+        print(&text);
+    }
+    match error.exit_code() {
+        0 => exit::OK,
+        _ => exit::USAGE,
+    }
+}

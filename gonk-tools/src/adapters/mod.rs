@@ -1,0 +1,5 @@
+//! Surface adapters over the one dispatch path. Each sits behind its own
+//! cargo feature; the core never depends on an adapter.
+
+#[cfg(feature = "cli")]
+pub mod cli;

@@ -1,0 +1,151 @@
+//! Typed clients: call tools by their Rust types over any [`Transport`].
+//!
+//! A tool set (`toolset!` or `#[tools]` on an impl block) generates a
+//! client `XClient<T: Transport>` whose methods take each tool's `Input`
+//! and return `Result<Output, ClientError>`. The methods go through
+//! [`call`], which serializes the input, sends it over the transport,
+//! collects the event stream into the outcome and deserializes the output.
+//!
+//! [`InProcess`] is the transport over a [`ToolRegistry`](crate::ToolRegistry)
+//! in the same process; it runs the full dispatch path (schema validation,
+//! cancellation, metrics). [`Tap`] wraps any transport to observe the
+//! events (progress, logs, data) of every call.
+//!
+//! ```
+//! use gonk_tools::prelude::*;
+//! use gonk_tools::client::InProcess;
+//!
+//! #[derive(Serialize, Deserialize, JsonSchema)]
+//! struct Pair { a: i64, b: i64 }
+//!
+//! /// Add two integers.
+//! #[tool(name = "math.add", approval = "read")]
+//! async fn math_add(input: Pair) -> i64 { input.a + input.b }
+//!
+//! toolset! {
+//!     /// Arithmetic.
+//!     pub struct Math { MathAdd }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = ToolRegistry::new();
+//! Math::register(&registry)?;
+//! let client = MathClient::new(InProcess::new(registry));
+//! assert_eq!(client.math_add(Pair { a: 2, b: 3 }).await?, 5);
+//! # Ok(()) }
+//! ```
+mod encode;
+mod error;
+mod in_process;
+
+use futures::StreamExt;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+pub use encode::encode_input;
+pub use error::ClientError;
+pub use in_process::{InProcess, Tap};
+
+use crate::dispatch::ToolEventStream;
+use crate::event::ToolEvent;
+use crate::outcome::{collect_tool_outcome, ToolOutput};
+use crate::tool::Tool;
+
+/// How a client reaches tools: one call is a name and a JSON input in, the
+/// call's event stream out (logs, progress, data chunks, then a `result` or
+/// an `error`).
+///
+/// Object-safe: clients can hold a `Box<dyn Transport>` or an
+/// `Arc<dyn Transport>`. A transport reports its own failures (a broken
+/// connection) as an `error` event in the stream, so every failure reaches
+/// the caller the same way.
+pub trait Transport: Send + Sync {
+    /// Starts the call of `name` with `input`. Dropping the stream cancels
+    /// the call where the transport supports it.
+    fn invoke(&self, name: &str, input: Value) -> ToolEventStream;
+}
+
+impl<T: Transport + ?Sized> Transport for &T {
+    fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
+        (**self).invoke(name, input)
+    }
+}
+
+impl<T: Transport + ?Sized> Transport for std::sync::Arc<T> {
+    fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
+        (**self).invoke(name, input)
+    }
+}
+
+impl<T: Transport + ?Sized> Transport for Box<T> {
+    fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
+        (**self).invoke(name, input)
+    }
+}
+
+/// Calls tool `T` over `transport` and returns its typed output.
+pub async fn call<T>(
+    transport: &(impl Transport + ?Sized),
+    input: T::Input,
+) -> Result<T::Output, ClientError>
+where
+    T: Tool,
+    T::Input: Serialize + JsonSchema,
+    T::Output: DeserializeOwned,
+{
+    call_with_events::<T>(transport, input, |_| {}).await
+}
+
+/// Calls tool `T`, handing every event (progress, logs, data chunks) to
+/// `on_event` as it arrives, and returns the typed output.
+pub async fn call_with_events<T>(
+    transport: &(impl Transport + ?Sized),
+    input: T::Input,
+    on_event: impl FnMut(&ToolEvent),
+) -> Result<T::Output, ClientError>
+where
+    T: Tool,
+    T::Input: Serialize + JsonSchema,
+    T::Output: DeserializeOwned,
+{
+    call_output::<T>(transport, input, on_event)
+        .await
+        .map(|output| output.data)
+}
+
+/// Like [`call_with_events`], but keeps the result's display next to the
+/// typed data.
+pub async fn call_output<T>(
+    transport: &(impl Transport + ?Sized),
+    input: T::Input,
+    on_event: impl FnMut(&ToolEvent),
+) -> Result<ToolOutput<T::Output>, ClientError>
+where
+    T: Tool,
+    T::Input: Serialize + JsonSchema,
+    T::Output: DeserializeOwned,
+{
+    let input = encode_input::<T::Input>(T::NAME, &input)?;
+    decode_outcome::<T::Output>(T::NAME, transport.invoke(T::NAME, input), on_event).await
+}
+
+/// Collects the event stream of a call to `tool` into its typed outcome:
+/// the last `error` wins, else the last `result`, decoded as `O`.
+pub async fn decode_outcome<O: DeserializeOwned>(
+    tool: &'static str,
+    events: ToolEventStream,
+    on_event: impl FnMut(&ToolEvent),
+) -> Result<ToolOutput<O>, ClientError> {
+    let events = events.fuse();
+    let output = collect_tool_outcome(events, on_event)
+        .await
+        .map_err(ClientError::Tool)?;
+    let data = serde_json::from_value(output.data)
+        .map_err(|source| ClientError::Decode { tool, source })?;
+    Ok(ToolOutput {
+        data,
+        display: output.display,
+    })
+}

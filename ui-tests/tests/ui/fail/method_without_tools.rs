@@ -1,0 +1,13 @@
+use gonk_tools::prelude::*;
+
+pub struct Notes;
+
+impl Notes {
+    /// Count notes.
+    #[tool]
+    pub async fn count(&self) -> u32 {
+        0
+    }
+}
+
+fn main() {}

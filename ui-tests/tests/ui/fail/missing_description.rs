@@ -1,0 +1,6 @@
+use gonk_tools::prelude::*;
+
+#[tool(name = "notes.search")]
+async fn notes_search() {}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use gonk_tools::prelude::*;
+
+/// Search notes.
+#[tool(name = "notes search")]
+async fn notes_search() {}
+
+fn main() {}
