@@ -467,13 +467,30 @@ impl ToolContext {
     /// The context a handler runs with: this one, bound to `registry`, with
     /// `name` pushed on the call stack.
     pub(crate) fn enter(self, registry: &ToolRegistry, name: &Arc<str>) -> ToolContext {
-        let mut ctx = self;
-        ctx.call_stack = ctx
-            .call_stack
+        let stack = self.child_stack(name);
+        self.enter_with_stack(registry, stack)
+    }
+
+    /// This context's call stack with `name` pushed.
+    #[inline]
+    pub(crate) fn child_stack(&self, name: &Arc<str>) -> Arc<[Arc<str>]> {
+        self.call_stack
             .iter()
             .cloned()
             .chain(std::iter::once(Arc::clone(name)))
-            .collect();
+            .collect()
+    }
+
+    /// [`enter`](Self::enter) with a stack made by
+    /// [`child_stack`](Self::child_stack).
+    #[inline]
+    pub(crate) fn enter_with_stack(
+        self,
+        registry: &ToolRegistry,
+        stack: Arc<[Arc<str>]>,
+    ) -> ToolContext {
+        let mut ctx = self;
+        ctx.call_stack = stack;
         ctx.registry = Some(registry.clone());
         ctx
     }

@@ -314,31 +314,47 @@ impl ToolRegistry {
     /// then approval, resource, invoke authorization and the approval gate
     /// (5–8). The gates await host components, so cancellation interrupts
     /// them.
-    async fn prepare_authenticated(
+    fn prepare_authenticated(
         &self,
         def: ToolDefinition,
         input: Value,
         mut ctx: ToolContext,
-    ) -> Result<Prepared, ToolError> {
-        let Some(slot) = ctx.auth.take() else {
-            return self.prepare(def, input, ctx).await;
-        };
-        let token = ctx.cancellation.clone();
-        let gates = async {
+    ) -> impl std::future::Future<Output = Result<Prepared, ToolError>> + Send + '_ {
+        let slot = ctx.auth.take();
+        async move {
             check_cycle(&def, &ctx)?;
-            let is_root = ctx.call_stack.is_empty();
-            let captured = self.admit(&def, &slot, is_root).await?;
-            validate_input(&def, &input)?;
-            let mut ctx = ctx.enter(self, def.name_arc());
-            self.authorize_invoke(&captured, &def, &input, &ctx.call_stack)
-                .await?;
-            ctx.auth = Some(AuthSlot::Captured(captured));
+            // The handler's call stack, built now so that no context is
+            // held across the gates' awaits.
+            let stack = ctx.child_stack(def.name_arc());
+            let captured = match &slot {
+                None => None,
+                Some(slot) => {
+                    let is_root = ctx.call_stack.is_empty();
+                    let gates = async {
+                        let (captured, now) = self.admit(&def, slot, is_root).await?;
+                        validate_input(&def, &input)?;
+                        self.authorize_invoke(&captured, &def, &input, &stack, now)
+                            .await?;
+                        Ok::<_, ToolError>(captured)
+                    };
+                    let mut gates = std::pin::pin!(gates);
+                    // Components that answer at once need no cancellation race.
+                    match futures::poll!(gates.as_mut()) {
+                        std::task::Poll::Ready(captured) => Some(captured?),
+                        std::task::Poll::Pending => tokio::select! {
+                            biased;
+                            captured = gates => Some(captured?),
+                            _ = ctx.cancellation.cancelled() => return Err(ToolError::aborted()),
+                        },
+                    }
+                }
+            };
+            if captured.is_none() {
+                validate_input(&def, &input)?;
+            }
+            let mut ctx = ctx.enter_with_stack(self, stack);
+            ctx.auth = captured.map(AuthSlot::Captured);
             Ok(Prepared { def, input, ctx })
-        };
-        tokio::select! {
-            biased;
-            prepared = gates => prepared,
-            _ = token.cancelled() => Err(ToolError::aborted()),
         }
     }
 }

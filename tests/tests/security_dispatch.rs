@@ -1796,3 +1796,35 @@ async fn streaming_tools_are_gated_before_they_stream() {
         json!([{"type": "error", "code": "AUTHORIZATION_DENIED", "message": "no streams"}])
     );
 }
+
+#[tokio::test]
+async fn a_gate_that_waits_gets_its_own_timestamp() {
+    // The policy moves the clock by a minute on each question; at invoke it
+    // also has to wait (yields once) before it answers.
+    struct SlowInvoke(TestClock);
+    impl AuthorizationPolicy for SlowInvoke {
+        fn authorize<'a>(
+            &'a self,
+            request: &'a AuthorizationRequest<'a>,
+        ) -> futures::future::BoxFuture<'a, Result<AuthorizationDecision, PolicyError>> {
+            self.0.advance(Duration::from_secs(60));
+            let waits = request.action == AuthorizationAction::Invoke;
+            Box::pin(async move {
+                if waits {
+                    tokio::task::yield_now().await;
+                }
+                Ok(AuthorizationDecision::allow())
+            })
+        }
+    }
+    let clock = TestClock::new();
+    let audit = Arc::new(InMemoryAuditSink::new());
+    let f = fixture(options_with_clock(&clock).audit_sink(audit.clone()));
+    let ctx = ToolContext::new().with_auth(AuthContext::new(alice(), SlowInvoke(clock.clone())));
+    let events = run(&f.registry, "notes.read", json!({"q": "x"}), ctx).await;
+    assert_eq!(events[0].kind(), "result");
+    let stamps: Vec<_> = audit.snapshot().iter().map(|r| r.timestamp()).collect();
+    // Discover decided without waiting: the admission reading. Invoke
+    // waited: read again after its answer (two minutes on).
+    assert_eq!(stamps, [t0(), t0() + Duration::from_secs(120)]);
+}

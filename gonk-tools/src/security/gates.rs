@@ -4,11 +4,14 @@
 //! it. [`crate::dispatch`] calls them; every outcome here is a receipt and,
 //! on refusal, the `ToolError` the caller sees.
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::SystemTime;
 
 use futures::future::BoxFuture;
-use futures::FutureExt;
 use serde_json::{Map, Value};
 
 use super::approval::{resolve, ApprovalMode};
@@ -28,23 +31,80 @@ use crate::registry::ToolRegistry;
 
 const TARGET: &str = "gonk_tools::security";
 
-/// A component call in flight: `None` when the call itself panicked.
-type Pending<'a, T> = Option<BoxFuture<'a, Result<T, SecurityError>>>;
+/// A security component call in flight, polled with panics caught.
+/// Resolves to the component's value (`Err(())` for an error or a panic:
+/// the error is dropped here, so its text can reach nothing downstream)
+/// and whether it had to wait (was not ready when first polled).
+struct Call<'a, T> {
+    /// `None` when the call itself panicked, or once finished.
+    future: Option<BoxFuture<'a, Result<T, SecurityError>>>,
+    polled: bool,
+}
+
+impl<T> Future for Call<'_, T> {
+    type Output = (Result<T, ()>, bool);
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let waited = std::mem::replace(&mut this.polled, true);
+        let Some(future) = this.future.as_mut() else {
+            return Poll::Ready((Err(()), waited));
+        };
+        let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)))
+        {
+            Ok(Poll::Pending) => return Poll::Pending,
+            Ok(Poll::Ready(Ok(value))) => Ok(value),
+            Ok(Poll::Ready(Err(_))) | Err(_) => Err(()),
+        };
+        this.future = None;
+        Poll::Ready((outcome, waited))
+    }
+}
 
 /// Starts a security component call, catching a panic in the call itself.
 /// Synchronous, so what the call captures is not kept in any future.
-fn start<'a, T>(call: impl FnOnce() -> BoxFuture<'a, Result<T, SecurityError>>) -> Pending<'a, T> {
-    std::panic::catch_unwind(AssertUnwindSafe(call)).ok()
+fn start<'a, T>(call: impl FnOnce() -> BoxFuture<'a, Result<T, SecurityError>>) -> Call<'a, T> {
+    Call {
+        future: std::panic::catch_unwind(AssertUnwindSafe(call)).ok(),
+        polled: false,
+    }
 }
 
-/// Awaits a component call, turning an `Err` or a panic into `Err(())`.
-/// The component's error is dropped here, so its text can reach nothing
-/// downstream.
-async fn finish<T>(pending: Pending<'_, T>) -> Result<T, ()> {
-    let future = pending.ok_or(())?;
-    match AssertUnwindSafe(future).catch_unwind().await {
-        Ok(Ok(value)) => Ok(value),
-        _ => Err(()),
+/// After a deciding component answered: when it had to wait, `now` (the
+/// timestamp of the receipt that records its decision) is read again.
+/// Gates that decide without waiting share one clock reading.
+fn restamp(now: &mut SystemTime, waited: bool, options: &SecurityOptions) {
+    if waited {
+        *now = options.now();
+    }
+}
+
+/// A receipt handed to the sink: resolves to `false` when it could not be
+/// stored and audit is mandatory (the call must stop).
+struct AuditWrite<'a> {
+    options: &'a SecurityOptions,
+    /// The tool (for the failure log line) and the sink call; `None` when
+    /// no sink is configured.
+    call: Option<(Arc<str>, Call<'a, ()>)>,
+}
+
+impl Future for AuditWrite<'_> {
+    type Output = bool;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+        let this = &mut *self;
+        let mandatory = this.options.mandatory_audit;
+        let Some((tool, call)) = this.call.as_mut() else {
+            return Poll::Ready(!mandatory);
+        };
+        match Pin::new(call).poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready((Ok(()), _)) => Poll::Ready(true),
+            Poll::Ready((Err(()), _)) => {
+                tracing::warn!(target: TARGET, tool = %tool, mandatory, "audit sink failed to store a receipt");
+                Poll::Ready(!mandatory)
+            }
+        }
     }
 }
 
@@ -65,27 +125,15 @@ struct Auditor<'a> {
 impl<'a> Auditor<'a> {
     /// Builds and hands over the receipt now; the returned future only
     /// waits for the sink (and holds no receipt).
-    fn write(
-        &self,
-        receipt: impl FnOnce() -> AuditReceipt,
-    ) -> impl std::future::Future<Output = bool> + Send + 'a {
+    fn write(&self, receipt: impl FnOnce() -> AuditReceipt) -> AuditWrite<'a> {
         let options = self.options;
-        let pending = options.audit_sink.as_ref().map(|sink| {
-            let receipt = receipt();
-            let tool = receipt.tool_arc();
-            (tool, start(|| sink.record(receipt)))
-        });
-        async move {
-            let Some((tool, pending)) = pending else {
-                return !options.mandatory_audit;
-            };
-            match finish(pending).await {
-                Ok(()) => true,
-                Err(()) => {
-                    tracing::warn!(target: TARGET, tool = %tool, mandatory = options.mandatory_audit, "audit sink failed to store a receipt");
-                    !options.mandatory_audit
-                }
-            }
+        AuditWrite {
+            options,
+            call: options.audit_sink.as_ref().map(|sink| {
+                let receipt = receipt();
+                let tool = receipt.tool_arc();
+                (tool, start(|| sink.record(receipt)))
+            }),
         }
     }
 }
@@ -99,19 +147,19 @@ impl ToolRegistry {
         def: &ToolDefinition,
         slot: &AuthSlot,
         is_root: bool,
-    ) -> Result<Arc<CapturedAuth>, ToolError> {
+    ) -> Result<(Arc<CapturedAuth>, SystemTime), ToolError> {
         let options = &*self.inner.security;
+        let mut now = options.now();
         match slot {
             AuthSlot::Captured(captured) => {
                 // A composed child: the principal was validated at the root;
                 // it may have expired since.
-                if captured.principal().is_expired_at(options.now()) {
+                if captured.principal().is_expired_at(now) {
                     return Err(denied(ErrorCode::AuthorizationDenied, INVALID_PRINCIPAL));
                 }
-                Ok(Arc::clone(captured))
+                Ok((Arc::clone(captured), now))
             }
             AuthSlot::Provided(auth) => {
-                let now = options.now();
                 let Some(captured) = capture(options, auth, now) else {
                     tracing::debug!(target: TARGET, tool = %def.name, root = is_root, "invalid authenticated principal");
                     return Err(if is_root {
@@ -121,11 +169,11 @@ impl ToolRegistry {
                     });
                 };
                 if !is_root {
-                    return Ok(captured);
+                    return Ok((captured, now));
                 }
                 let resource = tool_resource(def, None);
-                match self.discover_gate(&captured, def, resource, now).await {
-                    Discover::Allowed => Ok(captured),
+                match self.discover_gate(&captured, def, resource, &mut now).await {
+                    Discover::Allowed => Ok((captured, now)),
                     Discover::Hidden => Err(ToolError::not_found(&def.name)),
                     Discover::AuditFailed => Err(audit_failed()),
                 }
@@ -139,7 +187,7 @@ impl ToolRegistry {
         captured: &CapturedAuth,
         def: &ToolDefinition,
         resource: &ResourceRef,
-        now: std::time::SystemTime,
+        now: &mut SystemTime,
     ) -> Discover {
         let options = &*self.inner.security;
         let request = AuthorizationRequest {
@@ -151,7 +199,8 @@ impl ToolRegistry {
             call_stack: &[],
         };
         let policy = captured.auth.policy();
-        let decision = finish(start(|| policy.authorize(&request))).await;
+        let (decision, waited) = start(|| policy.authorize(&request)).await;
+        restamp(now, waited, options);
         let (outcome, reason, policy_id) = match decision {
             Ok(d) => (d.outcome, d.reason, d.policy_id),
             Err(()) => {
@@ -169,7 +218,7 @@ impl ToolRegistry {
                 AuditReceipt::Authorization(AuthorizationReceipt {
                     request_id: Arc::clone(&captured.request_id),
                     base: Arc::clone(&captured.base),
-                    timestamp: now,
+                    timestamp: *now,
                     action: AuthorizationAction::Discover,
                     resource: resource.redacted(),
                     related_resources: Vec::new(),
@@ -200,6 +249,7 @@ impl ToolRegistry {
         def: &ToolDefinition,
         input: &Value,
         call_stack: &[Arc<str>],
+        mut now: SystemTime,
     ) -> Result<(), ToolError> {
         let options = &*self.inner.security;
         let auditor = Auditor { options };
@@ -223,7 +273,9 @@ impl ToolRegistry {
                         input,
                         call_stack,
                     };
-                    match finish(start(|| resolver.resolve(request))).await {
+                    let (resolved, waited) = start(|| resolver.resolve(request)).await;
+                    restamp(&mut now, waited, options);
+                    match resolved {
                         Err(()) => {
                             tracing::warn!(target: TARGET, tool = %def.name, "resource resolver failed; denying");
                             Err(("Resource resolver failed".to_owned(), None))
@@ -241,7 +293,7 @@ impl ToolRegistry {
                             AuditReceipt::Authorization(AuthorizationReceipt {
                                 request_id: Arc::clone(&captured.request_id),
                                 base: Arc::clone(&captured.base),
-                                timestamp: options.now(),
+                                timestamp: now,
                                 action: AuthorizationAction::Invoke,
                                 resource: resources.all()[0].redacted(),
                                 related_resources: partial.into_iter().collect(),
@@ -272,7 +324,8 @@ impl ToolRegistry {
             call_stack,
         };
         let policy = captured.auth.policy();
-        let decision = finish(start(|| policy.authorize(&request))).await;
+        let (decision, waited) = start(|| policy.authorize(&request)).await;
+        restamp(&mut now, waited, options);
         let (outcome, reason, policy_id, message) = match decision {
             Ok(d) => {
                 let message = d.reason.clone();
@@ -293,7 +346,7 @@ impl ToolRegistry {
                 AuditReceipt::Authorization(AuthorizationReceipt {
                     request_id: Arc::clone(&captured.request_id),
                     base: Arc::clone(&captured.base),
-                    timestamp: options.now(),
+                    timestamp: now,
                     action: AuthorizationAction::Invoke,
                     resource: resources[0].redacted(),
                     related_resources: resources[1..].iter().map(ResourceRef::redacted).collect(),
@@ -338,7 +391,9 @@ impl ToolRegistry {
                     input,
                     call_stack,
                 };
-                match finish(start(|| provider.decide(request))).await {
+                let (decided, waited) = start(|| provider.decide(request)).await;
+                restamp(&mut now, waited, options);
+                match decided {
                     Ok(decision) => decision,
                     Err(()) => {
                         tracing::warn!(target: TARGET, tool = %def.name, "approval provider failed; denying");
@@ -350,7 +405,7 @@ impl ToolRegistry {
             }
         };
         let (audited, outcome) =
-            self.approval_outcome(captured, def, &approval, resources, decision);
+            self.approval_outcome(captured, def, &approval, resources, decision, now);
         // An audit failure beats the decision.
         if !audited.await {
             return Err(audit_failed());
@@ -367,6 +422,7 @@ impl ToolRegistry {
         approval: &ApprovalSpec,
         resources: &[ResourceRef],
         decision: ApprovalDecision,
+        now: SystemTime,
     ) -> (
         impl std::future::Future<Output = bool> + Send + '_,
         Result<(), ToolError>,
@@ -380,7 +436,7 @@ impl ToolRegistry {
             AuditReceipt::Approval(ApprovalReceipt {
                 request_id: Arc::clone(&captured.request_id),
                 base: Arc::clone(&captured.base),
-                timestamp: options.now(),
+                timestamp: now,
                 approval_request_id,
                 tool: Arc::clone(def.name_arc()),
                 approval_tier: approval.tier,
@@ -488,8 +544,11 @@ impl ToolRegistry {
         let mut visible = Vec::with_capacity(tools.len());
         for def in tools {
             let resource = tool_resource(&def, None);
-            let now = options.now();
-            if let Discover::Allowed = self.discover_gate(&captured, &def, resource, now).await {
+            let mut now = options.now();
+            if let Discover::Allowed = self
+                .discover_gate(&captured, &def, resource, &mut now)
+                .await
+            {
                 visible.push(def);
             }
         }
@@ -497,18 +556,18 @@ impl ToolRegistry {
     }
 }
 
-/// The tool resource and at most one related resource, contiguous,
-/// without a heap allocation (and without a copy of the tool resource when
-/// there is no related one).
+/// The tool resource and at most one related resource, contiguous;
+/// without a heap allocation or a copy when there is no related one.
 enum Resources<'d> {
     One(&'d ResourceRef),
-    Two([ResourceRef; 2]),
+    /// Boxed: keeps the gate future small for the common case.
+    Two(Box<[ResourceRef; 2]>),
 }
 
 impl Resources<'_> {
     fn with(self, related: ResourceRef) -> Self {
         match self {
-            Resources::One(tool) => Resources::Two([tool.clone(), related]),
+            Resources::One(tool) => Resources::Two(Box::new([tool.clone(), related])),
             two => two,
         }
     }
@@ -516,7 +575,7 @@ impl Resources<'_> {
     fn all(&self) -> &[ResourceRef] {
         match self {
             Resources::One(tool) => std::slice::from_ref(*tool),
-            Resources::Two(all) => all,
+            Resources::Two(all) => &all[..],
         }
     }
 }
@@ -532,7 +591,7 @@ enum Discover {
 fn capture(
     options: &SecurityOptions,
     auth: &AuthContext,
-    now: std::time::SystemTime,
+    now: SystemTime,
 ) -> Option<Arc<CapturedAuth>> {
     auth.check(now).ok()?;
     Some(Arc::new(CapturedAuth::capture(
