@@ -21,6 +21,7 @@ use crate::event::{LogLevel, ToolEvent};
 use crate::outcome::collect_tool_outcome;
 use crate::registry::ToolRegistry;
 use crate::scope::ScopeStore;
+use crate::security::{AuthContext, CapturedAuth};
 use crate::state::State;
 use crate::tool::Tool;
 
@@ -182,6 +183,15 @@ pub struct ToolContext {
     pub(crate) notify: Option<Arc<NotifyFn>>,
     pub(crate) host: Option<Arc<dyn Any + Send + Sync>>,
     pub(crate) registry: Option<ToolRegistry>,
+    pub(crate) auth: Option<AuthSlot>,
+}
+
+/// The auth slot of a context: what the host provided, or what dispatch
+/// captured from it at the root (immutable from then on).
+#[derive(Clone)]
+pub(crate) enum AuthSlot {
+    Provided(AuthContext),
+    Captured(Arc<CapturedAuth>),
 }
 
 impl Default for ToolContext {
@@ -197,6 +207,8 @@ impl fmt::Debug for ToolContext {
             .field("call_stack", &self.call_stack)
             .field("has_scope", &self.scope.is_some())
             .field("has_input", &self.input.is_some())
+            .field("authenticated", &self.auth.is_some())
+            .field("request_id", &self.request_id())
             .finish_non_exhaustive()
     }
 }
@@ -220,6 +232,58 @@ impl ToolContext {
             notify: None,
             host: None,
             registry: None,
+            auth: None,
+        }
+    }
+
+    /// Makes the call authenticated: `auth`'s principal is validated,
+    /// authorized by its policy, gated by the registry's approval settings
+    /// and recorded in receipts. See [`crate::security`].
+    ///
+    /// Dispatch captures the auth context once, at the root call; composed
+    /// calls inherit it. On a context dispatch already captured (a
+    /// handler's), the principal cannot be replaced: this keeps the
+    /// captured one (and logs a warning).
+    pub fn with_auth(mut self, auth: AuthContext) -> Self {
+        match self.auth {
+            Some(AuthSlot::Captured(_)) => {
+                tracing::warn!(target: "gonk_tools::security", "with_auth ignored: this context's principal was captured by dispatch and cannot be replaced");
+            }
+            _ => self.auth = Some(AuthSlot::Provided(auth)),
+        }
+        self
+    }
+
+    /// The auth context: the captured one inside a handler, the provided
+    /// one before dispatch; `None` on the unauthenticated (trusted
+    /// internal) path.
+    pub fn auth(&self) -> Option<&AuthContext> {
+        match self.auth.as_ref()? {
+            AuthSlot::Provided(auth) => Some(auth),
+            AuthSlot::Captured(captured) => Some(&captured.auth),
+        }
+    }
+
+    /// Whether the call is authenticated.
+    pub fn is_authenticated(&self) -> bool {
+        self.auth.is_some()
+    }
+
+    /// The request id of an authenticated call (shared by the root call and
+    /// every composed child), once dispatch has captured the auth context.
+    pub fn request_id(&self) -> Option<&str> {
+        match self.auth.as_ref()? {
+            AuthSlot::Captured(captured) => Some(captured.request_id()),
+            AuthSlot::Provided(_) => None,
+        }
+    }
+
+    /// The security context key (`gsk:v1:…`) of an authenticated call,
+    /// once dispatch has captured the auth context.
+    pub fn security_context_key(&self) -> Option<&str> {
+        match self.auth.as_ref()? {
+            AuthSlot::Captured(captured) => Some(captured.security_context_key()),
+            AuthSlot::Provided(_) => None,
         }
     }
 
@@ -361,7 +425,9 @@ impl ToolContext {
 
     /// Calls another tool through the full dispatch path: same
     /// cancellation, scope, cwd, env, host and notify; a longer call stack
-    /// (cycles are refused); no duplex input.
+    /// (cycles are refused); no duplex input. An authenticated call's child
+    /// keeps the captured principal and request id and is authorized again
+    /// (invoke, resource, approval — not discover).
     pub fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
         match &self.registry {
             Some(registry) => registry.invoke(name, input, self.for_child()),
@@ -401,13 +467,30 @@ impl ToolContext {
     /// The context a handler runs with: this one, bound to `registry`, with
     /// `name` pushed on the call stack.
     pub(crate) fn enter(self, registry: &ToolRegistry, name: &Arc<str>) -> ToolContext {
-        let mut ctx = self;
-        ctx.call_stack = ctx
-            .call_stack
+        let stack = self.child_stack(name);
+        self.enter_with_stack(registry, stack)
+    }
+
+    /// This context's call stack with `name` pushed.
+    #[inline]
+    pub(crate) fn child_stack(&self, name: &Arc<str>) -> Arc<[Arc<str>]> {
+        self.call_stack
             .iter()
             .cloned()
             .chain(std::iter::once(Arc::clone(name)))
-            .collect();
+            .collect()
+    }
+
+    /// [`enter`](Self::enter) with a stack made by
+    /// [`child_stack`](Self::child_stack).
+    #[inline]
+    pub(crate) fn enter_with_stack(
+        self,
+        registry: &ToolRegistry,
+        stack: Arc<[Arc<str>]>,
+    ) -> ToolContext {
+        let mut ctx = self;
+        ctx.call_stack = stack;
         ctx.registry = Some(registry.clone());
         ctx
     }

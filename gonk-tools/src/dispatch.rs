@@ -2,9 +2,12 @@
 //! [`ToolRegistry::invoke`].
 //!
 //! Order for one invocation (root or composed): look up → cycle check →
-//! validate input against the advertised schema → run the handler, raced
-//! against cancellation and isolated from panics → validate output →
-//! one metric record.
+//! *(authenticated root: capture the principal, authorize `tool.discover`)*
+//! → validate input against the advertised schema → *(authenticated:
+//! resolve approval, resolve the required resource, authorize
+//! `tool.invoke`, the approval gate — see [`crate::security`])* → run the
+//! handler, raced against cancellation and isolated from panics → validate
+//! output → one metric record.
 
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -14,7 +17,7 @@ use std::time::Instant;
 use futures::{FutureExt, Stream, StreamExt};
 use serde_json::Value;
 
-use crate::context::ToolContext;
+use crate::context::{AuthSlot, ToolContext};
 use crate::definition::{HandlerCall, ToolDefinition, ValidateOutput};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
@@ -194,7 +197,9 @@ impl ToolRegistry {
         };
         Box::pin(async_stream::stream! {
             let prepared = match found {
-                Some(def) => registry.prepare(def, input, ctx).await,
+                Some(def) if ctx.auth.is_none() => registry.prepare(def, input, ctx).await,
+                // Boxed: keeps the unauthenticated path's state small.
+                Some(def) => Box::pin(registry.prepare_authenticated(def, input, ctx)).await,
                 None => Err(ToolError::not_found(&metric.tool)),
             };
             let Prepared { def, input, ctx } = match prepared {
@@ -290,29 +295,92 @@ impl ToolRegistry {
         })
     }
 
-    /// Steps before the handler, after look-up: cycle check, input validation.
+    /// Steps before the handler of an unauthenticated call, after look-up:
+    /// cycle check, input validation.
     async fn prepare(
         &self,
         def: ToolDefinition,
         input: Value,
         ctx: ToolContext,
     ) -> Result<Prepared, ToolError> {
-        let name = def.name.as_str();
-        if ctx.call_stack.iter().any(|n| &**n == name) {
-            let chain: Vec<&str> = ctx.call_stack.iter().map(|n| &**n).chain([name]).collect();
-            return Err(ToolError::new(
-                ErrorCode::Cycle,
-                format!("Cycle detected: {}", chain.join(" -> ")),
-            ));
-        }
-        let compiled = def
-            .compiled()
-            .map_err(|reason| ToolError::internal(reason.to_owned()))?;
-        compiled
-            .input
-            .validate(&input)
-            .map_err(ToolError::invalid_input)?;
+        check_cycle(&def, &ctx)?;
+        validate_input(&def, &input)?;
         let ctx = ctx.enter(self, def.name_arc());
         Ok(Prepared { def, input, ctx })
     }
+
+    /// Steps before the handler of an authenticated call, after look-up:
+    /// cycle check (2), capture and discover (3), input validation (4),
+    /// then approval, resource, invoke authorization and the approval gate
+    /// (5–8). The gates await host components, so cancellation interrupts
+    /// them.
+    fn prepare_authenticated(
+        &self,
+        def: ToolDefinition,
+        input: Value,
+        mut ctx: ToolContext,
+    ) -> impl std::future::Future<Output = Result<Prepared, ToolError>> + Send + '_ {
+        let slot = ctx.auth.take();
+        async move {
+            check_cycle(&def, &ctx)?;
+            // The handler's call stack, built now so that no context is
+            // held across the gates' awaits.
+            let stack = ctx.child_stack(def.name_arc());
+            let captured = match &slot {
+                None => None,
+                Some(slot) => {
+                    let is_root = ctx.call_stack.is_empty();
+                    let gates = async {
+                        let (captured, now) = self.admit(&def, slot, is_root).await?;
+                        validate_input(&def, &input)?;
+                        self.authorize_invoke(&captured, &def, &input, &stack, now)
+                            .await?;
+                        Ok::<_, ToolError>(captured)
+                    };
+                    let mut gates = std::pin::pin!(gates);
+                    // Components that answer at once need no cancellation race.
+                    match futures::poll!(gates.as_mut()) {
+                        std::task::Poll::Ready(captured) => Some(captured?),
+                        std::task::Poll::Pending => tokio::select! {
+                            biased;
+                            captured = gates => Some(captured?),
+                            _ = ctx.cancellation.cancelled() => return Err(ToolError::aborted()),
+                        },
+                    }
+                }
+            };
+            if captured.is_none() {
+                validate_input(&def, &input)?;
+            }
+            let mut ctx = ctx.enter_with_stack(self, stack);
+            ctx.auth = captured.map(AuthSlot::Captured);
+            Ok(Prepared { def, input, ctx })
+        }
+    }
+}
+
+/// Step 2: a tool already on the call stack is a cycle.
+#[inline]
+fn check_cycle(def: &ToolDefinition, ctx: &ToolContext) -> Result<(), ToolError> {
+    let name = def.name.as_str();
+    if ctx.call_stack.iter().any(|n| &**n == name) {
+        let chain: Vec<&str> = ctx.call_stack.iter().map(|n| &**n).chain([name]).collect();
+        return Err(ToolError::new(
+            ErrorCode::Cycle,
+            format!("Cycle detected: {}", chain.join(" -> ")),
+        ));
+    }
+    Ok(())
+}
+
+/// Step 4: the input against the enforced schema (compiled once).
+#[inline]
+fn validate_input(def: &ToolDefinition, input: &Value) -> Result<(), ToolError> {
+    let compiled = def
+        .compiled()
+        .map_err(|reason| ToolError::internal(reason.to_owned()))?;
+    compiled
+        .input
+        .validate(input)
+        .map_err(ToolError::invalid_input)
 }

@@ -58,6 +58,8 @@
 //! * [`registry`] — [`ToolRegistry`]: register, sources, merge / extract /
 //!   filter; [`dispatch`] — [`ToolRegistry::invoke`], the one path every
 //!   call takes.
+//! * [`security`] — authenticated dispatch: principal, auth context and
+//!   policy, approval, resource resolution, redacted audit receipts.
 //! * [`metrics`] — one [`MetricRecord`](metrics::MetricRecord) per call.
 //! * [`client`] — typed clients over a [`Transport`](client::Transport);
 //!   [`InProcess`](client::InProcess) runs them against a registry here.
@@ -79,6 +81,7 @@ pub mod outcome;
 pub mod registry;
 pub mod schema;
 pub mod scope;
+pub mod security;
 pub mod state;
 pub mod tool;
 

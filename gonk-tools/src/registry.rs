@@ -7,6 +7,7 @@ use indexmap::IndexMap;
 
 use crate::definition::{validate_tool_name, ToolDefinition};
 use crate::metrics::{MetricsSink, NoopMetrics};
+use crate::security::SecurityOptions;
 use crate::state::StateMap;
 
 /// Why a registration (or a registry operation) failed.
@@ -107,6 +108,7 @@ pub(crate) struct RegistryInner {
     pub(crate) catalog: RwLock<Catalog>,
     pub(crate) metrics: Arc<dyn MetricsSink>,
     pub(crate) state: RwLock<StateMap>,
+    pub(crate) security: Arc<SecurityOptions>,
 }
 
 /// The tool catalog and the entry point of dispatch
@@ -135,11 +137,13 @@ impl std::fmt::Debug for ToolRegistry {
     }
 }
 
-/// Configures a [`ToolRegistry`]: metrics sink and application state.
+/// Configures a [`ToolRegistry`]: metrics sink, application state and
+/// security options.
 #[must_use = "call .build() to get the registry"]
 pub struct ToolRegistryBuilder {
     metrics: Arc<dyn MetricsSink>,
     state: StateMap,
+    security: SecurityOptions,
 }
 
 impl ToolRegistryBuilder {
@@ -161,6 +165,16 @@ impl ToolRegistryBuilder {
         self
     }
 
+    /// How authenticated calls are secured: resource resolver, approval
+    /// provider and mode, audit sink, mandatory audit, request ids and
+    /// clock (see [`crate::security`]). Registries derived with
+    /// [`merge`](ToolRegistry::merge), [`extract`](ToolRegistry::extract)
+    /// and [`filter`](ToolRegistry::filter) keep them.
+    pub fn security(mut self, options: SecurityOptions) -> Self {
+        self.security = options;
+        self
+    }
+
     /// The registry, empty.
     pub fn build(self) -> ToolRegistry {
         ToolRegistry {
@@ -168,6 +182,7 @@ impl ToolRegistryBuilder {
                 catalog: RwLock::new(Catalog::default()),
                 metrics: self.metrics,
                 state: RwLock::new(self.state),
+                security: Arc::new(self.security),
             }),
         }
     }
@@ -184,7 +199,13 @@ impl ToolRegistry {
         ToolRegistryBuilder {
             metrics: Arc::new(NoopMetrics),
             state: StateMap::default(),
+            security: SecurityOptions::new(),
         }
+    }
+
+    /// The security options authenticated calls run with.
+    pub fn security(&self) -> &SecurityOptions {
+        &self.inner.security
     }
 
     pub(crate) fn read(&self) -> RwLockReadGuard<'_, Catalog> {
@@ -388,13 +409,14 @@ impl ToolRegistry {
                         .unwrap_or_else(|p| p.into_inner())
                         .clone(),
                 ),
+                security: Arc::clone(&self.inner.security),
             }),
         }
     }
 
     /// A new registry with this one's tools and then `other`'s (sources
     /// keep their ids). A name in both is an error. The new registry shares
-    /// this one's metrics sink and state.
+    /// this one's metrics sink, state and security options.
     pub fn merge(&self, other: &ToolRegistry) -> Result<ToolRegistry, RegistryError> {
         let mut catalog = self.read().clone();
         let theirs = other.read().clone();
@@ -417,7 +439,8 @@ impl ToolRegistry {
     }
 
     /// A new registry with only the named tools (as local tools), in the
-    /// order given. An unknown name is an error.
+    /// order given. An unknown name is an error. The new registry shares
+    /// this one's metrics sink, state and security options.
     pub fn extract<S: AsRef<str>>(
         &self,
         names: impl IntoIterator<Item = S>,
@@ -436,7 +459,8 @@ impl ToolRegistry {
     }
 
     /// A new registry with the tools for which `keep` returns `true`
-    /// (sources keep their ids).
+    /// (sources keep their ids). The new registry shares this one's metrics
+    /// sink, state and security options.
     pub fn filter(&self, mut keep: impl FnMut(&ToolDefinition) -> bool) -> ToolRegistry {
         let current = self.read();
         let mut catalog = Catalog::default();

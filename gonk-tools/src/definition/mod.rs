@@ -155,6 +155,8 @@ pub(crate) struct DefinitionInner {
     pub(crate) handler: Option<ErasedHandler>,
     pub(crate) required_state: Vec<(TypeId, &'static str)>,
     pub(crate) compiled: OnceLock<Result<Compiled, String>>,
+    /// What authenticated dispatch tells the policy about this tool, built once.
+    pub(crate) security: OnceLock<crate::security::ToolPolicyMetadata>,
 }
 
 /// A complete tool: metadata, schemas and handler. Cheap to clone (one
