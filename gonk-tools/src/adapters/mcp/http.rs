@@ -12,7 +12,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::security::{self, Security};
+use super::security::{self, HttpAuthenticator, Security};
 use super::server::McpServer;
 use super::{McpServerOptions, WriteToolPolicy};
 use crate::registry::ToolRegistry;
@@ -37,17 +37,34 @@ const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*",
 ///     .allowed_hosts(["notes.internal"]);
 /// assert_eq!(options.path(), "/mcp");
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct McpHttpOptions {
     pub(crate) server: McpServerOptions,
     pub(crate) path: String,
     pub(crate) api_key: Option<String>,
+    pub(crate) authenticator: Option<Arc<dyn HttpAuthenticator>>,
     pub(crate) insecure: bool,
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) host_check: bool,
     pub(crate) max_body_bytes: usize,
     pub(crate) sse_keep_alive: Option<Duration>,
+}
+
+impl std::fmt::Debug for McpHttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHttpOptions")
+            .field("server", &self.server)
+            .field("path", &self.path)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("authenticator", &self.authenticator.is_some())
+            .field("insecure", &self.insecure)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("host_check", &self.host_check)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .finish_non_exhaustive()
+    }
 }
 
 impl McpHttpOptions {
@@ -57,6 +74,7 @@ impl McpHttpOptions {
             server,
             path: "/mcp".to_owned(),
             api_key: None,
+            authenticator: None,
             insecure: false,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
@@ -86,6 +104,50 @@ impl McpHttpOptions {
     /// or wrong key gets `401` with `WWW-Authenticate: Bearer`.
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.api_key = Some(key.into());
+        self
+    }
+
+    /// The host's authentication hook: every request's credentials become
+    /// the [`AuthContext`](crate::security::AuthContext) its `tools/list`
+    /// (only tools whose `tool.discover` is allowed) and `tools/call` run
+    /// with, and each session is pinned to the principal that opened it (a
+    /// different principal presenting its session id gets `404`, as for an
+    /// unknown session). A rejection answers `401`/`403`. Counts as
+    /// authentication for a non-loopback bind.
+    ///
+    /// ```
+    /// use gonk_tools::adapters::mcp::{
+    ///     HttpAuthRejection, HttpRequestParts, McpHttpOptions, McpServerOptions,
+    /// };
+    /// use gonk_tools::security::{AllowAll, AuthContext, AuthMethod, AuthenticatedPrincipal, PrincipalIdentity, PrincipalKind};
+    ///
+    /// let options = McpHttpOptions::new(McpServerOptions::new("app", "1.0.0")).authenticate(
+    ///     |request: &HttpRequestParts| {
+    ///         let token = request
+    ///             .headers
+    ///             .get("authorization")
+    ///             .and_then(|v| v.to_str().ok())
+    ///             .and_then(|v| v.strip_prefix("Bearer "))
+    ///             .map(str::to_owned);
+    ///         async move {
+    ///             match token.as_deref() {
+    ///                 Some("alice-token") => Ok(AuthContext::new(
+    ///                     AuthenticatedPrincipal::new(
+    ///                         "alice",
+    ///                         PrincipalKind::Human,
+    ///                         PrincipalIdentity::new("https://idp.example", "alice", AuthMethod::Oauth),
+    ///                     ),
+    ///                     AllowAll,
+    ///                 )),
+    ///                 _ => Err(HttpAuthRejection::unauthorized("unknown token")),
+    ///             }
+    ///         }
+    ///     },
+    /// );
+    /// # let _ = options;
+    /// ```
+    pub fn authenticate(mut self, authenticator: impl HttpAuthenticator) -> Self {
+        self.authenticator = Some(Arc::new(authenticator));
         self
     }
 
@@ -197,6 +259,7 @@ fn router_with_cancel(
     );
     let security = Arc::new(Security {
         api_key: options.api_key.clone(),
+        authenticator: options.authenticator.clone(),
         sessions,
         pinned: Mutex::new(HashMap::new()),
     });
@@ -212,7 +275,8 @@ fn router_with_cancel(
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HttpServeError {
-    /// A non-loopback bind without an API key or the insecure flag.
+    /// A non-loopback bind without an API key, an authentication hook or
+    /// the insecure flag.
     #[error(
         "refusing to serve MCP on {addr} without authentication: it is not a loopback address, so \
          anyone who can reach it could call the tools. Set an API key (McpHttpOptions::api_key, \
@@ -290,7 +354,11 @@ pub async fn serve_http(
     mut options: McpHttpOptions,
 ) -> Result<McpHttpServer, HttpServeError> {
     let ip = addr.ip();
-    if !ip.is_loopback() && options.api_key.is_none() && !options.insecure {
+    if !ip.is_loopback()
+        && options.api_key.is_none()
+        && options.authenticator.is_none()
+        && !options.insecure
+    {
         return Err(HttpServeError::Insecure { addr });
     }
     let listener = tokio::net::TcpListener::bind(addr)

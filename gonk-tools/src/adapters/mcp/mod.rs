@@ -66,9 +66,13 @@ pub use client::{McpClient, McpClientError, McpHttpClientOptions};
 pub use http::{
     mcp_router, serve_http, HttpServeError, McpHttpOptions, McpHttpServer, DEFAULT_MAX_BODY_BYTES,
 };
+pub use security::{HttpAuthRejection, HttpAuthenticator};
 pub use server::{McpRequestContext, McpServer};
 pub use stdio::{serve_io, serve_stdio, McpServeError};
 pub use tools::{is_write_tool, project_tool};
+
+/// The head of an HTTP request, as the [`HttpAuthenticator`] sees it.
+pub type HttpRequestParts = ::http::request::Parts;
 
 /// Re-export of the MCP SDK the adapter is built on, for tools that use
 /// the peer (sampling, elicitation) and for hosts that mount the service.

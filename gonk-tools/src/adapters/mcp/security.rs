@@ -1,9 +1,12 @@
-//! HTTP security in front of the MCP service: the API key (Bearer), session
-//! pinning, and the connection guard that cancels a call whose client went
-//! away. (The Host/Origin allow-list and the body limit are rmcp's, set up
-//! in [`http`](super::http).)
+//! HTTP security in front of the MCP service: the API key (Bearer), the
+//! host's authentication hook (verified credentials → [`AuthContext`]),
+//! session pinning to the security context key, and the connection guard
+//! that cancels a call whose client went away. (The Host/Origin allow-list
+//! and the body limit are rmcp's, set up in [`http`](super::http).)
 
 use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -12,6 +15,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
+use futures::future::BoxFuture;
 use http::{header, HeaderValue, Method, StatusCode};
 use http_body::{Body as _, Frame};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -19,10 +23,94 @@ use rmcp::transport::streamable_http_server::SessionManager;
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
+use crate::security::AuthContext;
+
 const SESSION_HEADER: &str = "mcp-session-id";
 /// Past this many pinned sessions, closed ones are pruned on the next
 /// `initialize`.
 const PRUNE_THRESHOLD: usize = 256;
+
+/// Why the authentication hook refused a request: the HTTP answer.
+#[derive(Clone, Debug)]
+pub struct HttpAuthRejection {
+    status: StatusCode,
+    message: String,
+}
+
+impl HttpAuthRejection {
+    /// `401 Unauthorized` with `WWW-Authenticate: Bearer error="invalid_token"`:
+    /// the credentials are missing, malformed, expired or unknown.
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        HttpAuthRejection {
+            status: StatusCode::UNAUTHORIZED,
+            message: message.into(),
+        }
+    }
+
+    /// `403 Forbidden`: the credentials are valid but may not use this
+    /// server at all.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        HttpAuthRejection {
+            status: StatusCode::FORBIDDEN,
+            message: message.into(),
+        }
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The message sent in the body.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    fn into_response(self) -> Response {
+        if self.status == StatusCode::UNAUTHORIZED {
+            let mut response = unauthorized(Some("invalid_token"));
+            *response.body_mut() = Body::from(format!("Unauthorized: {}", self.message));
+            response
+        } else {
+            plain(self.status, &format!("Forbidden: {}", self.message))
+        }
+    }
+}
+
+impl fmt::Display for HttpAuthRejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.status, self.message)
+    }
+}
+
+/// The host's authentication hook: turns the verified credentials of an
+/// HTTP request (a bearer token, a client certificate forwarded by a
+/// proxy, …) into the [`AuthContext`] every `tools/list` and `tools/call`
+/// of the request runs with. It is the only source of auth over HTTP.
+///
+/// Any `Fn(&HttpRequestParts) -> impl Future<Output = Result<AuthContext,
+/// HttpAuthRejection>>` is one (see
+/// [`McpHttpOptions::authenticate`](super::McpHttpOptions::authenticate)).
+pub trait HttpAuthenticator: Send + Sync + 'static {
+    /// Authenticates one request.
+    fn authenticate(
+        &self,
+        request: &http::request::Parts,
+    ) -> BoxFuture<'static, Result<AuthContext, HttpAuthRejection>>;
+}
+
+impl<F, Fut> HttpAuthenticator for F
+where
+    F: Fn(&http::request::Parts) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<AuthContext, HttpAuthRejection>> + Send + 'static,
+{
+    fn authenticate(
+        &self,
+        request: &http::request::Parts,
+    ) -> BoxFuture<'static, Result<AuthContext, HttpAuthRejection>> {
+        Box::pin(self(request))
+    }
+}
 
 /// Per-request state the middleware hands to the MCP handler through the
 /// request extensions.
@@ -30,11 +118,14 @@ const PRUNE_THRESHOLD: usize = 256;
 pub(crate) struct RequestState {
     /// Cancelled when the client drops the response before it is complete.
     pub(crate) disconnected: CancellationToken,
+    /// What the authentication hook made of the request's credentials.
+    pub(crate) auth: Option<AuthContext>,
 }
 
 /// The security layer's shared state.
 pub(crate) struct Security {
     pub(crate) api_key: Option<String>,
+    pub(crate) authenticator: Option<Arc<dyn HttpAuthenticator>>,
     pub(crate) sessions: Arc<LocalSessionManager>,
     /// Session id → the security context key of the principal that opened
     /// it (`None` for an unauthenticated or API-key-only session).
@@ -139,19 +230,30 @@ impl Security {
     }
 }
 
-/// The axum middleware: API key → session pinning → connection guard →
-/// the MCP service.
+/// The axum middleware: API key → authentication hook → session pinning →
+/// connection guard → the MCP service.
 pub(crate) async fn guard(
     State(security): State<Arc<Security>>,
-    mut request: Request,
+    request: Request,
     next: Next,
 ) -> Response {
     if let Some(response) = security.reject_api_key(&request) {
         return response;
     }
+    let (parts, body) = request.into_parts();
+    let auth = match &security.authenticator {
+        None => None,
+        Some(authenticator) => match authenticator.authenticate(&parts).await {
+            Ok(auth) => Some(auth),
+            Err(rejection) => return rejection.into_response(),
+        },
+    };
+    let mut request = Request::from_parts(parts, body);
     // The security context key of the caller. Without an auth hook every
     // caller that passed the API key is the same principal.
-    let principal_key: Option<String> = None;
+    let principal_key: Option<String> = auth
+        .as_ref()
+        .map(|auth| auth.security_context_key().to_owned());
 
     let session = request
         .headers()
@@ -169,6 +271,7 @@ pub(crate) async fn guard(
     let disconnected = CancellationToken::new();
     request.extensions_mut().insert(RequestState {
         disconnected: disconnected.clone(),
+        auth,
     });
     let method = request.method().clone();
     let response = next.run(request).await;

@@ -28,6 +28,7 @@ use crate::error::ErrorCode;
 use crate::event::ToolEvent;
 use crate::outcome::ToolOutput;
 use crate::registry::ToolRegistry;
+use crate::security::AuthContext;
 
 /// What a tool sees of the MCP request it serves, through
 /// `ctx.host::<McpRequestContext>()`: the peer (for server → client
@@ -161,12 +162,20 @@ impl McpServer {
         self.shared.policy
     }
 
-    /// The tools a session lists (the `tools/list` result).
+    /// The tools a session lists (the `tools/list` result) without auth.
     pub fn list(&self) -> Vec<Tool> {
-        self.shared
-            .registry
-            .list()
-            .iter()
+        self.project(self.shared.registry.list())
+    }
+
+    /// The tools `auth` lists: only those whose `tool.discover` its policy
+    /// allows.
+    pub async fn list_for(&self, auth: &AuthContext) -> Vec<Tool> {
+        let ctx = ToolContext::new().with_auth(auth.clone());
+        self.project(self.shared.registry.list_discoverable(&ctx).await)
+    }
+
+    fn project(&self, defs: Vec<crate::definition::ToolDefinition>) -> Vec<Tool> {
+        defs.iter()
             .filter(|def| {
                 tools::exposure(def, &self.shared.options, self.shared.policy) == Exposure::Listed
             })
@@ -222,12 +231,16 @@ impl McpServer {
         let token = context.ct.child_token();
         let (queue, mut outbound) = mpsc::unbounded_channel::<Outbound>();
         let notify_queue = queue.clone();
-        let base = shared
+        let mut base = shared
             .options
             .base_context
             .as_ref()
             .map(|make| make())
             .unwrap_or_default();
+        // The authentication hook is the only source of auth over HTTP.
+        if let Some(auth) = request_state.as_ref().and_then(|state| state.auth.clone()) {
+            base = base.with_auth(auth);
+        }
         let ctx: ToolContext = base
             .with_cancellation(token.clone())
             .with_logger(McpLogSink { queue })
@@ -321,9 +334,18 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.list()))
+        let auth = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<RequestState>())
+            .and_then(|state| state.auth.clone());
+        let tools = match auth {
+            Some(auth) => self.list_for(&auth).await,
+            None => self.list(),
+        };
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
