@@ -25,7 +25,10 @@ fn the_demo_runs_every_tool_end_to_end() {
         "/query",
         "Done.",
     ] {
-        assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in:\n{stdout}"
+        );
     }
     // No --db and no data directory: the demo needed neither.
     assert!(!stderr.contains("Error"), "{stderr}");
