@@ -5,7 +5,7 @@
 use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -175,12 +175,15 @@ impl Logger<'_> {
 pub struct ToolContext {
     pub(crate) cancellation: Arc<CancellationToken>,
     pub(crate) log_sink: Option<Arc<dyn LogSink>>,
-    pub(crate) cwd: Option<Arc<Path>>,
+    // Thin pointers (`Arc<PathBuf>`, `Arc<Box<dyn Fn>>`) for these two
+    // rarely read fields keep the context at 128 bytes, which the compiler
+    // copies inline; a context is moved several times per call.
+    pub(crate) cwd: Option<Arc<PathBuf>>,
     pub(crate) env: Option<Arc<HashMap<String, String>>>,
     pub(crate) scope: Option<Arc<dyn ScopeStore>>,
     pub(crate) call_stack: Arc<[Arc<str>]>,
     pub(crate) input: Option<Arc<Mutex<Option<InputStream>>>>,
-    pub(crate) notify: Option<Arc<NotifyFn>>,
+    pub(crate) notify: Option<Arc<Box<NotifyFn>>>,
     pub(crate) host: Option<Arc<dyn Any + Send + Sync>>,
     pub(crate) registry: Option<ToolRegistry>,
     pub(crate) auth: Option<AuthSlot>,
@@ -301,7 +304,7 @@ impl ToolContext {
 
     /// Sets the working directory.
     pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(Arc::from(cwd.into()));
+        self.cwd = Some(Arc::new(cwd.into()));
         self
     }
 
@@ -326,7 +329,7 @@ impl ToolContext {
 
     /// Receives progress and log events sent with [`notify`](Self::notify).
     pub fn with_notify(mut self, notify: impl Fn(&ToolEvent) + Send + Sync + 'static) -> Self {
-        self.notify = Some(Arc::new(notify));
+        self.notify = Some(Arc::new(Box::new(notify)));
         self
     }
 
@@ -355,7 +358,7 @@ impl ToolContext {
     /// The working directory.
     pub fn cwd(&self) -> PathBuf {
         match &self.cwd {
-            Some(cwd) => cwd.to_path_buf(),
+            Some(cwd) => PathBuf::clone(cwd),
             None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         }
     }
@@ -472,7 +475,7 @@ impl ToolContext {
     }
 
     /// This context's call stack with `name` pushed.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn child_stack(&self, name: &Arc<str>) -> Arc<[Arc<str>]> {
         self.call_stack
             .iter()
@@ -483,7 +486,7 @@ impl ToolContext {
 
     /// [`enter`](Self::enter) with a stack made by
     /// [`child_stack`](Self::child_stack).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn enter_with_stack(
         self,
         registry: &ToolRegistry,
@@ -493,5 +496,18 @@ impl ToolContext {
         ctx.call_stack = stack;
         ctx.registry = Some(registry.clone());
         ctx
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ToolContext;
+
+    #[test]
+    fn a_context_stays_small_enough_to_copy_inline() {
+        // Dispatch moves a context several times per call; up to 128 bytes
+        // the compiler copies it inline, above it calls memcpy each time.
+        let size = std::mem::size_of::<ToolContext>();
+        assert!(size <= 128, "ToolContext is {size} bytes; keep it at most 128 (store rarely used fields behind a thin pointer)");
     }
 }

@@ -198,8 +198,7 @@ impl ToolRegistry {
         Box::pin(async_stream::stream! {
             let prepared = match found {
                 Some(def) if ctx.auth.is_none() => registry.prepare(def, input, ctx).await,
-                // Boxed: keeps the unauthenticated path's state small.
-                Some(def) => Box::pin(registry.prepare_authenticated(def, input, ctx)).await,
+                Some(def) => registry.prepare_authenticated_boxed(def, input, ctx).await,
                 None => Err(ToolError::not_found(&metric.tool)),
             };
             let Prepared { def, input, ctx } = match prepared {
@@ -309,6 +308,19 @@ impl ToolRegistry {
         Ok(Prepared { def, input, ctx })
     }
 
+    /// [`prepare_authenticated`](Self::prepare_authenticated), boxed and
+    /// out of line: the unauthenticated path's stream state and code stay
+    /// as small as without security.
+    #[inline(never)]
+    fn prepare_authenticated_boxed(
+        &self,
+        def: ToolDefinition,
+        input: Value,
+        ctx: ToolContext,
+    ) -> Pin<Box<dyn std::future::Future<Output = Result<Prepared, ToolError>> + Send + '_>> {
+        Box::pin(self.prepare_authenticated(def, input, ctx))
+    }
+
     /// Steps before the handler of an authenticated call, after look-up:
     /// cycle check (2), capture and discover (3), input validation (4),
     /// then approval, resource, invoke authorization and the approval gate
@@ -360,7 +372,7 @@ impl ToolRegistry {
 }
 
 /// Step 2: a tool already on the call stack is a cycle.
-#[inline]
+#[inline(always)]
 fn check_cycle(def: &ToolDefinition, ctx: &ToolContext) -> Result<(), ToolError> {
     let name = def.name.as_str();
     if ctx.call_stack.iter().any(|n| &**n == name) {
@@ -374,7 +386,7 @@ fn check_cycle(def: &ToolDefinition, ctx: &ToolContext) -> Result<(), ToolError>
 }
 
 /// Step 4: the input against the enforced schema (compiled once).
-#[inline]
+#[inline(always)]
 fn validate_input(def: &ToolDefinition, input: &Value) -> Result<(), ToolError> {
     let compiled = def
         .compiled()

@@ -82,7 +82,9 @@ pub struct AuthorizationReceipt {
     /// Who.
     #[serde(flatten)]
     pub base: Arc<ReceiptBase>,
-    /// When (RFC 3339 on the wire).
+    /// When the gate decided (RFC 3339 on the wire), by the registry's
+    /// clock. Gates that decide without waiting share one clock reading; a
+    /// gate whose component had to wait reads the clock again.
     #[serde(with = "super::timestamp")]
     pub timestamp: SystemTime,
     /// The action decided.
@@ -125,7 +127,9 @@ pub struct ApprovalReceipt {
     /// Who.
     #[serde(flatten)]
     pub base: Arc<ReceiptBase>,
-    /// When (RFC 3339 on the wire).
+    /// When the gate decided (RFC 3339 on the wire), by the registry's
+    /// clock. Gates that decide without waiting share one clock reading; a
+    /// gate whose component had to wait reads the clock again.
     #[serde(with = "super::timestamp")]
     pub timestamp: SystemTime,
     /// The provider's pending request id, when it gave one.
