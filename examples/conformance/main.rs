@@ -174,12 +174,13 @@ async fn test_sampling(
     Ok(text_output(&format!("LLM response: {text}")))
 }
 
-/// Asks the user for a username and an email (elicitation).
-#[tool(approval = "read")]
-async fn test_elicitation(
-    input: ElicitationArgs,
+/// Sends `elicitation/create` with `message` and `schema` to the client
+/// and returns its answer as `(action, content)`.
+async fn elicit(
     ctx: &ToolContext,
-) -> Result<ToolOutput<String>, ToolError> {
+    message: &str,
+    schema: Value,
+) -> Result<(String, Value), ToolError> {
     let mcp = peer(ctx)?;
     let supports = mcp
         .peer()
@@ -193,26 +194,90 @@ async fn test_elicitation(
     }
     let params: ElicitRequestParams = serde_json::from_value(json!({
         "mode": "form",
-        "message": input.message,
-        "requestedSchema": {
-            "type": "object",
-            "properties": {
-                "username": {"type": "string", "description": "User's response"},
-                "email": {"type": "string", "description": "User's email address"}
-            },
-            "required": ["username", "email"]
-        }
-    }))?;
+        "message": message,
+        "requestedSchema": schema,
+    }))
+    .map_err(|e| ToolError::internal(format!("the elicitation schema is not valid: {e}")))?;
     let result = mcp
         .peer()
         .create_elicitation(params)
         .await
         .map_err(|e| ToolError::internal(format!("elicitation failed: {e}")))?;
     let answer = serde_json::to_value(&result)?;
+    Ok((
+        answer["action"].as_str().unwrap_or("unknown").to_owned(),
+        answer.get("content").cloned().unwrap_or(Value::Null),
+    ))
+}
+
+/// Asks the user for a username and an email (elicitation).
+#[tool(approval = "read")]
+async fn test_elicitation(
+    input: ElicitationArgs,
+    ctx: &ToolContext,
+) -> Result<ToolOutput<String>, ToolError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"}
+        },
+        "required": ["username", "email"]
+    });
+    let (action, content) = elicit(ctx, &input.message, schema).await?;
     Ok(text_output(&format!(
-        "User response: action: {}, content: {}",
-        answer["action"].as_str().unwrap_or("unknown"),
-        answer.get("content").cloned().unwrap_or(Value::Null)
+        "User response: action: {action}, content: {content}"
+    )))
+}
+
+/// Elicits a form whose fields all have defaults (SEP-1034).
+#[tool(approval = "read")]
+async fn test_elicitation_sep1034_defaults(
+    ctx: &ToolContext,
+) -> Result<ToolOutput<String>, ToolError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+            "verified": {"type": "boolean", "default": true}
+        }
+    });
+    let (action, content) = elicit(ctx, "Please review your profile", schema).await?;
+    Ok(text_output(&format!(
+        "Elicitation completed: action={action}, content={content}"
+    )))
+}
+
+/// Elicits a form with every enum variant (SEP-1330).
+#[tool(approval = "read")]
+async fn test_elicitation_sep1330_enums(
+    ctx: &ToolContext,
+) -> Result<ToolOutput<String>, ToolError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "oneOf": [
+                {"const": "value1", "title": "First Option"},
+                {"const": "value2", "title": "Second Option"},
+                {"const": "value3", "title": "Third Option"}
+            ]},
+            "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                           "enumNames": ["Option One", "Option Two", "Option Three"]},
+            "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+            "titledMulti": {"type": "array", "items": {"anyOf": [
+                {"const": "value1", "title": "First Choice"},
+                {"const": "value2", "title": "Second Choice"},
+                {"const": "value3", "title": "Third Choice"}
+            ]}}
+        }
+    });
+    let (action, content) = elicit(ctx, "Pick your options", schema).await?;
+    Ok(text_output(&format!(
+        "Elicitation completed: action={action}, content={content}"
     )))
 }
 
@@ -255,6 +320,8 @@ toolset! {
         TestToolWithProgress,
         TestSampling,
         TestElicitation,
+        TestElicitationSep1034Defaults,
+        TestElicitationSep1330Enums,
         json_schema_2020_12_tool = JsonSchema202012Tool,
     }
 }

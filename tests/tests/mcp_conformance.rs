@@ -2,11 +2,11 @@
 //! npm) against the `conformance` example over streamable HTTP.
 //!
 //! The suite's active server scenarios run once; every tools scenario must
-//! pass, and so must server-initialize, ping, logging-set-level and
-//! dns-rebinding-protection. The scenarios for features the adapter does not
-//! serve (resources, prompts, completion, the SEP-1034/1330 elicitation
-//! forms) are reported, not required. `json-schema-2020-12` is not in the
-//! active suite and runs on its own.
+//! pass, and so must server-initialize, ping, logging-set-level,
+//! dns-rebinding-protection and the SEP-1034/SEP-1330 elicitation forms.
+//! The scenarios for features the adapter does not serve (resources,
+//! prompts, completion) are reported, not required. `json-schema-2020-12`
+//! is not in the active suite and runs on its own.
 
 mod mcp_support;
 
@@ -31,6 +31,8 @@ const REQUIRED: &[&str] = &[
     "tools-call-with-progress",
     "tools-call-sampling",
     "tools-call-elicitation",
+    "elicitation-sep1034-defaults",
+    "elicitation-sep1330-enums",
 ];
 
 /// Runs the suite (or one scenario) and returns its output.
