@@ -116,3 +116,32 @@ fn json_schema_2020_12_keywords_are_preserved() {
         "json-schema-2020-12 did not pass:\n{output}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_conformance_example_also_serves_stdio() {
+    use gonk_tools::adapters::mcp::McpClient;
+    use gonk_tools::prelude::*;
+
+    let mut command = tokio::process::Command::new(bin("conformance"));
+    command.arg("--stdio");
+    let client = McpClient::connect_stdio(command).await.expect("connects");
+    let tools = client.list_tools().await.expect("tools/list");
+    assert_eq!(tools.len(), 13);
+    let output = collect_tool_outcome(client.invoke("test_simple_text", json!({})), |_| {})
+        .await
+        .expect("test_simple_text");
+    assert_eq!(output.data, "This is a simple text response for testing.");
+    let error = collect_tool_outcome(client.invoke("test_error_handling", json!({})), |_| {})
+        .await
+        .expect_err("test_error_handling fails");
+    assert_eq!(error.code, ErrorCode::custom("TEST_ERROR"));
+    // Our client declares no sampling capability: the tool says so.
+    let error = collect_tool_outcome(
+        client.invoke("test_sampling", json!({"prompt": "hi"})),
+        |_| {},
+    )
+    .await
+    .expect_err("no sampling capability");
+    assert_eq!(error.code, ErrorCode::custom("SAMPLING_UNSUPPORTED"));
+    client.close().await.expect("closes");
+}
