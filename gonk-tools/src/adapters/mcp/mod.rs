@@ -48,6 +48,14 @@
 //!   `notifications/cancelled` or a closed connection cancels the call.
 //! * A tool reaches the MCP peer (to request sampling or elicitation) with
 //!   `ctx.host::<McpRequestContext>()`.
+//!
+//! Over HTTP, progress notifications travel on the call's own response
+//! stream; log notifications travel on the session's standalone stream (the
+//! `GET` stream clients open after `initialize`), as rmcp routes them.
+//! Errors of a tool that advertises an output schema carry their error
+//! object in `_meta["gonk-tools/error"]` instead of `structuredContent`
+//! (clients validate any `structuredContent` against the output schema);
+//! the text content is the same `"Error [CODE]: message"` either way.
 
 mod client;
 mod content;
