@@ -45,7 +45,7 @@
 //! ## Map of the crate
 //!
 //! * [`definition`] — [`ToolDefinition`], its metadata and the
-//!   [`ToolBuilder`](definition::ToolBuilder); [`tool`] — the [`Tool`] trait
+//!   [`ToolBuilder`](definition::ToolBuilder); [`tool`](mod@tool) — the [`Tool`] trait
 //!   that `#[tool]` implements.
 //! * [`schema`] — client-ready schemas from `schemars`, compiled once and
 //!   enforced on every call.
@@ -101,7 +101,7 @@ pub use gonk_tools_macros::{tool, tools, toolset};
 
 /// Writes a streaming tool's body: `yield` events, the stream ends when
 /// the block does. A re-export of [`async_stream::stream!`]; see
-/// [`tool`] for a streaming tool.
+/// [`tool`](macro@tool) for a streaming tool.
 #[doc(inline)]
 pub use async_stream::stream;
 
