@@ -1,0 +1,121 @@
+//! One module of tool definitions (`examples/notes/tools.rs`) serves MCP
+//! and the command line unchanged: the same binary, the same database, the
+//! same tools, the same schema enforcement, seen from both surfaces.
+
+mod mcp_support;
+
+use std::process::Command;
+
+use gonk_tools::adapters::mcp::McpClient;
+use gonk_tools::prelude::*;
+use serde_json::Value;
+
+use mcp_support::bin;
+
+fn cli(db: &str, args: &[&str]) -> std::process::Output {
+    Command::new(bin("notes"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env_remove("NOTES_DIAGNOSTICS")
+        .output()
+        .expect("run the notes CLI")
+}
+
+fn json_lines(output: &std::process::Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_same_tools_answer_on_the_cli_and_over_mcp() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("notes.db").to_string_lossy().into_owned();
+
+    // The CLI writes a note…
+    let created = cli(
+        &db,
+        &["notes.create", "Written by the CLI", "--body", "hello"],
+    );
+    assert!(created.status.success(), "{created:?}");
+
+    // …the MCP server of the same binary lists the same tools and finds it.
+    let mut command = tokio::process::Command::new(bin("notes"));
+    command
+        .arg("--db")
+        .arg(&db)
+        .arg("mcp")
+        .env_remove("NOTES_DIAGNOSTICS");
+    let client = McpClient::connect_stdio(command)
+        .await
+        .expect("notes mcp starts");
+    let mut mcp_names: Vec<String> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    mcp_names.sort();
+
+    let listed = cli(&db, &["list"]);
+    assert!(listed.status.success());
+    let mut cli_names: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.starts_with("notes."))
+        .map(str::to_owned)
+        .collect();
+    cli_names.sort();
+    assert_eq!(cli_names, mcp_names, "both surfaces expose the same tools");
+    assert_eq!(mcp_names.len(), 6, "{mcp_names:?}");
+
+    let found = collect_tool_outcome(
+        client.invoke("notes.search", json!({"query": "CLI"})),
+        |_| {},
+    )
+    .await
+    .expect("notes.search over MCP");
+    let titles: Vec<&str> = found.data["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["title"].as_str())
+        .collect();
+    assert_eq!(titles, ["Written by the CLI"]);
+
+    // MCP writes a note; the CLI finds it.
+    collect_tool_outcome(
+        client.invoke(
+            "notes.create",
+            json!({"title": "Written over MCP", "body": "hi"}),
+        ),
+        |_| {},
+    )
+    .await
+    .expect("notes.create over MCP");
+    let searched = cli(&db, &["--json", "notes.search", "MCP"]);
+    assert!(searched.status.success(), "{searched:?}");
+    let events = json_lines(&searched);
+    let result = events.last().expect("a result line");
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["data"]["hits"][0]["title"], "Written over MCP");
+
+    // The same schema is enforced on both surfaces, with the same issue.
+    let over_mcp =
+        collect_tool_outcome(client.invoke("notes.search", json!({"query": ""})), |_| {})
+            .await
+            .unwrap_err();
+    assert_eq!(over_mcp.code, ErrorCode::InvalidInput);
+    let on_cli = cli(&db, &["--json", "notes.search", ""]);
+    assert_eq!(on_cli.status.code(), Some(2));
+    let error = json_lines(&on_cli).pop().expect("an error line");
+    assert_eq!(error["code"], "INVALID_INPUT");
+    assert_eq!(
+        error["details"][0]["path"].as_str(),
+        Some(over_mcp.issues()[0].path.as_str())
+    );
+    client.close().await.unwrap();
+}
