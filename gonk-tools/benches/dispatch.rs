@@ -8,11 +8,11 @@
 //!
 //! After the run, the ratios to the baseline are printed.
 
-use std::path::PathBuf;
+mod ratio;
 
 use criterion::{criterion_group, Criterion};
 use gonk_tools::prelude::*;
-use serde_json::Value;
+use ratio::mean_ns;
 
 #[derive(Serialize, Deserialize, JsonSchema)]
 struct AddInput {
@@ -101,25 +101,6 @@ fn dispatch(c: &mut Criterion) {
 }
 
 criterion_group!(benches, dispatch);
-
-fn criterion_home() -> PathBuf {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return home.into();
-    }
-    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
-        return PathBuf::from(target).join("criterion");
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/criterion")
-}
-
-fn mean_ns(group: &str, id: &str) -> Option<f64> {
-    let path = criterion_home()
-        .join(group)
-        .join(id)
-        .join("new/estimates.json");
-    let estimates: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-    estimates["mean"]["point_estimate"].as_f64()
-}
 
 fn main() {
     benches();

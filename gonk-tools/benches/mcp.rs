@@ -9,13 +9,14 @@
 //!
 //! After the run, the ratio of `mcp_call` to `invoke` is printed.
 
-use std::path::PathBuf;
+mod ratio;
 
 use criterion::{criterion_group, Criterion};
 use gonk_tools::adapters::mcp::{
     serve_io, McpClient, McpServer, McpServerOptions, WriteToolPolicy,
 };
 use gonk_tools::prelude::*;
+use ratio::mean_ns;
 
 #[derive(Serialize, Deserialize, JsonSchema)]
 struct AddInput {
@@ -109,33 +110,13 @@ fn bench(c: &mut Criterion) {
 
 criterion_group!(benches, bench);
 
-fn criterion_home() -> PathBuf {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return home.into();
-    }
-    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
-        return PathBuf::from(target).join("criterion");
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/criterion")
-}
-
-fn estimate(name: &str) -> Option<f64> {
-    let path = criterion_home()
-        .join("mcp")
-        .join(name)
-        .join("new/estimates.json");
-    let text = std::fs::read_to_string(path).ok()?;
-    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-    value["mean"]["point_estimate"].as_f64()
-}
-
 fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
     if std::env::args().any(|a| a == "--list" || a == "--test") {
         return;
     }
-    if let (Some(invoke), Some(mcp)) = (estimate("invoke"), estimate("mcp_call")) {
+    if let (Some(invoke), Some(mcp)) = (mean_ns("mcp", "invoke"), mean_ns("mcp", "mcp_call")) {
         println!(
             "mcp_call / invoke: {:.1}x ({:.1} µs vs {:.1} µs per call)",
             mcp / invoke,

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use futures::{FutureExt, Stream, StreamExt};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use crate::context::{AuthSlot, ToolContext};
 use crate::definition::{HandlerCall, ToolDefinition, ValidateOutput};
@@ -196,13 +197,16 @@ impl ToolRegistry {
             recorded: false,
         };
         Box::pin(async_stream::stream! {
-            let prepared = match found {
-                Some(def) if ctx.auth.is_none() => registry.prepare(def, input, ctx).await,
-                Some(def) => registry.prepare_authenticated_boxed(def, input, ctx).await,
-                None => Err(ToolError::not_found(&metric.tool)),
+            let mut ctx = ctx;
+            let prepared = match (found, ctx.auth.take()) {
+                (Some(def), None) => registry.prepare(def, input, ctx).await,
+                (Some(def), Some(slot)) => {
+                    registry.prepare_authenticated_boxed(def, input, ctx, slot).await
+                }
+                (None, _) => Err(ToolError::not_found(&metric.tool)),
             };
-            let Prepared { def, input, ctx } = match prepared {
-                Ok(prepared) => prepared,
+            let (def, token, call) = match prepared.and_then(start) {
+                Ok(started) => started,
                 Err(error) => {
                     let event = ToolEvent::error(error);
                     metric.observe(&event);
@@ -211,30 +215,8 @@ impl ToolRegistry {
                     return;
                 }
             };
-            let token = ctx.cancellation.clone();
-            if token.is_cancelled() {
-                let event = ToolEvent::error(ToolError::aborted());
-                metric.observe(&event);
-                metric.complete();
-                yield event;
-                return;
-            }
-            let handler = def.inner.handler.as_ref().expect("registration refuses tools without a handler");
-            let call = std::panic::catch_unwind(AssertUnwindSafe(|| handler(input, ctx)));
             match call {
-                Err(payload) => {
-                    let event = ToolEvent::error(panicked(&def.name, &*payload));
-                    metric.observe(&event);
-                    metric.complete();
-                    yield event;
-                }
-                Ok(Err(error)) => {
-                    let event = ToolEvent::error(error);
-                    metric.observe(&event);
-                    metric.complete();
-                    yield event;
-                }
-                Ok(Ok(HandlerCall::Once(future))) => {
+                HandlerCall::Once(future) => {
                     let mut future = AssertUnwindSafe(future).catch_unwind();
                     // The handler is polled first: one that finishes without
                     // waiting never registers with the token.
@@ -255,7 +237,7 @@ impl ToolRegistry {
                     metric.complete();
                     yield event;
                 }
-                Ok(Ok(HandlerCall::Stream(events))) => {
+                HandlerCall::Stream(events) => {
                     let mut events = AssertUnwindSafe(events).catch_unwind();
                     let cancelled = token.cancelled();
                     let mut cancelled = std::pin::pin!(cancelled);
@@ -265,27 +247,23 @@ impl ToolRegistry {
                             _ = &mut cancelled => Step::Cancelled,
                             item = events.next() => Step::Next(item),
                         };
-                        let event = match step {
+                        // `last`: the event ends the call (a panic or a cancellation).
+                        let (event, last) = match step {
                             Step::Next(None) => break,
                             Step::Next(Some(Ok(ToolEvent::Result { data, display }))) => {
-                                result_event(&def, ToolOutput { data, display })
+                                (result_event(&def, ToolOutput { data, display }), false)
                             }
-                            Step::Next(Some(Ok(event))) => event,
+                            Step::Next(Some(Ok(event))) => (event, false),
                             Step::Next(Some(Err(payload))) => {
-                                let event = ToolEvent::error(panicked(&def.name, &*payload));
-                                metric.observe(&event);
-                                yield event;
-                                break;
+                                (ToolEvent::error(panicked(&def.name, &*payload)), true)
                             }
-                            Step::Cancelled => {
-                                let event = ToolEvent::error(ToolError::aborted());
-                                metric.observe(&event);
-                                yield event;
-                                break;
-                            }
+                            Step::Cancelled => (ToolEvent::error(ToolError::aborted()), true),
                         };
                         metric.observe(&event);
                         yield event;
+                        if last {
+                            break;
+                        }
                     }
                     drop(events);
                     metric.complete();
@@ -317,8 +295,9 @@ impl ToolRegistry {
         def: ToolDefinition,
         input: Value,
         ctx: ToolContext,
+        slot: AuthSlot,
     ) -> Pin<Box<dyn std::future::Future<Output = Result<Prepared, ToolError>> + Send + '_>> {
-        Box::pin(self.prepare_authenticated(def, input, ctx))
+        Box::pin(self.prepare_authenticated(def, input, ctx, slot))
     }
 
     /// Steps before the handler of an authenticated call, after look-up:
@@ -326,49 +305,61 @@ impl ToolRegistry {
     /// then approval, resource, invoke authorization and the approval gate
     /// (5–8). The gates await host components, so cancellation interrupts
     /// them.
-    fn prepare_authenticated(
+    async fn prepare_authenticated(
         &self,
         def: ToolDefinition,
         input: Value,
-        mut ctx: ToolContext,
-    ) -> impl std::future::Future<Output = Result<Prepared, ToolError>> + Send + '_ {
-        let slot = ctx.auth.take();
-        async move {
-            check_cycle(&def, &ctx)?;
-            // The handler's call stack, built now so that no context is
-            // held across the gates' awaits.
-            let stack = ctx.child_stack(def.name_arc());
-            let captured = match &slot {
-                None => None,
-                Some(slot) => {
-                    let is_root = ctx.call_stack.is_empty();
-                    let gates = async {
-                        let (captured, now) = self.admit(&def, slot, is_root).await?;
-                        validate_input(&def, &input)?;
-                        self.authorize_invoke(&captured, &def, &input, &stack, now)
-                            .await?;
-                        Ok::<_, ToolError>(captured)
-                    };
-                    let mut gates = std::pin::pin!(gates);
-                    // Components that answer at once need no cancellation race.
-                    match futures::poll!(gates.as_mut()) {
-                        std::task::Poll::Ready(captured) => Some(captured?),
-                        std::task::Poll::Pending => tokio::select! {
-                            biased;
-                            captured = gates => Some(captured?),
-                            _ = ctx.cancellation.cancelled() => return Err(ToolError::aborted()),
-                        },
-                    }
-                }
-            };
-            if captured.is_none() {
+        ctx: ToolContext,
+        slot: AuthSlot,
+    ) -> Result<Prepared, ToolError> {
+        check_cycle(&def, &ctx)?;
+        // The handler's call stack: the invoke gate authorizes with it.
+        let stack = ctx.child_stack(def.name_arc());
+        let is_root = ctx.call_stack.is_empty();
+        let captured = {
+            let gates = async {
+                let (captured, now) = self.admit(&def, &slot, is_root).await?;
                 validate_input(&def, &input)?;
+                self.authorize_invoke(&captured, &def, &input, &stack, now)
+                    .await?;
+                Ok::<_, ToolError>(captured)
+            };
+            let mut gates = std::pin::pin!(gates);
+            // Components that answer at once need no cancellation race.
+            match futures::poll!(gates.as_mut()) {
+                std::task::Poll::Ready(captured) => captured?,
+                std::task::Poll::Pending => tokio::select! {
+                    biased;
+                    captured = gates => captured?,
+                    _ = ctx.cancellation.cancelled() => return Err(ToolError::aborted()),
+                },
             }
-            let mut ctx = ctx.enter_with_stack(self, stack);
-            ctx.auth = captured.map(AuthSlot::Captured);
-            Ok(Prepared { def, input, ctx })
-        }
+        };
+        let mut ctx = ctx.enter_with_stack(self, stack);
+        ctx.auth = Some(AuthSlot::Captured(captured));
+        Ok(Prepared { def, input, ctx })
     }
+}
+
+/// Starts a prepared call: an already-cancelled call is `ABORTED` without
+/// running; otherwise the handler is called (a panic while it builds its
+/// future is `INTERNAL`) and its pending call returned with the token.
+fn start(
+    prepared: Prepared,
+) -> Result<(ToolDefinition, Arc<CancellationToken>, HandlerCall), ToolError> {
+    let Prepared { def, input, ctx } = prepared;
+    let token = Arc::clone(&ctx.cancellation);
+    if token.is_cancelled() {
+        return Err(ToolError::aborted());
+    }
+    let handler = def
+        .inner
+        .handler
+        .as_ref()
+        .expect("registration refuses tools without a handler");
+    let call = std::panic::catch_unwind(AssertUnwindSafe(|| handler(input, ctx)))
+        .map_err(|payload| panicked(&def.name, &*payload))??;
+    Ok((def, token, call))
 }
 
 /// Step 2: a tool already on the call stack is a cycle.

@@ -35,30 +35,19 @@ pub(crate) fn cancel_on_interrupt(
 }
 
 #[cfg(unix)]
-fn listen(token: CancellationToken, notice: impl Fn() + Send + 'static) -> Option<JoinHandle<()>> {
+fn interrupts() -> std::io::Result<tokio::signal::unix::Signal> {
     use tokio::signal::unix::{signal, SignalKind};
-    let mut interrupts = match signal(SignalKind::interrupt()) {
-        Ok(stream) => stream,
-        Err(error) => {
-            tracing::warn!(target: "gonk_tools::cli", %error, "Ctrl-C cannot be handled; it will end the process");
-            return None;
-        }
-    };
-    Some(tokio::spawn(async move {
-        if interrupts.recv().await.is_none() {
-            return;
-        }
-        token.cancel();
-        notice();
-        if interrupts.recv().await.is_some() {
-            std::process::exit(i32::from(exit::ABORTED));
-        }
-    }))
+    signal(SignalKind::interrupt())
 }
 
 #[cfg(windows)]
+fn interrupts() -> std::io::Result<tokio::signal::windows::CtrlC> {
+    tokio::signal::windows::ctrl_c()
+}
+
+#[cfg(any(unix, windows))]
 fn listen(token: CancellationToken, notice: impl Fn() + Send + 'static) -> Option<JoinHandle<()>> {
-    let mut interrupts = match tokio::signal::windows::ctrl_c() {
+    let mut interrupts = match interrupts() {
         Ok(stream) => stream,
         Err(error) => {
             tracing::warn!(target: "gonk_tools::cli", %error, "Ctrl-C cannot be handled; it will end the process");

@@ -1,0 +1,27 @@
+//! Reads criterion's estimates back after a run, so a bench can print its
+//! results as ratios to a baseline measured in the same run.
+
+use std::path::PathBuf;
+
+/// Where criterion writes: `$CRITERION_HOME`, `$CARGO_TARGET_DIR/criterion`,
+/// or the workspace's `target/criterion`.
+fn criterion_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return home.into();
+    }
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(target).join("criterion");
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/criterion")
+}
+
+/// The mean of benchmark `group/id` in nanoseconds, once it has run.
+pub fn mean_ns(group: &str, id: &str) -> Option<f64> {
+    let path = criterion_home()
+        .join(group)
+        .join(id)
+        .join("new/estimates.json");
+    let estimates: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    estimates["mean"]["point_estimate"].as_f64()
+}
