@@ -25,15 +25,15 @@ pub enum RegistryError {
     /// A tool of that name exists and overwrite was not asked for.
     #[error("Tool already registered: {0}")]
     Duplicate(String),
-    /// The name belongs to a source catalog; replace the source instead.
-    #[error("Tool {name} is owned by source catalog {source_id}; use replace_source to change it")]
+    /// The name belongs to a source catalog; replace that source instead.
+    #[error("Tool {name} is owned by a source catalog ({source_id}); change it with replace_source on that catalog")]
     OwnedBySource {
         /// The name.
         name: String,
         /// The source that owns it.
         source_id: String,
     },
-    /// A source catalog would shadow a tool registered elsewhere.
+    /// A source catalog would shadow a locally registered tool.
     #[error("Source catalog {source_id} conflicts with registered tool: {name}")]
     SourceConflict {
         /// The source being replaced.
@@ -64,8 +64,19 @@ pub enum RegistryError {
         type_name: String,
     },
     /// An operation named a tool that is not registered.
-    #[error("No such tool: {0}")]
+    #[error("Tool not in registry: {0}")]
     NotFound(String),
+    /// A source catalog id is empty.
+    #[error("Source catalog id must not be empty")]
+    EmptySourceId,
+    /// A source catalog lists the same name twice.
+    #[error("Duplicate tool in source catalog {source_id}: {name}")]
+    DuplicateInSource {
+        /// The source being replaced.
+        source_id: String,
+        /// The repeated name.
+        name: String,
+    },
 }
 
 /// Options for [`ToolRegistry::register_with`].
@@ -93,6 +104,24 @@ impl Catalog {
             .iter()
             .find(|(_, tools)| tools.contains_key(name))
             .map(|(id, _)| id.as_str())
+    }
+
+    /// Why source `source_id` cannot take `name`: a local tool has it, or
+    /// another source owns it (named in the error).
+    fn claim_for_source(&self, source_id: &str, name: &str) -> Result<(), RegistryError> {
+        if self.local.contains_key(name) {
+            return Err(RegistryError::SourceConflict {
+                source_id: source_id.to_owned(),
+                name: name.to_owned(),
+            });
+        }
+        match self.source_of(name) {
+            Some(owner) if owner != source_id => Err(RegistryError::OwnedBySource {
+                name: name.to_owned(),
+                source_id: owner.to_owned(),
+            }),
+            _ => Ok(()),
+        }
     }
 
     fn list(&self) -> Vec<ToolDefinition> {
@@ -259,14 +288,19 @@ impl ToolRegistry {
                 name: def.name.clone(),
                 reason: reason.to_owned(),
             })?;
+        self.check_state(def)
+    }
+
+    /// Checks that this registry holds the state `def`'s handler extracts.
+    fn check_state(&self, def: &ToolDefinition) -> Result<(), RegistryError> {
         let state = self.inner.state.read().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, type_name)) = def.required_state().find(|(id, _)| !state.contains(*id)) {
-            return Err(RegistryError::MissingState {
+        match def.required_state().find(|(id, _)| !state.contains(*id)) {
+            Some((_, type_name)) => Err(RegistryError::MissingState {
                 name: def.name.clone(),
                 type_name: type_name.to_owned(),
-            });
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Registers one tool. A tool whose `requires` returns `false` is
@@ -323,33 +357,29 @@ impl ToolRegistry {
     /// Replaces the whole catalog of source `id` (an MCP server's imported
     /// tools, a plugin) atomically. The candidate is checked completely
     /// first; on any error the old catalog stays. An empty list removes the
-    /// source.
+    /// source. The id must not be empty.
     pub fn replace_source(
         &self,
         id: &str,
         defs: impl IntoIterator<Item = ToolDefinition>,
     ) -> Result<(), RegistryError> {
+        if id.trim().is_empty() {
+            return Err(RegistryError::EmptySourceId);
+        }
         let mut candidate: IndexMap<String, ToolDefinition> = IndexMap::new();
         for def in defs.into_iter().filter(|d| d.requirements_met()) {
             self.check(&def)?;
             if candidate.contains_key(&def.name) {
-                return Err(RegistryError::Duplicate(def.name.clone()));
+                return Err(RegistryError::DuplicateInSource {
+                    source_id: id.to_owned(),
+                    name: def.name.clone(),
+                });
             }
             candidate.insert(def.name.clone(), def);
         }
         let mut catalog = self.write();
         for name in candidate.keys() {
-            let owned_elsewhere = catalog.local.contains_key(name)
-                || catalog
-                    .sources
-                    .iter()
-                    .any(|(other, tools)| other != id && tools.contains_key(name));
-            if owned_elsewhere {
-                return Err(RegistryError::SourceConflict {
-                    source_id: id.to_owned(),
-                    name: name.clone(),
-                });
-            }
+            catalog.claim_for_source(id, name)?;
         }
         if candidate.is_empty() {
             catalog.sources.shift_remove(id);
@@ -416,22 +446,25 @@ impl ToolRegistry {
 
     /// A new registry with this one's tools and then `other`'s (sources
     /// keep their ids). A name in both is an error. The new registry shares
-    /// this one's metrics sink, state and security options.
+    /// this one's metrics sink, state and security options, so `other`'s
+    /// tools must find the state they need here.
     pub fn merge(&self, other: &ToolRegistry) -> Result<ToolRegistry, RegistryError> {
         let mut catalog = self.read().clone();
         let theirs = other.read().clone();
         for (name, def) in theirs.local {
+            self.check_state(&def)?;
             if catalog.get(&name).is_some() {
                 return Err(RegistryError::Duplicate(name));
             }
             catalog.local.insert(name, def);
         }
         for (id, tools) in theirs.sources {
-            if let Some(name) = tools.keys().find(|n| catalog.get(n).is_some()) {
-                return Err(RegistryError::SourceConflict {
-                    source_id: id,
-                    name: name.clone(),
-                });
+            for (name, def) in &tools {
+                self.check_state(def)?;
+                catalog.claim_for_source(&id, name)?;
+                if catalog.get(name).is_some() {
+                    return Err(RegistryError::Duplicate(name.clone()));
+                }
             }
             catalog.sources.entry(id).or_default().extend(tools);
         }

@@ -253,10 +253,11 @@ fn source_and_local_names_cannot_collide() {
         "overwrite must not take a source's name"
     );
 
+    // Another source owns it: the error names that source.
     let err = registry.replace_source("b", [tool("y")]).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "Source catalog b conflicts with registered tool: y"
+        "Tool y is owned by a source catalog (a); change it with replace_source on that catalog"
     );
 }
 
@@ -274,7 +275,13 @@ fn a_failed_swap_keeps_the_old_catalog() {
     let err = registry
         .replace_source("s", [tool("s.c"), tool("s.c")])
         .unwrap_err();
-    assert_eq!(err, RegistryError::Duplicate("s.c".into()));
+    assert_eq!(
+        err,
+        RegistryError::DuplicateInSource {
+            source_id: "s".into(),
+            name: "s.c".into()
+        }
+    );
     assert_eq!(registry.names(), ["s.a", "s.b"]);
 }
 
@@ -375,4 +382,128 @@ async fn derived_registries_dispatch_and_keep_metrics_and_state() {
         .unwrap();
     assert_eq!(out.data, "hello");
     assert_eq!(metrics.snapshot().len(), 1);
+}
+
+#[test]
+fn an_empty_source_id_is_refused() {
+    let registry = ToolRegistry::new();
+    for id in ["", "  "] {
+        let err = registry.replace_source(id, [tool("s.a")]).unwrap_err();
+        assert_eq!(err.to_string(), "Source catalog id must not be empty");
+        let err = registry.replace_source(id, []).unwrap_err();
+        assert_eq!(err.to_string(), "Source catalog id must not be empty");
+    }
+    assert!(registry.names().is_empty());
+    assert!(registry.sources().is_empty());
+}
+
+#[test]
+fn a_name_owned_by_another_source_names_that_source() {
+    let registry = ToolRegistry::new();
+    registry.replace_source("a", [tool("y")]).unwrap();
+    let err = registry.replace_source("b", [tool("y")]).unwrap_err();
+    assert_eq!(
+        err,
+        RegistryError::OwnedBySource {
+            name: "y".into(),
+            source_id: "a".into()
+        }
+    );
+    let message = err.to_string();
+    assert!(
+        message.starts_with("Tool y is owned by a source catalog"),
+        "{message}"
+    );
+    assert!(message.contains("(a)"), "names the owner: {message}");
+    assert!(!registry.sources().contains(&"b".to_owned()));
+
+    // Merging a registry whose source holds a name another source owns.
+    let other = ToolRegistry::new();
+    other.replace_source("c", [tool("y")]).unwrap();
+    assert_eq!(
+        registry.merge(&other).unwrap_err(),
+        RegistryError::OwnedBySource {
+            name: "y".into(),
+            source_id: "a".into()
+        }
+    );
+}
+
+#[test]
+fn merge_rechecks_the_state_the_merged_tools_need() {
+    struct Db;
+    let with_db = ToolRegistry::builder().state(Db).build();
+    with_db.register(needs_db_named("db.query")).unwrap();
+    with_db
+        .replace_source("ext", [needs_db_named("ext.query")])
+        .unwrap();
+    let without = ToolRegistry::new();
+    without.register(tool("plain")).unwrap();
+
+    // The merged registry holds `without`'s state, which has no Db.
+    let err = without.merge(&with_db).unwrap_err();
+    assert!(
+        matches!(&err, RegistryError::MissingState { name, .. } if name == "db.query"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("needs application state"), "{err}");
+    // A source tool is checked too.
+    let only_source = ToolRegistry::builder().state(Db).build();
+    only_source
+        .replace_source("ext", [needs_db_named("ext.query")])
+        .unwrap();
+    assert!(matches!(
+        without.merge(&only_source).unwrap_err(),
+        RegistryError::MissingState { name, .. } if name == "ext.query"
+    ));
+    // The other way round the state is there.
+    let merged = with_db.merge(&without).unwrap();
+    assert_eq!(merged.names(), ["db.query", "plain", "ext.query"]);
+
+    fn needs_db_named(name: &str) -> ToolDefinition {
+        ToolDefinition::builder(name)
+            .description("Needs a Db.")
+            .requires_state::<Db>()
+            .handler(|_: Empty, _| async { Ok::<_, ToolError>(()) })
+            .build()
+    }
+}
+
+#[test]
+fn registry_messages_start_with_the_contract_wording() {
+    let registry = ToolRegistry::new();
+    registry.register(tool("local")).unwrap();
+    registry.replace_source("s", [tool("s.a")]).unwrap();
+    let cases = [
+        (
+            registry
+                .replace_source("s", [tool("s.c"), tool("s.c")])
+                .unwrap_err(),
+            "Duplicate tool in source catalog s",
+        ),
+        (
+            registry.extract(["local", "ghost"]).unwrap_err(),
+            "Tool not in registry: ghost",
+        ),
+        (
+            registry.register(tool("s.a")).unwrap_err(),
+            "Tool s.a is owned by a source catalog",
+        ),
+    ];
+    for (error, prefix) in cases {
+        let message = error.to_string();
+        assert!(
+            message.starts_with(prefix),
+            "{message:?} starts with {prefix:?}"
+        );
+    }
+    assert_eq!(
+        registry
+            .replace_source("s", [tool("s.c"), tool("s.c")])
+            .unwrap_err(),
+        RegistryError::DuplicateInSource {
+            source_id: "s".into(),
+            name: "s.c".into()
+        }
+    );
 }
