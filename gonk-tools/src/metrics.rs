@@ -39,8 +39,9 @@ pub trait MetricsSink: Send + Sync {
     /// Records one invocation.
     fn record(&self, record: &MetricRecord);
 
-    /// Whether this sink wants records. Dispatch skips timing entirely for
-    /// a sink that returns `false` (like [`NoopMetrics`]).
+    /// Whether this sink wants records. Asked once, when the registry is
+    /// built: dispatch skips timing entirely for a sink that returns
+    /// `false` (like [`NoopMetrics`]).
     fn enabled(&self) -> bool {
         true
     }

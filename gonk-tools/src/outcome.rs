@@ -43,8 +43,11 @@ impl<T> From<T> for ToolOutput<T> {
 /// Drains an event stream into its outcome, handing every event to
 /// `on_event` on the way.
 ///
-/// The last `error` wins over any `result`; otherwise the last `result`;
-/// a stream with neither gives `NO_RESULT` ("Tool produced no result").
+/// A stream from [`ToolRegistry::invoke`](crate::ToolRegistry::invoke)
+/// carries exactly one outcome, last (see its outcome rule), and this
+/// returns it. For any other stream the same rule decides: an `error` wins
+/// over any `result`; otherwise the last `result`; a stream with neither
+/// gives `NO_RESULT` ("Tool produced no result").
 pub async fn collect_tool_outcome<S>(
     events: S,
     mut on_event: impl FnMut(&ToolEvent),

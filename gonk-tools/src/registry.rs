@@ -135,7 +135,8 @@ impl Catalog {
 
 pub(crate) struct RegistryInner {
     pub(crate) catalog: RwLock<Catalog>,
-    pub(crate) metrics: Arc<dyn MetricsSink>,
+    /// `None` when the sink wants no records (asked once, at build).
+    pub(crate) metrics: Option<Arc<dyn MetricsSink>>,
     pub(crate) state: RwLock<StateMap>,
     pub(crate) security: Arc<SecurityOptions>,
 }
@@ -176,7 +177,10 @@ pub struct ToolRegistryBuilder {
 }
 
 impl ToolRegistryBuilder {
-    /// Sends one record per invocation to `sink`.
+    /// Sends one record per invocation to `sink`. Its
+    /// [`enabled`](MetricsSink::enabled) is asked once, here at build time;
+    /// a sink that panics (there or when recording) loses records, never a
+    /// call.
     pub fn metrics(mut self, sink: Arc<dyn MetricsSink>) -> Self {
         self.metrics = sink;
         self
@@ -209,12 +213,20 @@ impl ToolRegistryBuilder {
         ToolRegistry {
             inner: Arc::new(RegistryInner {
                 catalog: RwLock::new(Catalog::default()),
-                metrics: self.metrics,
+                metrics: wants_records(self.metrics),
                 state: RwLock::new(self.state),
                 security: Arc::new(self.security),
             }),
         }
     }
+}
+
+/// The sink, unless it wants no records. A panicking `enabled` counts as
+/// wanting them (its records are then dropped if it panics again).
+fn wants_records(sink: Arc<dyn MetricsSink>) -> Option<Arc<dyn MetricsSink>> {
+    let enabled =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink.enabled())).unwrap_or(true);
+    enabled.then_some(sink)
 }
 
 impl ToolRegistry {
@@ -431,7 +443,7 @@ impl ToolRegistry {
         ToolRegistry {
             inner: Arc::new(RegistryInner {
                 catalog: RwLock::new(catalog),
-                metrics: Arc::clone(&self.inner.metrics),
+                metrics: self.inner.metrics.clone(),
                 state: RwLock::new(
                     self.inner
                         .state

@@ -8,90 +8,35 @@
 //! `tool.invoke`, the approval gate — see [`crate::security`])* → run the
 //! handler, raced against cancellation and isolated from panics → validate
 //! output → one metric record.
+//!
+//! Whatever the handler does, the call's stream ends with exactly one
+//! outcome event, last (the rule is on [`ToolRegistry::invoke`]).
+
+mod metric;
+mod outcome;
 
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Instant;
 
 use futures::{FutureExt, Stream, StreamExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use self::metric::CallMetric;
+use self::outcome::{returned, settled, Outcome, Step};
 use crate::context::{AuthSlot, ToolContext};
-use crate::definition::{HandlerCall, ToolDefinition, ValidateOutput};
+use crate::definition::{HandlerCall, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
-use crate::metrics::{MetricOutcome, MetricRecord, MetricsSink};
-use crate::outcome::ToolOutput;
 use crate::registry::ToolRegistry;
 
 /// The event stream of one call. Every adapter consumes exactly this.
+///
+/// It ends with exactly one outcome event, last: a `result` or an
+/// `error`. Before it a streaming handler's `log`, `progress` and `data`
+/// events pass through in order. See [`ToolRegistry::invoke`] for the rule.
 pub type ToolEventStream = Pin<Box<dyn Stream<Item = ToolEvent> + Send + 'static>>;
-
-/// Records exactly one metric per invocation, even when the stream is
-/// dropped before its end (then the outcome is `aborted`).
-struct MetricGuard {
-    sink: Option<Arc<dyn MetricsSink>>,
-    tool: Arc<str>,
-    start: Option<Instant>,
-    outcome: Option<(MetricOutcome, Option<ErrorCode>)>,
-    recorded: bool,
-}
-
-impl MetricGuard {
-    fn observe(&mut self, event: &ToolEvent) {
-        match event {
-            ToolEvent::Error { code, .. } => {
-                let outcome = if *code == ErrorCode::Aborted {
-                    MetricOutcome::Aborted
-                } else {
-                    MetricOutcome::Error
-                };
-                self.outcome = Some((outcome, Some(code.clone())));
-            }
-            ToolEvent::Result { .. } if self.outcome.is_none() => {
-                self.outcome = Some((MetricOutcome::Ok, None));
-            }
-            _ => {}
-        }
-    }
-
-    /// Marks the stream as complete, so the drop records the observed outcome.
-    fn complete(&mut self) {
-        if self.outcome.is_none() {
-            // A stream that ended without result or error: not a failure of dispatch.
-            self.outcome = Some((MetricOutcome::Ok, None));
-        }
-        self.record();
-    }
-
-    fn record(&mut self) {
-        let (outcome, error_code) = self
-            .outcome
-            .take()
-            .unwrap_or((MetricOutcome::Aborted, Some(ErrorCode::Aborted)));
-        self.recorded = true;
-        if let (Some(sink), Some(start)) = (&self.sink, self.start) {
-            sink.record(&MetricRecord {
-                tool: self.tool.to_string(),
-                duration: start.elapsed(),
-                outcome,
-                error_code,
-            });
-        }
-    }
-}
-
-impl Drop for MetricGuard {
-    fn drop(&mut self) {
-        if !self.recorded {
-            // Dropped before the end: the consumer gave up on the call.
-            self.outcome = None;
-            self.record();
-        }
-    }
-}
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
     payload
@@ -108,38 +53,6 @@ fn panicked(tool: &str, payload: &(dyn std::any::Any + Send)) -> ToolError {
     ))
 }
 
-/// Output validation per the tool's mode. `Err` replaces the result.
-fn check_output(def: &ToolDefinition, data: &Value) -> Result<(), ToolError> {
-    if def.validate_output == ValidateOutput::Off {
-        return Ok(());
-    }
-    let Some(schema) = def.compiled().ok().and_then(|c| c.output.as_ref()) else {
-        return Ok(());
-    };
-    match schema.validate(data) {
-        Ok(()) => Ok(()),
-        Err(issues) if def.validate_output == ValidateOutput::Strict => Err(ToolError::new(
-            ErrorCode::OutputInvalid,
-            format!("Output of {} does not match its output schema", def.name),
-        )
-        .with_details(serde_json::to_value(&issues).unwrap_or(Value::Null))),
-        Err(issues) => {
-            tracing::warn!(target: "gonk_tools::dispatch", tool = %def.name, issues = ?issues, "tool output does not match its output schema");
-            Ok(())
-        }
-    }
-}
-
-fn result_event(def: &ToolDefinition, output: ToolOutput<Value>) -> ToolEvent {
-    match check_output(def, &output.data) {
-        Ok(()) => ToolEvent::Result {
-            data: output.data,
-            display: output.display,
-        },
-        Err(error) => ToolEvent::error(error),
-    }
-}
-
 /// A call that passed every gate and is ready to run.
 struct Prepared {
     def: ToolDefinition,
@@ -147,17 +60,30 @@ struct Prepared {
     ctx: ToolContext,
 }
 
-enum Step {
-    Cancelled,
-    Next(Option<std::thread::Result<ToolEvent>>),
-}
-
 impl ToolRegistry {
     /// Invokes `name` with `input` and streams its events.
     ///
-    /// The stream always ends with the call's outcome: a `result` or an
-    /// `error` event (a streaming handler may also emit `log`, `progress`
-    /// and `data` before it). Dropping the stream cancels the call.
+    /// # The outcome rule
+    ///
+    /// The stream ends with **exactly one outcome event, last**: a
+    /// `result` or an `error`. Every surface (MCP, the CLI,
+    /// [`collect_tool_outcome`](crate::collect_tool_outcome), typed
+    /// clients) sees the same outcome.
+    ///
+    /// * A streaming handler's `log`, `progress` and `data` events pass
+    ///   through in order.
+    /// * Its `result` is held, not emitted: a later `result` replaces it
+    ///   (the last one wins) and the held one is emitted when the handler's
+    ///   stream ends. It is checked against the output schema as it arrives
+    ///   (a `strict` failure is an `OUTPUT_INVALID` error).
+    /// * An `error` is terminal: nothing follows it, a held result is
+    ///   dropped, and so is the handler, at once.
+    /// * A stream that ends without a result ends with `NO_RESULT`.
+    /// * A handler that settles after the call's cancellation token fired
+    ///   is `ABORTED`, whatever it returned.
+    ///
+    /// Dropping the stream cancels the call (the handler is dropped). The
+    /// call's one metric record carries the outcome the stream gave.
     ///
     /// ```
     /// # use gonk_tools::prelude::*;
@@ -177,25 +103,13 @@ impl ToolRegistry {
     /// ```
     pub fn invoke(&self, name: &str, input: Value, ctx: ToolContext) -> ToolEventStream {
         let registry = self.clone();
-        // A sink that is not enabled costs neither a clock read nor a record.
-        let sink = self
-            .inner
-            .metrics
-            .enabled()
-            .then(|| Arc::clone(&self.inner.metrics));
         // Look-up happens now, so the stream owns the definition (not a copy of the name).
         let found = self.read().get(name).cloned();
         let tool = match &found {
             Some(def) => Arc::clone(def.name_arc()),
             None => Arc::from(name),
         };
-        let mut metric = MetricGuard {
-            start: sink.as_ref().map(|_| Instant::now()),
-            sink,
-            tool,
-            outcome: None,
-            recorded: false,
-        };
+        let mut metric = CallMetric::start(self.inner.metrics.as_ref(), tool);
         Box::pin(async_stream::stream! {
             let mut ctx = ctx;
             let prepared = match (found, ctx.auth.take()) {
@@ -203,19 +117,16 @@ impl ToolRegistry {
                 (Some(def), Some(slot)) => {
                     registry.prepare_authenticated_boxed(def, input, ctx, slot).await
                 }
-                (None, _) => Err(ToolError::not_found(&metric.tool)),
+                (None, _) => Err(ToolError::not_found(metric.tool())),
             };
             let (def, token, call) = match prepared.and_then(start) {
                 Ok(started) => started,
                 Err(error) => {
-                    let event = ToolEvent::error(error);
-                    metric.observe(&event);
-                    metric.complete();
-                    yield event;
+                    yield metric.outcome(ToolEvent::error(error));
                     return;
                 }
             };
-            match call {
+            let outcome = match call {
                 HandlerCall::Once(future) => {
                     let mut future = AssertUnwindSafe(future).catch_unwind();
                     // The handler is polled first: one that finishes without
@@ -227,48 +138,42 @@ impl ToolRegistry {
                     };
                     // Drop the handler before reporting, so its resources are released first.
                     drop(future);
-                    let event = match finished {
+                    match finished {
                         None => ToolEvent::error(ToolError::aborted()),
                         Some(Err(payload)) => ToolEvent::error(panicked(&def.name, &*payload)),
                         Some(Ok(Err(error))) => ToolEvent::error(error),
-                        Some(Ok(Ok(output))) => result_event(&def, output),
-                    };
-                    metric.observe(&event);
-                    metric.complete();
-                    yield event;
+                        Some(Ok(Ok(output))) => returned(&def, output),
+                    }
                 }
                 HandlerCall::Stream(events) => {
                     let mut events = AssertUnwindSafe(events).catch_unwind();
+                    let mut rule = Outcome::new(&def);
                     let cancelled = token.cancelled();
                     let mut cancelled = std::pin::pin!(cancelled);
-                    loop {
-                        let step = tokio::select! {
+                    let outcome = loop {
+                        let item = tokio::select! {
                             biased;
-                            _ = &mut cancelled => Step::Cancelled,
-                            item = events.next() => Step::Next(item),
+                            _ = &mut cancelled => break ToolEvent::error(ToolError::aborted()),
+                            item = events.next() => item,
                         };
-                        // `last`: the event ends the call (a panic or a cancellation).
-                        let (event, last) = match step {
-                            Step::Next(None) => break,
-                            Step::Next(Some(Ok(ToolEvent::Result { data, display }))) => {
-                                (result_event(&def, ToolOutput { data, display }), false)
+                        match item {
+                            None => break rule.end(),
+                            Some(Err(payload)) => {
+                                break ToolEvent::error(panicked(&def.name, &*payload))
                             }
-                            Step::Next(Some(Ok(event))) => (event, false),
-                            Step::Next(Some(Err(payload))) => {
-                                (ToolEvent::error(panicked(&def.name, &*payload)), true)
-                            }
-                            Step::Cancelled => (ToolEvent::error(ToolError::aborted()), true),
-                        };
-                        metric.observe(&event);
-                        yield event;
-                        if last {
-                            break;
+                            Some(Ok(event)) => match rule.step(event) {
+                                Step::Pass(event) => yield event,
+                                Step::Held => {}
+                                Step::End(outcome) => break outcome,
+                            },
                         }
-                    }
+                    };
+                    // Drop the handler before reporting, so its resources are released first.
                     drop(events);
-                    metric.complete();
+                    outcome
                 }
-            }
+            };
+            yield metric.outcome(settled(outcome, &token));
         })
     }
 

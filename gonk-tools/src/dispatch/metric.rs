@@ -1,0 +1,75 @@
+//! [`CallMetric`]: the one metric record of a call.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::error::ErrorCode;
+use crate::event::ToolEvent;
+use crate::metrics::{MetricOutcome, MetricRecord, MetricsSink};
+
+/// Records exactly one metric per call: the outcome the consumer is given,
+/// recorded just before that last event is yielded — so a consumer that
+/// stops reading once it has it leaves the right record — or `aborted`
+/// when the stream is dropped before its outcome.
+pub(super) struct CallMetric {
+    /// `None`: no sink wants records (no clock read either).
+    sink: Option<(Arc<dyn MetricsSink>, Instant)>,
+    tool: Arc<str>,
+    recorded: bool,
+}
+
+impl CallMetric {
+    pub(super) fn start(sink: Option<&Arc<dyn MetricsSink>>, tool: Arc<str>) -> Self {
+        CallMetric {
+            sink: sink.map(|sink| (Arc::clone(sink), Instant::now())),
+            tool,
+            recorded: false,
+        }
+    }
+
+    /// The tool, as requested.
+    pub(super) fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// Records `outcome`, the call's last event, and hands it back to be
+    /// yielded.
+    pub(super) fn outcome(&mut self, outcome: ToolEvent) -> ToolEvent {
+        match &outcome {
+            ToolEvent::Error { code, .. } if *code == ErrorCode::Aborted => {
+                self.record(MetricOutcome::Aborted, Some(code.clone()))
+            }
+            ToolEvent::Error { code, .. } => self.record(MetricOutcome::Error, Some(code.clone())),
+            _ => self.record(MetricOutcome::Ok, None),
+        }
+        outcome
+    }
+
+    fn record(&mut self, outcome: MetricOutcome, error_code: Option<ErrorCode>) {
+        self.recorded = true;
+        let Some((sink, start)) = &self.sink else {
+            return;
+        };
+        let record = MetricRecord {
+            tool: self.tool.to_string(),
+            duration: start.elapsed(),
+            outcome,
+            error_code,
+        };
+        // A sink that panics loses its record, never the call: the outcome
+        // is already decided (a write may have happened) and stands.
+        if std::panic::catch_unwind(AssertUnwindSafe(|| sink.record(&record))).is_err() {
+            tracing::error!(target: "gonk_tools::dispatch", tool = %self.tool, "metrics sink panicked; record dropped");
+        }
+    }
+}
+
+impl Drop for CallMetric {
+    fn drop(&mut self) {
+        if !self.recorded {
+            // Dropped before its outcome: the consumer gave up on the call.
+            self.record(MetricOutcome::Aborted, Some(ErrorCode::Aborted));
+        }
+    }
+}
