@@ -21,7 +21,7 @@ use crate::event::{LogLevel, ToolEvent};
 use crate::outcome::collect_tool_outcome;
 use crate::registry::ToolRegistry;
 use crate::scope::ScopeStore;
-use crate::security::{AuthContext, CapturedAuth};
+use crate::security::{AuthContext, AuthSlot};
 use crate::state::State;
 use crate::tool::Tool;
 
@@ -189,14 +189,6 @@ pub struct ToolContext {
     pub(crate) auth: Option<AuthSlot>,
 }
 
-/// The auth slot of a context: what the host provided, or what dispatch
-/// captured from it at the root (immutable from then on).
-#[derive(Clone)]
-pub(crate) enum AuthSlot {
-    Provided(AuthContext),
-    Captured(Arc<CapturedAuth>),
-}
-
 impl Default for ToolContext {
     fn default() -> Self {
         Self::new()
@@ -248,11 +240,10 @@ impl ToolContext {
     /// handler's), the principal cannot be replaced: this keeps the
     /// captured one (and logs a warning).
     pub fn with_auth(mut self, auth: AuthContext) -> Self {
-        match self.auth {
-            Some(AuthSlot::Captured(_)) => {
-                tracing::warn!(target: "gonk_tools::security", "with_auth ignored: this context's principal was captured by dispatch and cannot be replaced");
-            }
-            _ => self.auth = Some(AuthSlot::Provided(auth)),
+        if self.auth.as_ref().is_some_and(AuthSlot::is_captured) {
+            tracing::warn!(target: "gonk_tools::security", "with_auth ignored: this context's principal was captured by dispatch and cannot be replaced");
+        } else {
+            self.auth = Some(AuthSlot::Provided(auth));
         }
         self
     }
@@ -261,10 +252,7 @@ impl ToolContext {
     /// one before dispatch; `None` on the unauthenticated (trusted
     /// internal) path.
     pub fn auth(&self) -> Option<&AuthContext> {
-        match self.auth.as_ref()? {
-            AuthSlot::Provided(auth) => Some(auth),
-            AuthSlot::Captured(captured) => Some(&captured.auth),
-        }
+        self.auth.as_ref().map(AuthSlot::auth)
     }
 
     /// Whether the call is authenticated.
@@ -275,19 +263,13 @@ impl ToolContext {
     /// The request id of an authenticated call (shared by the root call and
     /// every composed child), once dispatch has captured the auth context.
     pub fn request_id(&self) -> Option<&str> {
-        match self.auth.as_ref()? {
-            AuthSlot::Captured(captured) => Some(captured.request_id()),
-            AuthSlot::Provided(_) => None,
-        }
+        self.auth.as_ref()?.request_id()
     }
 
     /// The security context key (`gsk:v1:…`) of an authenticated call,
     /// once dispatch has captured the auth context.
     pub fn security_context_key(&self) -> Option<&str> {
-        match self.auth.as_ref()? {
-            AuthSlot::Captured(captured) => Some(captured.security_context_key()),
-            AuthSlot::Provided(_) => None,
-        }
+        self.auth.as_ref()?.security_context_key()
     }
 
     /// Uses `token` for cancellation; cancelling it aborts the call.

@@ -25,13 +25,41 @@ pub enum MetricOutcome {
 pub struct MetricRecord {
     /// The tool name as requested.
     pub tool: String,
-    /// Wall time from invoke to the last event.
+    /// Wall time from invoke to the outcome. On the wire `durationMs`, in
+    /// milliseconds (a number with a fraction).
+    #[serde(rename = "durationMs", with = "milliseconds")]
     pub duration: Duration,
     /// How it ended.
     pub outcome: MetricOutcome,
     /// The error code, for `Error` and `Aborted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<ErrorCode>,
+}
+
+/// `Duration` as a number of milliseconds.
+mod milliseconds {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        duration: &Duration,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(duration.as_nanos() as f64 / 1e6)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Duration, D::Error> {
+        let ms = f64::deserialize(deserializer)?;
+        if !ms.is_finite() || ms < 0.0 {
+            return Err(serde::de::Error::custom(format!(
+                "durationMs must be a finite, non-negative number, not {ms}"
+            )));
+        }
+        Ok(Duration::from_nanos((ms * 1e6).round() as u64))
+    }
 }
 
 /// Receives metric records. Must be cheap: it runs on the dispatch path.

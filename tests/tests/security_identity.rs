@@ -398,7 +398,7 @@ fn receipts_serialize_flat_with_a_kind_tag() {
         base: base.clone(),
         timestamp: t0(),
         approval_request_id: Some("apr-1".into()),
-        tool: "notes.write".into(),
+        tool_name: "notes.write".into(),
         approval_tier: ApprovalTier::Write,
         outcome: ApprovalOutcome::Required,
         reason: Some("Needs a human".into()),
@@ -425,7 +425,7 @@ fn receipts_serialize_flat_with_a_kind_tag() {
             "subjectIssuer",
             "tenantId",
             "timestamp",
-            "tool",
+            "toolName",
             "workspaceId"
         ]
     );

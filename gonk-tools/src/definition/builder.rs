@@ -360,7 +360,7 @@ impl ToolBuilder {
                 handler: self.handler,
                 required_state: self.required_state,
                 compiled: OnceLock::new(),
-                security: OnceLock::new(),
+                policy: OnceLock::new(),
             }),
         }
     }

@@ -4,6 +4,7 @@
 
 mod builder;
 mod metadata;
+mod policy;
 
 use std::any::TypeId;
 use std::fmt;
@@ -155,8 +156,9 @@ pub(crate) struct DefinitionInner {
     pub(crate) handler: Option<ErasedHandler>,
     pub(crate) required_state: Vec<(TypeId, &'static str)>,
     pub(crate) compiled: OnceLock<Result<Compiled, String>>,
-    /// What authenticated dispatch tells the policy about this tool, built once.
-    pub(crate) security: OnceLock<crate::security::ToolPolicyMetadata>,
+    /// What the definition tells an authorization policy about its tool,
+    /// built on the first authenticated call.
+    pub(crate) policy: OnceLock<policy::PolicyMetadata>,
 }
 
 /// A complete tool: metadata, schemas and handler. Cheap to clone (one

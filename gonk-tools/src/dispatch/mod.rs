@@ -25,11 +25,12 @@ use tokio_util::sync::CancellationToken;
 
 use self::metric::CallMetric;
 use self::outcome::{returned, settled, Outcome, Step};
-use crate::context::{AuthSlot, ToolContext};
+use crate::context::ToolContext;
 use crate::definition::{HandlerCall, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
 use crate::registry::ToolRegistry;
+use crate::security::{AuthSlot, Gate};
 
 /// The event stream of one call. Every adapter consumes exactly this.
 ///
@@ -218,31 +219,43 @@ impl ToolRegistry {
         slot: AuthSlot,
     ) -> Result<Prepared, ToolError> {
         check_cycle(&def, &ctx)?;
-        // The handler's call stack: the invoke gate authorizes with it.
+        // The handler's call stack: the gates authorize with it.
         let stack = ctx.child_stack(def.name_arc());
-        let is_root = ctx.call_stack.is_empty();
-        let captured = {
+        let gate = Gate::new(&self.inner.security);
+        let admitted = {
             let gates = async {
-                let (captured, now) = self.admit(&def, &slot, is_root).await?;
+                let admitted = gate.admit(&def, &slot, &stack).await?;
                 validate_input(&def, &input)?;
-                self.authorize_invoke(&captured, &def, &input, &stack, now)
+                gate.authorize_invoke(&admitted, &def, &input, &stack)
                     .await?;
-                Ok::<_, ToolError>(captured)
+                Ok::<_, ToolError>(admitted)
             };
             let mut gates = std::pin::pin!(gates);
             // Components that answer at once need no cancellation race.
             match futures::poll!(gates.as_mut()) {
-                std::task::Poll::Ready(captured) => captured?,
+                std::task::Poll::Ready(admitted) => admitted?,
                 std::task::Poll::Pending => tokio::select! {
                     biased;
-                    captured = gates => captured?,
+                    admitted = gates => admitted?,
                     _ = ctx.cancellation.cancelled() => return Err(ToolError::aborted()),
                 },
             }
         };
         let mut ctx = ctx.enter_with_stack(self, stack);
-        ctx.auth = Some(AuthSlot::Captured(captured));
+        ctx.auth = Some(admitted.into_slot());
         Ok(Prepared { def, input, ctx })
+    }
+
+    /// The tools `ctx` may discover: every tool without auth; with auth,
+    /// those whose `tool.discover` the policy allows (one receipt each,
+    /// under one fresh request id). An invalid principal discovers nothing.
+    ///
+    /// Surfaces that list tools to an authenticated caller (MCP
+    /// `tools/list`) use this, so hidden tools stay hidden.
+    pub async fn list_discoverable(&self, ctx: &ToolContext) -> Vec<ToolDefinition> {
+        Gate::new(&self.inner.security)
+            .discoverable(self.list(), ctx.auth.as_ref())
+            .await
     }
 }
 

@@ -108,6 +108,47 @@ impl AuthContext {
     }
 }
 
+/// The auth slot a [`ToolContext`](crate::ToolContext) carries: what the
+/// host provided, or what dispatch captured from it at the root (immutable
+/// from then on). The context holds it opaquely and asks it the questions
+/// below; only the gates look inside.
+#[derive(Clone)]
+pub(crate) enum AuthSlot {
+    Provided(AuthContext),
+    Captured(Arc<CapturedAuth>),
+}
+
+impl AuthSlot {
+    /// The auth context, provided or captured.
+    pub(crate) fn auth(&self) -> &AuthContext {
+        match self {
+            AuthSlot::Provided(auth) => auth,
+            AuthSlot::Captured(captured) => &captured.auth,
+        }
+    }
+
+    /// Whether dispatch captured it (a handler's context).
+    pub(crate) fn is_captured(&self) -> bool {
+        matches!(self, AuthSlot::Captured(_))
+    }
+
+    /// The request id, once captured.
+    pub(crate) fn request_id(&self) -> Option<&str> {
+        match self {
+            AuthSlot::Captured(captured) => Some(captured.request_id()),
+            AuthSlot::Provided(_) => None,
+        }
+    }
+
+    /// The security context key, once captured.
+    pub(crate) fn security_context_key(&self) -> Option<&str> {
+        match self {
+            AuthSlot::Captured(captured) => Some(captured.security_context_key()),
+            AuthSlot::Provided(_) => None,
+        }
+    }
+}
+
 /// The auth context as dispatch captured it at the root: the validated
 /// principal, the request id and the receipt base shared by every receipt
 /// of the composed call.

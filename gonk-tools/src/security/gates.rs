@@ -1,8 +1,9 @@
-//! The gates of authenticated dispatch (DESIGN §4, steps 3 and 5–8):
-//! capture and discover before input validation; approval resolution,
-//! resource resolution, invoke authorization and the approval gate after
-//! it. [`crate::dispatch`] calls them; every outcome here is a receipt and,
-//! on refusal, the `ToolError` the caller sees.
+//! [`Gate`]: the gates of authenticated dispatch (DESIGN §4, steps 3 and
+//! 5–8) — capture and discover before input validation; approval
+//! resolution, resource resolution, invoke authorization and the approval
+//! gate after it. It is the one seam between dispatch and security:
+//! [`crate::dispatch`] calls it; every outcome here is a receipt and, on
+//! refusal, the `ToolError` the caller sees.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -12,10 +13,11 @@ use std::task::{Context, Poll};
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
-use serde_json::{Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::approval::{resolve, ApprovalMode};
-use super::auth_context::{AuthContext, CapturedAuth};
+use super::auth_context::{AuthSlot, CapturedAuth};
 use super::error::SecurityError;
 use super::messages::*;
 use super::options::SecurityOptions;
@@ -24,10 +26,8 @@ use super::provider::{ApprovalDecision, ApprovalRequest};
 use super::receipt::{ApprovalOutcome, ApprovalReceipt, AuditReceipt, AuthorizationReceipt};
 use super::resource::{RedactedResource, ResourceRef, ResourceResolutionRequest};
 use super::tool_resource::tool_resource;
-use crate::context::{AuthSlot, ToolContext};
-use crate::definition::{ApprovalSpec, ApprovalTier, ToolDefinition};
+use crate::definition::{ApprovalSpec, ApprovalTier, AuthorizationResource, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
-use crate::registry::ToolRegistry;
 
 const TARGET: &str = "gonk_tools::security";
 
@@ -70,15 +70,6 @@ fn start<'a, T>(call: impl FnOnce() -> BoxFuture<'a, Result<T, SecurityError>>) 
     }
 }
 
-/// After a deciding component answered: when it had to wait, `now` (the
-/// timestamp of the receipt that records its decision) is read again.
-/// Gates that decide without waiting share one clock reading.
-fn restamp(now: &mut SystemTime, waited: bool, options: &SecurityOptions) {
-    if waited {
-        *now = options.now();
-    }
-}
-
 /// A receipt handed to the sink: resolves to `false` when it could not be
 /// stored and audit is mandatory (the call must stop).
 struct AuditWrite<'a> {
@@ -112,20 +103,72 @@ fn denied(code: ErrorCode, message: impl Into<String>) -> ToolError {
     ToolError::new(code, message)
 }
 
-fn audit_failed() -> ToolError {
-    denied(ErrorCode::AuthAuditFailed, AUDIT_FAILED)
+/// `AUTH_AUDIT_FAILED`, worded by the kind of receipt that failed.
+fn audit_failed(kind: ReceiptKind) -> ToolError {
+    denied(
+        ErrorCode::AuthAuditFailed,
+        match kind {
+            ReceiptKind::Authorization => AUTHORIZATION_AUDIT_FAILED,
+            ReceiptKind::Approval => APPROVAL_AUDIT_FAILED,
+        },
+    )
 }
 
-/// Writes receipts per the options; `false` when a receipt could not be
-/// written and audit is mandatory (the caller must stop).
-struct Auditor<'a> {
+#[derive(Clone, Copy)]
+enum ReceiptKind {
+    Authorization,
+    Approval,
+}
+
+/// A host component the gates call directly (the clock, the request-id
+/// generator) failed: fail closed without a receipt (there is no time to
+/// stamp it with).
+fn check_failed() -> ToolError {
+    denied(ErrorCode::AuthorizationDenied, SECURITY_CHECK_FAILED)
+}
+
+/// An authenticated call that passed admission: the captured auth context
+/// (principal, request id, receipt base) and the clock reading its next
+/// receipt is stamped with.
+pub(crate) struct Admitted {
+    captured: Arc<CapturedAuth>,
+    now: SystemTime,
+}
+
+impl Admitted {
+    /// The auth slot the handler's context carries: its `ctx.invoke`
+    /// children run with the same principal and request id.
+    pub(crate) fn into_slot(self) -> AuthSlot {
+        AuthSlot::Captured(self.captured)
+    }
+}
+
+/// The gates of one registry's security options. Dispatch calls
+/// [`admit`](Self::admit), validates the input, then calls
+/// [`authorize_invoke`](Self::authorize_invoke); surfaces that list tools
+/// call [`discoverable`](Self::discoverable).
+pub(crate) struct Gate<'a> {
     options: &'a SecurityOptions,
 }
 
-impl<'a> Auditor<'a> {
-    /// Builds and hands over the receipt now; the returned future only
-    /// waits for the sink (and holds no receipt).
-    fn write(&self, receipt: impl FnOnce() -> AuditReceipt) -> AuditWrite<'a> {
+impl<'a> Gate<'a> {
+    pub(crate) fn new(options: &'a SecurityOptions) -> Self {
+        Gate { options }
+    }
+
+    /// A fresh clock reading: after a deciding component had to wait, the
+    /// receipt that records its decision gets its own time. Gates that
+    /// decide without waiting share one reading.
+    fn restamp(&self, now: &mut SystemTime, waited: bool) -> Result<(), ToolError> {
+        if waited {
+            *now = self.options.read_clock().ok_or_else(check_failed)?;
+        }
+        Ok(())
+    }
+
+    /// Builds and hands over a receipt now; the returned future only waits
+    /// for the sink (and holds no receipt).
+    fn audit(&self, receipt: impl FnOnce() -> AuditReceipt) -> AuditWrite<'a> {
         let options = self.options;
         AuditWrite {
             options,
@@ -136,71 +179,86 @@ impl<'a> Auditor<'a> {
             }),
         }
     }
-}
 
-impl ToolRegistry {
-    /// Steps 3 (root) / principal check (child): capture the auth context,
-    /// validate the principal and, at the root, authorize `tool.discover`.
-    /// `is_root`: the call stack is empty (not a composed call).
+    /// Step 3 at the root — capture the auth context, validate the
+    /// principal, authorize `tool.discover` — or the principal check of a
+    /// composed child. `call_stack` is the stack the handler will run with
+    /// (ending with `def`); a stack of one is the root.
     pub(crate) async fn admit(
         &self,
         def: &ToolDefinition,
         slot: &AuthSlot,
-        is_root: bool,
-    ) -> Result<(Arc<CapturedAuth>, SystemTime), ToolError> {
-        let options = &*self.inner.security;
-        let mut now = options.now();
-        match slot {
+        call_stack: &[Arc<str>],
+    ) -> Result<Admitted, ToolError> {
+        let is_root = call_stack.len() == 1;
+        // Until discover allows it, a failure at the root reads as missing.
+        let refuse = |message: &'static str| {
+            if is_root {
+                ToolError::not_found(&def.name)
+            } else {
+                denied(ErrorCode::AuthorizationDenied, message)
+            }
+        };
+        let mut now = self
+            .options
+            .read_clock()
+            .ok_or_else(|| refuse(SECURITY_CHECK_FAILED))?;
+        let captured = match slot {
             AuthSlot::Captured(captured) => {
                 // A composed child: the principal was validated at the root;
                 // it may have expired since.
                 if captured.principal().is_expired_at(now) {
                     return Err(denied(ErrorCode::AuthorizationDenied, INVALID_PRINCIPAL));
                 }
-                Ok((Arc::clone(captured), now))
+                return Ok(Admitted {
+                    captured: Arc::clone(captured),
+                    now,
+                });
             }
             AuthSlot::Provided(auth) => {
-                let Some(captured) = capture(options, auth, now) else {
+                if auth.check(now).is_err() {
                     tracing::debug!(target: TARGET, tool = %def.name, root = is_root, "invalid authenticated principal");
-                    return Err(if is_root {
-                        ToolError::not_found(&def.name)
-                    } else {
-                        denied(ErrorCode::AuthorizationDenied, INVALID_PRINCIPAL)
-                    });
-                };
-                if !is_root {
-                    return Ok((captured, now));
+                    return Err(refuse(INVALID_PRINCIPAL));
                 }
-                let resource = tool_resource(def, None);
-                match self.discover_gate(&captured, def, resource, &mut now).await {
-                    Discover::Allowed => Ok((captured, now)),
-                    Discover::Hidden => Err(ToolError::not_found(&def.name)),
-                    Discover::AuditFailed => Err(audit_failed()),
-                }
+                let request_id = self
+                    .options
+                    .new_request_id()
+                    .ok_or_else(|| refuse(SECURITY_CHECK_FAILED))?;
+                Arc::new(CapturedAuth::capture(auth.clone(), request_id))
             }
+        };
+        if !is_root {
+            return Ok(Admitted { captured, now });
+        }
+        match self.discover(&captured, def, call_stack, &mut now).await {
+            Discover::Allowed => Ok(Admitted { captured, now }),
+            Discover::Hidden => Err(ToolError::not_found(&def.name)),
+            Discover::AuditFailed => Err(audit_failed(ReceiptKind::Authorization)),
         }
     }
 
     /// Authorizes `tool.discover` of `def` and writes its receipt.
-    async fn discover_gate(
+    async fn discover(
         &self,
         captured: &CapturedAuth,
         def: &ToolDefinition,
-        resource: &ResourceRef,
+        call_stack: &[Arc<str>],
         now: &mut SystemTime,
     ) -> Discover {
-        let options = &*self.inner.security;
+        let resource = tool_resource(def, None);
         let request = AuthorizationRequest {
             principal: captured.principal(),
             action: AuthorizationAction::Discover,
-            resource,
+            resource: &resource,
             related_resources: &[],
             input: None,
-            call_stack: &[],
+            call_stack,
         };
         let policy = captured.auth.policy();
         let (decision, waited) = start(|| policy.authorize(&request)).await;
-        restamp(now, waited, options);
+        if self.restamp(now, waited).is_err() {
+            return Discover::Hidden;
+        }
         let (outcome, reason, policy_id) = match decision {
             Ok(d) => (d.outcome, d.reason, d.policy_id),
             Err(()) => {
@@ -212,9 +270,8 @@ impl ToolRegistry {
                 )
             }
         };
-        let auditor = Auditor { options };
-        let audited = auditor
-            .write(|| {
+        let audited = self
+            .audit(|| {
                 AuditReceipt::Authorization(AuthorizationReceipt {
                     request_id: Arc::clone(&captured.request_id),
                     base: Arc::clone(&captured.base),
@@ -222,7 +279,7 @@ impl ToolRegistry {
                     action: AuthorizationAction::Discover,
                     resource: resource.redacted(),
                     related_resources: Vec::new(),
-                    tool: Arc::clone(def.name_arc()),
+                    tool_name: Arc::clone(def.name_arc()),
                     outcome,
                     reason,
                     policy_id,
@@ -239,20 +296,20 @@ impl ToolRegistry {
         }
     }
 
-    /// Steps 5–8 for an authenticated call, after input validation:
-    /// resolve approval, resolve the required resource, authorize
-    /// `tool.invoke`, then the approval gate. `call_stack` is the stack the
-    /// handler will run with (ending with this tool).
+    /// Steps 5–8 for an admitted call, after input validation: resolve
+    /// approval, resolve the required resource, authorize `tool.invoke`,
+    /// then the approval gate. `call_stack` is the stack the handler will
+    /// run with (ending with this tool).
     pub(crate) async fn authorize_invoke(
         &self,
-        captured: &CapturedAuth,
+        admitted: &Admitted,
         def: &ToolDefinition,
         input: &Value,
         call_stack: &[Arc<str>],
-        mut now: SystemTime,
     ) -> Result<(), ToolError> {
-        let options = &*self.inner.security;
-        let auditor = Auditor { options };
+        let options = self.options;
+        let captured = &*admitted.captured;
+        let mut now = admitted.now;
         let principal = captured.principal();
 
         // 5. Approval from the declaration and the validated input.
@@ -274,7 +331,7 @@ impl ToolRegistry {
                         call_stack,
                     };
                     let (resolved, waited) = start(|| resolver.resolve(request)).await;
-                    restamp(&mut now, waited, options);
+                    self.restamp(&mut now, waited)?;
                     match resolved {
                         Err(()) => {
                             tracing::warn!(target: TARGET, tool = %def.name, "resource resolver failed; denying");
@@ -288,8 +345,8 @@ impl ToolRegistry {
             match resolution {
                 Ok(resource) => resources = resources.with(resource),
                 Err((reason, partial)) => {
-                    let audited = auditor
-                        .write(|| {
+                    let audited = self
+                        .audit(|| {
                             AuditReceipt::Authorization(AuthorizationReceipt {
                                 request_id: Arc::clone(&captured.request_id),
                                 base: Arc::clone(&captured.base),
@@ -297,7 +354,7 @@ impl ToolRegistry {
                                 action: AuthorizationAction::Invoke,
                                 resource: resources.all()[0].redacted(),
                                 related_resources: partial.into_iter().collect(),
-                                tool: Arc::clone(def.name_arc()),
+                                tool_name: Arc::clone(def.name_arc()),
                                 outcome: AuthorizationOutcome::Deny,
                                 reason: Some(reason),
                                 policy_id: None,
@@ -307,7 +364,7 @@ impl ToolRegistry {
                     return Err(if audited {
                         denied(ErrorCode::AuthResourceUnresolved, RESOURCE_UNRESOLVED)
                     } else {
-                        audit_failed()
+                        audit_failed(ReceiptKind::Authorization)
                     });
                 }
             }
@@ -325,7 +382,7 @@ impl ToolRegistry {
         };
         let policy = captured.auth.policy();
         let (decision, waited) = start(|| policy.authorize(&request)).await;
-        restamp(&mut now, waited, options);
+        self.restamp(&mut now, waited)?;
         let (outcome, reason, policy_id, message) = match decision {
             Ok(d) => {
                 let message = d.reason.clone();
@@ -341,8 +398,8 @@ impl ToolRegistry {
                 )
             }
         };
-        let audited = auditor
-            .write(|| {
+        let audited = self
+            .audit(|| {
                 AuditReceipt::Authorization(AuthorizationReceipt {
                     request_id: Arc::clone(&captured.request_id),
                     base: Arc::clone(&captured.base),
@@ -350,7 +407,7 @@ impl ToolRegistry {
                     action: AuthorizationAction::Invoke,
                     resource: resources[0].redacted(),
                     related_resources: resources[1..].iter().map(ResourceRef::redacted).collect(),
-                    tool: Arc::clone(def.name_arc()),
+                    tool_name: Arc::clone(def.name_arc()),
                     outcome,
                     reason,
                     policy_id,
@@ -359,7 +416,7 @@ impl ToolRegistry {
             .await;
         // An audit failure beats a deny at invoke.
         if !audited {
-            return Err(audit_failed());
+            return Err(audit_failed(ReceiptKind::Authorization));
         }
         if outcome == AuthorizationOutcome::Deny {
             return Err(denied(
@@ -376,9 +433,7 @@ impl ToolRegistry {
             return Ok(());
         }
         let decision = match provider {
-            None => ApprovalDecision::Denied {
-                reason: Some(PROVIDER_NOT_CONFIGURED.to_owned()),
-            },
+            None => ApprovalDecision::denied(PROVIDER_NOT_CONFIGURED),
             Some(provider) => {
                 let request = ApprovalRequest {
                     principal,
@@ -392,163 +447,64 @@ impl ToolRegistry {
                     call_stack,
                 };
                 let (decided, waited) = start(|| provider.decide(request)).await;
-                restamp(&mut now, waited, options);
+                self.restamp(&mut now, waited)?;
                 match decided {
-                    Ok(decision) => decision,
+                    Ok(decision) => checked(decision, &def.name),
                     Err(()) => {
                         tracing::warn!(target: TARGET, tool = %def.name, "approval provider failed; denying");
-                        ApprovalDecision::Denied {
-                            reason: Some(PROVIDER_FAILED.to_owned()),
-                        }
+                        ApprovalDecision::denied(PROVIDER_FAILED)
                     }
                 }
             }
         };
-        let (audited, outcome) =
-            self.approval_outcome(captured, def, &approval, resources, decision, now);
+        let (receipt, outcome) = approval_outcome(captured, def, &approval, resources, decision);
+        let audited = self.audit(|| receipt(now)).await;
         // An audit failure beats the decision.
-        if !audited.await {
-            return Err(audit_failed());
+        if !audited {
+            return Err(audit_failed(ReceiptKind::Approval));
         }
         outcome
     }
 
-    /// Maps the approval decision to the call's outcome and hands its
-    /// receipt to the sink; the returned future waits for the sink.
-    fn approval_outcome(
+    /// The tools of `defs` that `slot` may discover: all of them without
+    /// auth; with auth, those whose `tool.discover` the policy allows (one
+    /// receipt each, under one fresh request id). An invalid principal, or
+    /// a clock or request-id generator that fails, discovers nothing.
+    pub(crate) async fn discoverable(
         &self,
-        captured: &CapturedAuth,
-        def: &ToolDefinition,
-        approval: &ApprovalSpec,
-        resources: &[ResourceRef],
-        decision: ApprovalDecision,
-        now: SystemTime,
-    ) -> (
-        impl std::future::Future<Output = bool> + Send + '_,
-        Result<(), ToolError>,
-    ) {
-        let options = &*self.inner.security;
-        let receipt = |approval_request_id: Option<String>,
-                       outcome: ApprovalOutcome,
-                       reason: Option<String>,
-                       grant_id: Option<String>,
-                       grant_scope| {
-            AuditReceipt::Approval(ApprovalReceipt {
-                request_id: Arc::clone(&captured.request_id),
-                base: Arc::clone(&captured.base),
-                timestamp: now,
-                approval_request_id,
-                tool: Arc::clone(def.name_arc()),
-                approval_tier: approval.tier,
-                outcome,
-                reason,
-                grant_id,
-                grant_scope,
-            })
+        defs: Vec<ToolDefinition>,
+        slot: Option<&AuthSlot>,
+    ) -> Vec<ToolDefinition> {
+        let Some(slot) = slot else {
+            return defs;
         };
-        let (receipt, outcome) = match decision {
-            ApprovalDecision::Approved {
-                grant_id,
-                grant_scope,
-                reason,
-            } => (
-                receipt(
-                    None,
-                    ApprovalOutcome::Approved,
-                    reason,
-                    grant_id,
-                    grant_scope,
-                ),
-                Ok(()),
-            ),
-            ApprovalDecision::Denied { reason } => {
-                let message = reason.clone().unwrap_or_else(|| APPROVAL_DENIED.to_owned());
-                (
-                    receipt(None, ApprovalOutcome::Denied, reason, None, None),
-                    Err(denied(ErrorCode::ApprovalDenied, message)),
-                )
-            }
-            ApprovalDecision::Required {
-                approval_request_id,
-                reason,
-                expires_at,
-            } => {
-                let reason = reason.unwrap_or_else(|| APPROVAL_REQUIRED.to_owned());
-                let mut details = Map::new();
-                details.insert(
-                    "requestId".into(),
-                    Value::String(captured.request_id().to_owned()),
-                );
-                if let Some(id) = &approval_request_id {
-                    details.insert("approvalRequestId".into(), Value::String(id.clone()));
-                }
-                details.insert("tool".into(), Value::String(def.name.clone()));
-                details.insert("tier".into(), Value::String(approval.tier.as_str().into()));
-                details.insert("reason".into(), Value::String(reason.clone()));
-                let redacted: Vec<RedactedResource> =
-                    resources.iter().map(ResourceRef::redacted).collect();
-                details.insert(
-                    "resources".into(),
-                    serde_json::to_value(redacted).unwrap_or(Value::Null),
-                );
-                if let Some(at) = expires_at {
-                    details.insert(
-                        "expiresAt".into(),
-                        Value::String(super::timestamp::format(at)),
-                    );
-                }
-                let error = ToolError::new(
-                    ErrorCode::ApprovalRequired,
-                    format!("Approval required to run {}", def.name),
-                )
-                .with_details(Value::Object(details));
-                (
-                    receipt(
-                        approval_request_id,
-                        ApprovalOutcome::Required,
-                        Some(reason),
-                        None,
-                        None,
-                    ),
-                    Err(error),
-                )
-            }
+        let Some(now) = self.options.read_clock() else {
+            return Vec::new();
         };
-        let audited = Auditor { options }.write(|| receipt);
-        (audited, outcome)
-    }
-
-    /// The tools `ctx` may discover: every tool without auth; with auth,
-    /// those whose `tool.discover` the policy allows (one receipt each,
-    /// under one fresh request id). An invalid principal discovers nothing.
-    ///
-    /// Surfaces that list tools to an authenticated caller (MCP
-    /// `tools/list`) use this, so hidden tools stay hidden.
-    pub async fn list_discoverable(&self, ctx: &ToolContext) -> Vec<ToolDefinition> {
-        let options = &*self.inner.security;
-        let tools = self.list();
-        let now = options.now();
-        let captured = match &ctx.auth {
-            None => return tools,
-            Some(AuthSlot::Captured(captured)) => {
-                if captured.principal().is_expired_at(now) {
+        let captured = match slot {
+            AuthSlot::Captured(captured) if captured.principal().is_expired_at(now) => {
+                return Vec::new()
+            }
+            AuthSlot::Captured(captured) => Arc::clone(captured),
+            AuthSlot::Provided(auth) => {
+                let request_id = match auth.check(now) {
+                    Ok(()) => self.options.new_request_id(),
+                    Err(_) => None,
+                };
+                let Some(request_id) = request_id else {
                     return Vec::new();
-                }
-                Arc::clone(captured)
+                };
+                Arc::new(CapturedAuth::capture(auth.clone(), request_id))
             }
-            Some(AuthSlot::Provided(auth)) => match capture(options, auth, now) {
-                Some(captured) => captured,
-                None => return Vec::new(),
-            },
         };
-        let mut visible = Vec::with_capacity(tools.len());
-        for def in tools {
-            let resource = tool_resource(&def, None);
-            let mut now = options.now();
-            if let Discover::Allowed = self
-                .discover_gate(&captured, &def, resource, &mut now)
-                .await
-            {
+        let mut visible = Vec::with_capacity(defs.len());
+        for def in defs {
+            let Some(mut now) = self.options.read_clock() else {
+                return Vec::new();
+            };
+            // The same question as the root call's: the stack is the tool.
+            let stack = std::slice::from_ref(def.name_arc());
+            if let Discover::Allowed = self.discover(&captured, &def, stack, &mut now).await {
                 visible.push(def);
             }
         }
@@ -556,25 +512,158 @@ impl ToolRegistry {
     }
 }
 
+/// A decision that gives the caller less than it needs is invalid and
+/// denies: `Required` without an approval request id to follow up on.
+fn checked(decision: ApprovalDecision, tool: &str) -> ApprovalDecision {
+    match &decision {
+        ApprovalDecision::Required {
+            approval_request_id,
+            ..
+        } if approval_request_id
+            .as_deref()
+            .is_none_or(|id| id.trim().is_empty()) =>
+        {
+            tracing::warn!(target: TARGET, tool, "approval provider answered `required` without an approval request id; denying");
+            ApprovalDecision::denied(INVALID_DECISION)
+        }
+        _ => decision,
+    }
+}
+
+/// The details of `APPROVAL_REQUIRED`: what a caller needs to follow up,
+/// resources redacted.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RequiredDetails<'a> {
+    tool_name: &'a str,
+    approval_tier: ApprovalTier,
+    request_id: &'a str,
+    approval_request_id: &'a str,
+    reason: &'a str,
+    /// The tool.
+    resource: RedactedResource,
+    /// The resolved application resource, when the tool declares one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    related_resources: Vec<RedactedResource>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::timestamp::option::serialize"
+    )]
+    expires_at: Option<SystemTime>,
+}
+
+/// Maps an approval decision to the call's outcome and the receipt that
+/// records it (stamped with the time it is given).
+fn approval_outcome<'c>(
+    captured: &'c CapturedAuth,
+    def: &'c ToolDefinition,
+    approval: &'c ApprovalSpec,
+    resources: &[ResourceRef],
+    decision: ApprovalDecision,
+) -> (
+    impl FnOnce(SystemTime) -> AuditReceipt + 'c,
+    Result<(), ToolError>,
+) {
+    let (approval_request_id, outcome, reason, grant_id, grant_scope, result) = match decision {
+        ApprovalDecision::Approved {
+            grant_id,
+            grant_scope,
+            reason,
+            approval_request_id,
+        } => (
+            approval_request_id,
+            ApprovalOutcome::Approved,
+            Some(reason.unwrap_or_else(|| APPROVED.to_owned())),
+            grant_id,
+            grant_scope,
+            Ok(()),
+        ),
+        ApprovalDecision::Denied {
+            reason,
+            approval_request_id,
+        } => {
+            let message = reason.clone().unwrap_or_else(|| APPROVAL_DENIED.to_owned());
+            let mut error = denied(ErrorCode::ApprovalDenied, message);
+            if let Some(id) = &approval_request_id {
+                error = error.with_details(serde_json::json!({ "approvalRequestId": id }));
+            }
+            (
+                approval_request_id,
+                ApprovalOutcome::Denied,
+                reason,
+                None,
+                None,
+                Err(error),
+            )
+        }
+        ApprovalDecision::Required {
+            approval_request_id,
+            reason,
+            expires_at,
+        } => {
+            let reason = reason.unwrap_or_else(|| APPROVAL_REQUIRED.to_owned());
+            let details = RequiredDetails {
+                tool_name: &def.name,
+                approval_tier: approval.tier,
+                request_id: captured.request_id(),
+                // `checked` made sure there is one.
+                approval_request_id: approval_request_id.as_deref().unwrap_or_default(),
+                reason: &reason,
+                resource: resources[0].redacted(),
+                related_resources: resources[1..].iter().map(ResourceRef::redacted).collect(),
+                expires_at,
+            };
+            let error = ToolError::new(
+                ErrorCode::ApprovalRequired,
+                format!("{APPROVAL_REQUIRED} to run {}", def.name),
+            )
+            .with_details(serde_json::to_value(details).unwrap_or(Value::Null));
+            (
+                approval_request_id,
+                ApprovalOutcome::Required,
+                Some(reason),
+                None,
+                None,
+                Err(error),
+            )
+        }
+    };
+    let receipt = move |timestamp| {
+        AuditReceipt::Approval(ApprovalReceipt {
+            request_id: Arc::clone(&captured.request_id),
+            base: Arc::clone(&captured.base),
+            timestamp,
+            approval_request_id,
+            tool_name: Arc::clone(def.name_arc()),
+            approval_tier: approval.tier,
+            outcome,
+            reason,
+            grant_id,
+            grant_scope,
+        })
+    };
+    (receipt, result)
+}
+
 /// The tool resource and at most one related resource, contiguous;
-/// without a heap allocation or a copy when there is no related one.
-enum Resources<'d> {
-    One(&'d ResourceRef),
+/// without a heap allocation when there is no related one.
+enum Resources {
+    One(ResourceRef),
     /// Boxed: keeps the gate future small for the common case.
     Two(Box<[ResourceRef; 2]>),
 }
 
-impl Resources<'_> {
+impl Resources {
     fn with(self, related: ResourceRef) -> Self {
         match self {
-            Resources::One(tool) => Resources::Two(Box::new([tool.clone(), related])),
+            Resources::One(tool) => Resources::Two(Box::new([tool, related])),
             two => two,
         }
     }
 
     fn all(&self) -> &[ResourceRef] {
         match self {
-            Resources::One(tool) => std::slice::from_ref(*tool),
+            Resources::One(tool) => std::slice::from_ref(tool),
             Resources::Two(all) => &all[..],
         }
     }
@@ -586,24 +675,10 @@ enum Discover {
     AuditFailed,
 }
 
-/// Validates the principal (structure and expiry) and captures it with a
-/// fresh request id; `None` when it is invalid.
-fn capture(
-    options: &SecurityOptions,
-    auth: &AuthContext,
-    now: SystemTime,
-) -> Option<Arc<CapturedAuth>> {
-    auth.check(now).ok()?;
-    Some(Arc::new(CapturedAuth::capture(
-        auth.clone(),
-        options.next_request_id(),
-    )))
-}
-
 /// Checks a resolved resource against the declaration: same kind, every
 /// required field present.
 fn check_resource(
-    declared: &crate::definition::AuthorizationResource,
+    declared: &AuthorizationResource,
     resource: ResourceRef,
 ) -> Result<ResourceRef, (String, Option<RedactedResource>)> {
     if *resource.kind != *declared.kind {

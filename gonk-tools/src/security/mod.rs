@@ -45,7 +45,14 @@
 //!
 //! **Everything fails closed.** A policy, provider, resolver or sink that
 //! errors (or panics) counts as a deny, reported with a generic message;
-//! its error text reaches no event, receipt or log line.
+//! its error text reaches no event, receipt or log line. So does a
+//! provider decision that lacks what the caller needs (`required` without
+//! an approval request id: `APPROVAL_DENIED`, "Approval provider returned
+//! an invalid decision"), and a clock or request-id generator that panics
+//! (at the root before discover the tool reads as missing; later,
+//! `AUTHORIZATION_DENIED` "Security check failed", without a receipt).
+//! Either way the call ends with one error event and the registry keeps
+//! serving.
 //!
 //! **Without auth nothing changes**: a context without
 //! [`AuthContext`] is the trusted internal path — no gates, no receipts —
@@ -128,8 +135,9 @@ mod tool_resource;
 pub use approval::{resolve_approval, ApprovalMode, MISSING_APPROVAL_REASON};
 pub use audit::{AuditSink, InMemoryAuditSink, TracingAuditSink};
 pub use auth_context::AuthContext;
-pub(crate) use auth_context::CapturedAuth;
+pub(crate) use auth_context::AuthSlot;
 pub use error::{PolicyError, SecurityError};
+pub(crate) use gates::Gate;
 pub use keys::{persistent_grant_key, security_context_key};
 pub use options::{default_request_id, Clock, RequestIdGenerator, SecurityOptions};
 pub use policy::{
@@ -151,4 +159,3 @@ pub use resource::{
     resolver_fn, RedactedResource, ResolverFn, ResourceRef, ResourceResolutionRequest,
     ToolResourceResolver,
 };
-pub(crate) use tool_resource::ToolPolicyMetadata;

@@ -209,4 +209,26 @@ impl SecurityOptions {
     pub fn next_request_id(&self) -> Arc<str> {
         (self.request_id)()
     }
+
+    /// [`now`](Self::now) for dispatch: `None` when the clock panicked
+    /// (the gates then fail closed).
+    pub(crate) fn read_clock(&self) -> Option<SystemTime> {
+        contained("clock", || (self.clock)())
+    }
+
+    /// [`next_request_id`](Self::next_request_id) for dispatch: `None`
+    /// when the generator panicked.
+    pub(crate) fn new_request_id(&self) -> Option<Arc<str>> {
+        contained("request id generator", || (self.request_id)())
+    }
+}
+
+/// Calls a host component, turning a panic into `None` (logged, without
+/// its text).
+fn contained<T>(component: &str, call: impl FnOnce() -> T) -> Option<T> {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(call));
+    if outcome.is_err() {
+        tracing::error!(target: "gonk_tools::security", component, "security component panicked; failing closed");
+    }
+    outcome.ok()
 }

@@ -78,11 +78,12 @@ impl<'de> Deserialize<'de> for AuthorizationAction {
 /// One question to the policy.
 ///
 /// For `tool.discover` the resource is the tool (`kind = "tool"`, `target
-/// = name`, metadata `{authorization, capabilities}`), there is no input and
-/// the call stack is empty. For `tool.invoke` the resource metadata also
-/// carries `approvalTier`, the related resources hold the resolved
-/// application resource (if the tool declares one), the input is the
-/// validated input and the call stack ends with the tool.
+/// = name`, metadata `{authorization, capabilities}`; `authorization` only
+/// when the tool declares one), there is no input and the call stack is
+/// `[name]` (also when a surface lists tools). For `tool.invoke` the
+/// resource metadata also carries `approvalTier`, the related resources
+/// hold the resolved application resource (if the tool declares one), the
+/// input is the validated input and the call stack ends with the tool.
 #[derive(Clone, Debug)]
 pub struct AuthorizationRequest<'a> {
     /// The caller.

@@ -59,6 +59,11 @@ pub enum GrantScope {
 }
 
 /// The provider's answer.
+///
+/// A decision that gives the caller less than it needs — `Required`
+/// without an approval request id to follow up on — is invalid, and
+/// dispatch denies it (`APPROVAL_DENIED`, "Approval provider returned an
+/// invalid decision"), as it denies a provider that fails.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ApprovalDecision {
     /// Consent is given (now, or by a stored grant).
@@ -67,19 +72,26 @@ pub enum ApprovalDecision {
         grant_id: Option<String>,
         /// How long the grant holds.
         grant_scope: Option<GrantScope>,
-        /// Why.
+        /// Why (the receipt records `approved` when there is none).
         reason: Option<String>,
+        /// The host's approval request this decides, if any (recorded in
+        /// the receipt).
+        approval_request_id: Option<String>,
     },
     /// Consent is refused: `APPROVAL_DENIED`.
     Denied {
         /// Why (becomes the error message).
         reason: Option<String>,
+        /// The host's approval request this decides, if any (in the
+        /// error's details and the receipt).
+        approval_request_id: Option<String>,
     },
     /// A human must decide first: `APPROVAL_REQUIRED`, a completed,
     /// non-executing result. The caller retries once the request is
     /// approved; the registry never waits.
     Required {
-        /// The host's id of the pending approval request.
+        /// The host's id of the pending approval request. Required: without
+        /// one (or with a blank one) the decision is invalid and denies.
         approval_request_id: Option<String>,
         /// Why.
         reason: Option<String>,
@@ -95,6 +107,7 @@ impl ApprovalDecision {
             grant_id: None,
             grant_scope: None,
             reason: None,
+            approval_request_id: None,
         }
     }
 
@@ -104,6 +117,7 @@ impl ApprovalDecision {
             grant_id: Some(grant_id.into()),
             grant_scope: Some(scope),
             reason: None,
+            approval_request_id: None,
         }
     }
 
@@ -111,6 +125,7 @@ impl ApprovalDecision {
     pub fn denied(reason: impl Into<String>) -> Self {
         ApprovalDecision::Denied {
             reason: Some(reason.into()),
+            approval_request_id: None,
         }
     }
 
@@ -120,6 +135,50 @@ impl ApprovalDecision {
             approval_request_id: Some(approval_request_id.into()),
             reason: None,
             expires_at: None,
+        }
+    }
+
+    /// Names the host's approval request this decision is about.
+    ///
+    /// ```
+    /// use gonk_tools::security::ApprovalDecision;
+    ///
+    /// let denied = ApprovalDecision::denied("Rejected by the owner").with_approval_request_id("apr-9");
+    /// assert_eq!(denied.approval_request_id(), Some("apr-9"));
+    /// ```
+    pub fn with_approval_request_id(mut self, id: impl Into<String>) -> Self {
+        match &mut self {
+            ApprovalDecision::Approved {
+                approval_request_id,
+                ..
+            }
+            | ApprovalDecision::Denied {
+                approval_request_id,
+                ..
+            }
+            | ApprovalDecision::Required {
+                approval_request_id,
+                ..
+            } => *approval_request_id = Some(id.into()),
+        }
+        self
+    }
+
+    /// The host's approval request this decision is about, if named.
+    pub fn approval_request_id(&self) -> Option<&str> {
+        match self {
+            ApprovalDecision::Approved {
+                approval_request_id,
+                ..
+            }
+            | ApprovalDecision::Denied {
+                approval_request_id,
+                ..
+            }
+            | ApprovalDecision::Required {
+                approval_request_id,
+                ..
+            } => approval_request_id.as_deref(),
         }
     }
 }

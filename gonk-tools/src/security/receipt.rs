@@ -91,11 +91,12 @@ pub struct AuthorizationReceipt {
     pub action: AuthorizationAction,
     /// The resource (redacted): for tool actions, `{kind: "tool", target}`.
     pub resource: RedactedResource,
-    /// Related resources (redacted): the resolved application resource.
-    #[serde(default)]
+    /// Related resources (redacted): on an invoke receipt, the application
+    /// resource the resolver returned. Absent on the wire when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub related_resources: Vec<RedactedResource>,
     /// The tool.
-    pub tool: Arc<str>,
+    pub tool_name: Arc<str>,
     /// Allow or deny.
     pub outcome: AuthorizationOutcome,
     /// Why.
@@ -136,12 +137,12 @@ pub struct ApprovalReceipt {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_request_id: Option<String>,
     /// The tool.
-    pub tool: Arc<str>,
+    pub tool_name: Arc<str>,
     /// The resolved tier.
     pub approval_tier: ApprovalTier,
     /// The outcome.
     pub outcome: ApprovalOutcome,
-    /// Why.
+    /// Why: the provider's reason; `approved` for an approval without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The grant that approved (approved only).
@@ -191,15 +192,15 @@ impl AuditReceipt {
     /// The tool it is about.
     pub fn tool(&self) -> &str {
         match self {
-            AuditReceipt::Authorization(r) => &r.tool,
-            AuditReceipt::Approval(r) => &r.tool,
+            AuditReceipt::Authorization(r) => &r.tool_name,
+            AuditReceipt::Approval(r) => &r.tool_name,
         }
     }
 
     pub(crate) fn tool_arc(&self) -> Arc<str> {
         match self {
-            AuditReceipt::Authorization(r) => Arc::clone(&r.tool),
-            AuditReceipt::Approval(r) => Arc::clone(&r.tool),
+            AuditReceipt::Authorization(r) => Arc::clone(&r.tool_name),
+            AuditReceipt::Approval(r) => Arc::clone(&r.tool_name),
         }
     }
 

@@ -5,11 +5,6 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Deserializer, Serializer};
 
-/// `SystemTime` → `"2026-01-02T03:04:05.678Z"`.
-pub(crate) fn format(time: SystemTime) -> String {
-    humantime::format_rfc3339_millis(time).to_string()
-}
-
 pub(crate) fn serialize<S: Serializer>(
     time: &SystemTime,
     serializer: S,
