@@ -235,7 +235,12 @@ impl McpServerOptions {
         self
     }
 
-    /// Makes the base context of every call (cwd, env, scope, …).
+    /// Makes the base context of every request (cwd, env, scope, …).
+    ///
+    /// Auth it carries ([`ToolContext::with_auth`]) applies to listing and
+    /// calling alike: `tools/list` shows only the tools its policy lets the
+    /// principal discover, and a hidden tool is `Unknown tool` when called.
+    /// Over HTTP the authentication hook's auth, when it gives one, wins.
     pub fn base_context(mut self, make: impl Fn() -> ToolContext + Send + Sync + 'static) -> Self {
         self.base_context = Some(Arc::new(make));
         self

@@ -174,6 +174,24 @@ impl McpServer {
         self.project(self.shared.registry.list_discoverable(&ctx).await)
     }
 
+    /// The base context of one request: the host's
+    /// [`base_context`](super::McpServerOptions::base_context), with the
+    /// authentication hook's auth over HTTP (the hook's wins). Listing and
+    /// calling both start from it, so what is listed is what is callable.
+    fn base_context(&self, request_state: Option<&RequestState>) -> ToolContext {
+        let base = self
+            .shared
+            .options
+            .base_context
+            .as_ref()
+            .map(|make| make())
+            .unwrap_or_default();
+        match request_state.and_then(|state| state.auth.clone()) {
+            Some(auth) => base.with_auth(auth),
+            None => base,
+        }
+    }
+
     fn project(&self, defs: Vec<crate::definition::ToolDefinition>) -> Vec<Tool> {
         defs.iter()
             .filter(|def| {
@@ -231,17 +249,8 @@ impl McpServer {
         let token = context.ct.child_token();
         let (queue, mut outbound) = mpsc::unbounded_channel::<Outbound>();
         let notify_queue = queue.clone();
-        let mut base = shared
-            .options
-            .base_context
-            .as_ref()
-            .map(|make| make())
-            .unwrap_or_default();
-        // The authentication hook is the only source of auth over HTTP.
-        if let Some(auth) = request_state.as_ref().and_then(|state| state.auth.clone()) {
-            base = base.with_auth(auth);
-        }
-        let ctx: ToolContext = base
+        let ctx: ToolContext = self
+            .base_context(request_state.as_ref())
             .with_cancellation(token.clone())
             .with_logger(McpLogSink { queue })
             .with_notify(move |event: &ToolEvent| {
@@ -336,16 +345,13 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let auth = context
+        let request_state = context
             .extensions
             .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<RequestState>())
-            .and_then(|state| state.auth.clone());
-        let tools = match auth {
-            Some(auth) => self.list_for(&auth).await,
-            None => self.list(),
-        };
-        Ok(ListToolsResult::with_all_items(tools))
+            .and_then(|parts| parts.extensions.get::<RequestState>());
+        let base = self.base_context(request_state);
+        let visible = self.shared.registry.list_discoverable(&base).await;
+        Ok(ListToolsResult::with_all_items(self.project(visible)))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
