@@ -110,12 +110,106 @@ impl<'de> Deserialize<'de> for ErrorCode {
 
 /// One schema violation: where it is (a JSON pointer into the input) and
 /// what is wrong.
+///
+/// An issue never echoes a whole bad value: a value it quotes is cut to
+/// its first 80 characters plus its size ([`quote`]), and a path or
+/// message longer than [`MAX_ISSUE_TEXT`] characters is cut too, so a 4 MB
+/// field gets a small answer on every surface.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ValidationIssue {
     /// JSON pointer to the offending value (`""` for the root).
     pub path: String,
     /// What is wrong with it.
     pub message: String,
+}
+
+/// The most characters an issue's path or message keeps.
+pub const MAX_ISSUE_TEXT: usize = 500;
+
+/// How many characters of a long value an issue quotes.
+const QUOTED_HEAD: usize = 80;
+
+impl ValidationIssue {
+    /// An issue at `path`; a path or message over [`MAX_ISSUE_TEXT`]
+    /// characters is cut, with its length noted.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ValidationIssue {
+            path: cut(path.into(), MAX_ISSUE_TEXT),
+            message: cut(message.into(), MAX_ISSUE_TEXT),
+        }
+    }
+}
+
+/// `text`, or its first `limit` characters and how long it was.
+fn cut(text: String, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        None => text,
+        Some((end, _)) => format!("{}… ({} characters)", &text[..end], text.chars().count()),
+    }
+}
+
+/// How an error message quotes a value: whole (as JSON) when short;
+/// otherwise its first 80 characters and its size — `"tttt…" (3900000
+/// characters)`, `[1,2,3,…] (1000 items)`.
+///
+/// ```
+/// use gonk_tools::error::quote;
+/// use serde_json::json;
+///
+/// assert_eq!(quote(&json!("short")), r#""short""#);
+/// let long = quote(&json!("t".repeat(1000)));
+/// assert_eq!(long, format!(r#""{}…" (1000 characters)"#, "t".repeat(80)));
+/// ```
+pub fn quote(value: &Value) -> String {
+    match value {
+        Value::String(text) => match text.char_indices().nth(QUOTED_HEAD) {
+            None => Value::String(text.clone()).to_string(),
+            Some((end, _)) => {
+                let head = Value::String(text[..end].to_owned()).to_string();
+                // The head's JSON without its closing quote, then the ellipsis.
+                format!(
+                    "{}…\" ({} characters)",
+                    &head[..head.len() - 1],
+                    text.chars().count()
+                )
+            }
+        },
+        Value::Array(items) => quote_container(value, items.len(), "items"),
+        Value::Object(map) => quote_container(value, map.len(), "properties"),
+        scalar => scalar.to_string(),
+    }
+}
+
+/// An array or object: its JSON when short, else the start of it (written
+/// no further than needed) and how many entries it has.
+fn quote_container(value: &Value, len: usize, entries: &str) -> String {
+    /// Keeps the first `QUOTED_HEAD` bytes, then refuses more.
+    struct Head(Vec<u8>);
+    impl std::io::Write for Head {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            let room = QUOTED_HEAD - self.0.len();
+            if bytes.len() > room {
+                self.0.extend_from_slice(&bytes[..room]);
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            self.0.extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut head = Head(Vec::with_capacity(QUOTED_HEAD));
+    let whole = serde_json::to_writer(&mut head, value).is_ok();
+    let text = match std::str::from_utf8(&head.0) {
+        Ok(text) => text,
+        Err(e) => std::str::from_utf8(&head.0[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    if whole {
+        text.to_owned()
+    } else {
+        format!("{text}… ({len} {entries})")
+    }
 }
 
 /// The error of a tool call: a code, a message for humans, and optional

@@ -350,17 +350,21 @@ impl CompiledSchema {
         let issues: Vec<ValidationIssue> = self
             .validator
             .iter_errors(value)
-            .map(|error| ValidationIssue {
-                path: error.instance_path().to_string(),
-                message: error.to_string(),
+            .map(|error| {
+                // The offending value is quoted cut to its start and size.
+                let quoted = crate::error::quote(error.instance());
+                ValidationIssue::new(
+                    error.instance_path().to_string(),
+                    error.masked_with(quoted).to_string(),
+                )
             })
             .collect();
         if issues.is_empty() {
             // is_valid and iter_errors disagree only on a validator bug; fail closed.
-            return Err(vec![ValidationIssue {
-                path: String::new(),
-                message: "value does not match the schema".into(),
-            }]);
+            return Err(vec![ValidationIssue::new(
+                "",
+                "value does not match the schema",
+            )]);
         }
         Err(issues)
     }

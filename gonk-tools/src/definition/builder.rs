@@ -49,10 +49,7 @@ fn decode<I: DeserializeOwned>(input: Value) -> Result<I, ToolError> {
 }
 
 fn serde_issue(error: serde_json::Error) -> ToolError {
-    ToolError::invalid_input(vec![ValidationIssue {
-        path: String::new(),
-        message: error.to_string(),
-    }])
+    ToolError::invalid_input(vec![ValidationIssue::new("", error.to_string())])
 }
 
 fn encode<O: Serialize>(output: ToolOutput<O>) -> Result<ToolOutput<Value>, ToolError> {
