@@ -65,6 +65,17 @@
 //!   [`InProcess`](client::InProcess) runs them against a registry here.
 //! * [`macro@tool`], [`macro@tools`], [`toolset!`] — define tools as async
 //!   fns, group them into sets with typed clients, checked at compile time.
+//!
+//! **Layering.** The core (definition, schema, context, event, error,
+//! outcome, registry, metrics) knows security only by its public types:
+//! the registry holds its [`SecurityOptions`](security::SecurityOptions)
+//! like its metrics sink, and a context carries a caller's
+//! [`AuthContext`](security::AuthContext) in a slot it does not open.
+//! [`dispatch`] is the one place that calls into security (its gates, one
+//! narrow seam), so the rules of authenticated dispatch live in
+//! [`security`] alone and the unauthenticated path never touches them.
+//! Where behaviour differs from the TypeScript contract, [`dispatch`] says
+//! what differs and why.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
