@@ -45,11 +45,9 @@ async fn authed(
     tool: &str,
     input: Value,
 ) -> (Vec<ToolEvent>, Vec<AuditReceipt>) {
-    let audit = Arc::new(InMemoryAuditSink::new());
-    let f = fixture(options.audit_sink(audit.clone()));
-    let policy = TestPolicy::allow_all();
-    let events = run(&f.registry, tool, input, auth(alice(), &policy)).await;
-    (events, audit.snapshot())
+    let ran = call(options, &TestPolicy::allow_all(), tool, input).await;
+    let receipts = ran.receipts();
+    (ran.events, receipts)
 }
 
 fn required(id: Option<&str>, reason: Option<&str>) -> Arc<TestProvider> {

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 use futures::future::BoxFuture;
 use futures::StreamExt;
 use gonk_tools::definition::{AuthorizationResource, AuthorizationSpec};
-use gonk_tools::metrics::InMemoryMetrics;
+use gonk_tools::metrics::{InMemoryMetrics, MetricOutcome, MetricRecord};
 use gonk_tools::prelude::*;
 use gonk_tools::security::*;
 use serde_json::Value;
@@ -516,4 +516,90 @@ pub fn receipt_summary(receipts: &[AuditReceipt]) -> Vec<(String, String, String
 
 pub fn s(a: &str, b: &str, c: &str) -> (String, String, String) {
     (a.to_owned(), b.to_owned(), c.to_owned())
+}
+
+/// `(tool, outcome, code)` per metric record.
+pub fn metric_codes(records: &[MetricRecord]) -> Vec<(String, MetricOutcome, Option<String>)> {
+    records
+        .iter()
+        .map(|r| {
+            (
+                r.tool.clone(),
+                r.outcome,
+                r.error_code.as_ref().map(|c| c.to_string()),
+            )
+        })
+        .collect()
+}
+
+/// `(tool, outcome, code)` of one metric record.
+pub fn metric(
+    tool: &str,
+    outcome: MetricOutcome,
+    code: Option<&str>,
+) -> (String, MetricOutcome, Option<String>) {
+    (tool.to_owned(), outcome, code.map(str::to_owned))
+}
+
+/// What one authenticated call on a fresh fixture left behind.
+pub struct Ran {
+    pub events: Vec<ToolEvent>,
+    /// The fixture: registry, handler count, metrics.
+    pub f: Fixture,
+    /// The receipts, when the options brought no sink of their own.
+    pub audit: Arc<InMemoryAuditSink>,
+}
+
+impl Ran {
+    pub fn wire(&self) -> Value {
+        wire(&self.events)
+    }
+    pub fn error(&self) -> ToolError {
+        error_of(&self.events)
+    }
+    pub fn receipts(&self) -> Vec<AuditReceipt> {
+        self.audit.snapshot()
+    }
+    pub fn summary(&self) -> Vec<(String, String, String)> {
+        receipt_summary(&self.receipts())
+    }
+    pub fn metrics(&self) -> Vec<(String, MetricOutcome, Option<String>)> {
+        metric_codes(&self.f.metrics.snapshot())
+    }
+}
+
+/// Runs `tool` with `input` as `principal` under `policy`, on a fresh
+/// fixture with `options`. Receipts go to an in-memory sink unless
+/// `options` has its own.
+pub async fn call_as(
+    options: SecurityOptions,
+    principal: AuthenticatedPrincipal,
+    policy: &Arc<TestPolicy>,
+    tool: &str,
+    input: Value,
+) -> Ran {
+    let audit = Arc::new(InMemoryAuditSink::new());
+    let options = if options.has_audit_sink() {
+        options
+    } else {
+        options.audit_sink(audit.clone())
+    };
+    let f = fixture(options);
+    let events = run(&f.registry, tool, input, auth(principal, policy)).await;
+    Ran { events, f, audit }
+}
+
+/// [`call_as`] alice.
+pub async fn call(
+    options: SecurityOptions,
+    policy: &Arc<TestPolicy>,
+    tool: &str,
+    input: Value,
+) -> Ran {
+    call_as(options, alice(), policy, tool, input).await
+}
+
+/// The one error event every refused call gives: `[{type, code, message}]`.
+pub fn refused(code: &str, message: &str) -> Value {
+    json!([{"type": "error", "code": code, "message": message}])
 }
