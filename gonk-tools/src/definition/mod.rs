@@ -156,9 +156,9 @@ pub(crate) struct DefinitionInner {
     pub(crate) handler: Option<ErasedHandler>,
     pub(crate) required_state: Vec<(TypeId, &'static str)>,
     pub(crate) compiled: OnceLock<Result<Compiled, String>>,
-    /// What the definition tells an authorization policy about its tool,
-    /// built on the first authenticated call.
-    pub(crate) policy: OnceLock<policy::PolicyMetadata>,
+    /// The tool as an authorization policy sees it, built on the first
+    /// authenticated call.
+    pub(crate) policy: OnceLock<policy::PolicyResources>,
 }
 
 /// A complete tool: metadata, schemas and handler. Cheap to clone (one

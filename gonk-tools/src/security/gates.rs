@@ -5,6 +5,7 @@
 //! [`crate::dispatch`] calls it; every outcome here is a receipt and, on
 //! refusal, the `ToolError` the caller sees.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -25,7 +26,6 @@ use super::policy::{AuthorizationAction, AuthorizationOutcome, AuthorizationRequ
 use super::provider::{ApprovalDecision, ApprovalRequest};
 use super::receipt::{ApprovalOutcome, ApprovalReceipt, AuditReceipt, AuthorizationReceipt};
 use super::resource::{RedactedResource, ResourceRef, ResourceResolutionRequest};
-use super::tool_resource::tool_resource;
 use crate::definition::{ApprovalSpec, ApprovalTier, AuthorizationResource, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 
@@ -245,11 +245,11 @@ impl<'a> Gate<'a> {
         call_stack: &[Arc<str>],
         now: &mut SystemTime,
     ) -> Discover {
-        let resource = tool_resource(def, None);
+        let resource = def.policy_resource(None);
         let request = AuthorizationRequest {
             principal: captured.principal(),
             action: AuthorizationAction::Discover,
-            resource: &resource,
+            resource,
             related_resources: &[],
             input: None,
             call_stack,
@@ -260,12 +260,12 @@ impl<'a> Gate<'a> {
             return Discover::Hidden;
         }
         let (outcome, reason, policy_id) = match decision {
-            Ok(d) => (d.outcome, d.reason, d.policy_id),
+            Ok(d) => (d.outcome, d.reason.map(Cow::Owned), d.policy_id),
             Err(()) => {
                 tracing::warn!(target: TARGET, tool = %def.name, action = "tool.discover", "authorization policy failed; denying");
                 (
                     AuthorizationOutcome::Deny,
-                    Some(POLICY_FAILED.to_owned()),
+                    Some(Cow::Borrowed(POLICY_FAILED)),
                     None,
                 )
             }
@@ -316,12 +316,12 @@ impl<'a> Gate<'a> {
         let approval = resolve(def.approval.as_ref(), input);
 
         // resources[0] is the tool; resources[1..] the related resources.
-        let mut resources = Resources::One(tool_resource(def, Some(approval.tier)));
+        let mut resources = Resources::One(def.policy_resource(Some(approval.tier)));
 
         // 6. The declared authorization resource.
         if let Some(declared) = &def.authorization_resource {
             let resolution = match &options.resource_resolver {
-                None => Err(("Resource resolver not configured".to_owned(), None)),
+                None => Err((Cow::Borrowed("Resource resolver not configured"), None)),
                 Some(resolver) => {
                     let request = ResourceResolutionRequest {
                         principal,
@@ -335,9 +335,9 @@ impl<'a> Gate<'a> {
                     match resolved {
                         Err(()) => {
                             tracing::warn!(target: TARGET, tool = %def.name, "resource resolver failed; denying");
-                            Err(("Resource resolver failed".to_owned(), None))
+                            Err((Cow::Borrowed("Resource resolver failed"), None))
                         }
-                        Ok(None) => Err(("Resource not found".to_owned(), None)),
+                        Ok(None) => Err((Cow::Borrowed("Resource not found"), None)),
                         Ok(Some(resource)) => check_resource(declared, resource),
                     }
                 }
@@ -383,20 +383,21 @@ impl<'a> Gate<'a> {
         let policy = captured.auth.policy();
         let (decision, waited) = start(|| policy.authorize(&request)).await;
         self.restamp(&mut now, waited)?;
-        let (outcome, reason, policy_id, message) = match decision {
-            Ok(d) => {
-                let message = d.reason.clone();
-                (d.outcome, d.reason, d.policy_id, message)
-            }
+        let (outcome, reason, policy_id) = match decision {
+            Ok(d) => (d.outcome, d.reason.map(Cow::Owned), d.policy_id),
             Err(()) => {
                 tracing::warn!(target: TARGET, tool = %def.name, action = "tool.invoke", "authorization policy failed; denying");
                 (
                     AuthorizationOutcome::Deny,
-                    Some(POLICY_FAILED.to_owned()),
+                    Some(Cow::Borrowed(POLICY_FAILED)),
                     None,
-                    Some(POLICY_FAILED.to_owned()),
                 )
             }
+        };
+        // A deny's reason is also the caller's message (copied only then).
+        let message = match outcome {
+            AuthorizationOutcome::Deny => reason.clone(),
+            AuthorizationOutcome::Allow => None,
         };
         let audited = self
             .audit(|| {
@@ -421,7 +422,7 @@ impl<'a> Gate<'a> {
         if outcome == AuthorizationOutcome::Deny {
             return Err(denied(
                 ErrorCode::AuthorizationDenied,
-                message.unwrap_or_else(|| AUTHORIZATION_DENIED.to_owned()),
+                message.unwrap_or(Cow::Borrowed(AUTHORIZATION_DENIED)),
             ));
         }
 
@@ -449,7 +450,11 @@ impl<'a> Gate<'a> {
                 let (decided, waited) = start(|| provider.decide(request)).await;
                 self.restamp(&mut now, waited)?;
                 match decided {
-                    Ok(decision) => checked(decision, &def.name),
+                    Ok(decision) if lacks_request_id(&decision) => {
+                        tracing::warn!(target: TARGET, tool = %def.name, "approval provider answered `required` without an approval request id; denying");
+                        ApprovalDecision::denied(INVALID_DECISION)
+                    }
+                    Ok(decision) => decision,
                     Err(()) => {
                         tracing::warn!(target: TARGET, tool = %def.name, "approval provider failed; denying");
                         ApprovalDecision::denied(PROVIDER_FAILED)
@@ -512,22 +517,15 @@ impl<'a> Gate<'a> {
     }
 }
 
-/// A decision that gives the caller less than it needs is invalid and
-/// denies: `Required` without an approval request id to follow up on.
-fn checked(decision: ApprovalDecision, tool: &str) -> ApprovalDecision {
-    match &decision {
-        ApprovalDecision::Required {
-            approval_request_id,
-            ..
-        } if approval_request_id
-            .as_deref()
-            .is_none_or(|id| id.trim().is_empty()) =>
-        {
-            tracing::warn!(target: TARGET, tool, "approval provider answered `required` without an approval request id; denying");
-            ApprovalDecision::denied(INVALID_DECISION)
-        }
-        _ => decision,
-    }
+/// Whether a decision gives the caller less than it needs, which makes it
+/// invalid (it denies): `Required` without an approval request id to
+/// follow up on.
+fn lacks_request_id(decision: &ApprovalDecision) -> bool {
+    matches!(
+        decision,
+        ApprovalDecision::Required { approval_request_id, .. }
+            if approval_request_id.as_deref().is_none_or(|id| id.trim().is_empty())
+    )
 }
 
 /// The details of `APPROVAL_REQUIRED`: what a caller needs to follow up,
@@ -573,7 +571,7 @@ fn approval_outcome<'c>(
         } => (
             approval_request_id,
             ApprovalOutcome::Approved,
-            Some(reason.unwrap_or_else(|| APPROVED.to_owned())),
+            Some(reason.map_or(Cow::Borrowed(APPROVED), Cow::Owned)),
             grant_id,
             grant_scope,
             Ok(()),
@@ -590,7 +588,7 @@ fn approval_outcome<'c>(
             (
                 approval_request_id,
                 ApprovalOutcome::Denied,
-                reason,
+                reason.map(Cow::Owned),
                 None,
                 None,
                 Err(error),
@@ -621,7 +619,7 @@ fn approval_outcome<'c>(
             (
                 approval_request_id,
                 ApprovalOutcome::Required,
-                Some(reason),
+                Some(Cow::Owned(reason)),
                 None,
                 None,
                 Err(error),
@@ -646,24 +644,24 @@ fn approval_outcome<'c>(
 }
 
 /// The tool resource and at most one related resource, contiguous;
-/// without a heap allocation when there is no related one.
-enum Resources {
-    One(ResourceRef),
+/// without a heap allocation or a copy when there is no related one.
+enum Resources<'d> {
+    One(&'d ResourceRef),
     /// Boxed: keeps the gate future small for the common case.
     Two(Box<[ResourceRef; 2]>),
 }
 
-impl Resources {
+impl Resources<'_> {
     fn with(self, related: ResourceRef) -> Self {
         match self {
-            Resources::One(tool) => Resources::Two(Box::new([tool, related])),
+            Resources::One(tool) => Resources::Two(Box::new([tool.clone(), related])),
             two => two,
         }
     }
 
     fn all(&self) -> &[ResourceRef] {
         match self {
-            Resources::One(tool) => std::slice::from_ref(tool),
+            Resources::One(tool) => std::slice::from_ref(*tool),
             Resources::Two(all) => &all[..],
         }
     }
@@ -680,13 +678,13 @@ enum Discover {
 fn check_resource(
     declared: &AuthorizationResource,
     resource: ResourceRef,
-) -> Result<ResourceRef, (String, Option<RedactedResource>)> {
+) -> Result<ResourceRef, (Cow<'static, str>, Option<RedactedResource>)> {
     if *resource.kind != *declared.kind {
         return Err((
-            format!(
+            Cow::Owned(format!(
                 "Resolved resource has kind {}, expected {}",
                 resource.kind, declared.kind
-            ),
+            )),
             Some(resource.redacted()),
         ));
     }
@@ -696,7 +694,7 @@ fn check_resource(
         .find(|f| !resource.has_field(f))
     {
         return Err((
-            format!("Resolved resource lacks required field {field}"),
+            Cow::Owned(format!("Resolved resource lacks required field {field}")),
             Some(resource.redacted()),
         ));
     }

@@ -130,7 +130,6 @@ mod ready;
 mod receipt;
 mod resource;
 mod timestamp;
-mod tool_resource;
 
 pub use approval::{resolve_approval, ApprovalMode, MISSING_APPROVAL_REASON};
 pub use audit::{AuditSink, InMemoryAuditSink, TracingAuditSink};

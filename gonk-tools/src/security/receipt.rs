@@ -4,6 +4,7 @@
 //! outcome, never resource metadata, never input, never a component's
 //! error text.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -101,7 +102,7 @@ pub struct AuthorizationReceipt {
     pub outcome: AuthorizationOutcome,
     /// Why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<Cow<'static, str>>,
     /// The deciding rule, when the policy named one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy_id: Option<String>,
@@ -144,7 +145,7 @@ pub struct ApprovalReceipt {
     pub outcome: ApprovalOutcome,
     /// Why: the provider's reason; `approved` for an approval without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<Cow<'static, str>>,
     /// The grant that approved (approved only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant_id: Option<String>,
