@@ -69,7 +69,9 @@
 //! **Layering.** The core (definition, schema, context, event, error,
 //! outcome, registry, metrics) knows security only by its public types:
 //! the registry holds its [`SecurityOptions`](security::SecurityOptions)
-//! like its metrics sink, and a context carries a caller's
+//! like its metrics sink, a definition caches the tool as a policy sees it
+//! (a [`ResourceRef`](security::ResourceRef), built once and lent to every
+//! call), and a context carries a caller's
 //! [`AuthContext`](security::AuthContext) in a slot it does not open.
 //! [`dispatch`] is the one place that calls into security (its gates, one
 //! narrow seam), so the rules of authenticated dispatch live in
