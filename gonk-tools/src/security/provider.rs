@@ -144,7 +144,10 @@ impl ApprovalDecision {
     /// use gonk_tools::security::ApprovalDecision;
     ///
     /// let denied = ApprovalDecision::denied("Rejected by the owner").with_approval_request_id("apr-9");
-    /// assert_eq!(denied.approval_request_id(), Some("apr-9"));
+    /// assert!(matches!(
+    ///     denied,
+    ///     ApprovalDecision::Denied { approval_request_id: Some(id), .. } if id == "apr-9"
+    /// ));
     /// ```
     pub fn with_approval_request_id(mut self, id: impl Into<String>) -> Self {
         match &mut self {
@@ -162,24 +165,6 @@ impl ApprovalDecision {
             } => *approval_request_id = Some(id.into()),
         }
         self
-    }
-
-    /// The host's approval request this decision is about, if named.
-    pub fn approval_request_id(&self) -> Option<&str> {
-        match self {
-            ApprovalDecision::Approved {
-                approval_request_id,
-                ..
-            }
-            | ApprovalDecision::Denied {
-                approval_request_id,
-                ..
-            }
-            | ApprovalDecision::Required {
-                approval_request_id,
-                ..
-            } => approval_request_id.as_deref(),
-        }
     }
 }
 
