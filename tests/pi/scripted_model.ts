@@ -9,9 +9,13 @@
  *   {"turns": [[{"tool": "fixture_echo", "args": {...}}, ...], ...],
  *    "abortOn": "fixture_slow"}
  * Each turn is one assistant message calling the listed tools; after the
- * last turn the model answers "done". With `abortOn`, the first update of
- * that tool aborts the agent (Pi's Escape), through the extension context.
+ * last turn the model answers "done". With `abortOn`, the first update or
+ * log line of that tool (by Pi name) aborts the agent (Pi's Escape), through
+ * the extension context: the handler is running by then. The tools' log
+ * lines (the gonk-tools extension's "gonk-tools:log" events) are appended
+ * to $GONK_PI_LOG_FILE as JSON lines when it is set.
  */
+import { appendFileSync } from "node:fs";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { fauxAssistantMessage, fauxText, fauxToolCall, registerFauxProvider, streamSimple } from "@mariozechner/pi-ai";
 
@@ -49,9 +53,16 @@ export default function scriptedModel(pi: ExtensionAPI) {
 		],
 		streamSimple: (model, context, options) => streamSimple({ ...model, api: faux.api } as any, context, options),
 	});
-	if (script.abortOn) {
-		pi.on("tool_execution_update", (event, ctx) => {
-			if (event.toolName === script.abortOn) ctx.abort();
-		});
-	}
+	// The latest extension context, for aborting from an event-bus handler.
+	let abort: (() => void) | undefined;
+	pi.on("tool_execution_start", (_event, ctx) => {
+		abort = () => ctx.abort();
+	});
+	pi.on("tool_execution_update", (event, ctx) => {
+		if (script.abortOn && event.toolName === script.abortOn) ctx.abort();
+	});
+	pi.events.on("gonk-tools:log", (entry: any) => {
+		if (process.env.GONK_PI_LOG_FILE) appendFileSync(process.env.GONK_PI_LOG_FILE, `${JSON.stringify(entry)}\n`);
+		if (script.abortOn && entry.piName === script.abortOn) abort?.();
+	});
 }

@@ -67,7 +67,26 @@ fn a_scripted_session_calls_the_bridged_tools_and_reads_their_results() {
     );
     let steps = run.result_of("fixture_steps");
     assert_eq!((steps.text().as_str(), &steps.details), ("2", &json!(2)));
-    assert!(!steps.text().contains("stepping"));
+    let log = run
+        .logs
+        .iter()
+        .find(|l| l["tool"] == "fixture.steps")
+        .expect("the log line reached Pi's event bus");
+    assert_eq!(
+        (&log["piName"], &log["level"], &log["message"]),
+        (&json!("fixture_steps"), &json!("info"), &json!("stepping"))
+    );
+    let handed_back = serde_json::to_string(
+        &run.tool_results()
+            .iter()
+            .map(|r| &r.content)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    assert!(
+        !handed_back.contains("stepping"),
+        "logs never reach the model: {handed_back}"
+    );
 
     // The `pi(name = ..)` hint names the tool in Pi.
     assert_eq!(run.result_of("renamed_tool").text(), "renamed");

@@ -70,6 +70,9 @@ pub struct PiRun {
     pub events: Vec<Value>,
     /// Its stderr.
     pub stderr: String,
+    /// The tools' log lines, as Pi's event bus carried them
+    /// (`gonk-tools:log`).
+    pub logs: Vec<Value>,
 }
 
 /// A tool result as Pi handed it back to the model.
@@ -186,6 +189,7 @@ pub fn run_pi(
         .arg("Use the tools.")
         .current_dir(home.path())
         .env("GONK_PI_SCRIPT", script.to_string())
+        .env("GONK_PI_LOG_FILE", home.path().join("logs.jsonl"))
         .env("PI_OFFLINE", "1")
         .env("PI_CODING_AGENT_DIR", home.path().join("agent"))
         .stdin(Stdio::null())
@@ -219,9 +223,15 @@ pub fn run_pi(
         .filter(|l| l.starts_with('{'))
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("Pi printed {l}: {e}")))
         .collect();
+    let logs = std::fs::read_to_string(home.path().join("logs.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON log line"))
+        .collect();
     PiRun {
         code: status.code(),
         events,
         stderr,
+        logs,
     }
 }

@@ -19,6 +19,7 @@ use super::names::PiNameError;
 use super::projection::PiCatalog;
 use super::protocol::{PiBridgeError, PiReply, PiRequest, PROTOCOL_VERSION};
 use super::PiOptions;
+use crate::context::{LogRecord, LogSink};
 use crate::error::ToolError;
 use crate::registry::ToolRegistry;
 
@@ -64,7 +65,13 @@ where
     }
     let (lines, outgoing) = mpsc::unbounded_channel::<String>();
     let output_closed = CancellationToken::new();
-    let writer = tokio::spawn(write_lines(outgoing, output, output_closed.clone()));
+    let stop_writing = CancellationToken::new();
+    let writer = tokio::spawn(write_lines(
+        outgoing,
+        output,
+        output_closed.clone(),
+        stop_writing.clone(),
+    ));
     let bridge = Arc::new(Bridge {
         registry,
         options,
@@ -102,17 +109,26 @@ where
     })
     .await;
     drop(bridge);
-    let _ = writer.await;
+    stop_writing.cancel();
+    let _ = tokio::time::timeout(DRAIN_GRACE, writer).await;
     read.map_err(PiServeError::Io)
 }
 
-/// Writes answer lines in order, flushing when no more are queued.
+/// Writes answer lines in order, flushing when no more are queued. Ends
+/// when every sender is gone, or on `stop` once what is queued is written
+/// (a handler that outlives the bridge may still hold a sender).
 async fn write_lines<W: AsyncWrite + Unpin>(
     mut lines: mpsc::UnboundedReceiver<String>,
     mut output: W,
     closed: CancellationToken,
+    stop: CancellationToken,
 ) {
-    while let Some(line) = lines.recv().await {
+    loop {
+        let line = tokio::select! {
+            line = lines.recv() => line,
+            _ = stop.cancelled() => lines.try_recv().ok(),
+        };
+        let Some(line) = line else { break };
         if output.write_all(line.as_bytes()).await.is_err() {
             break;
         }
@@ -121,6 +137,24 @@ async fn write_lines<W: AsyncWrite + Unpin>(
         }
     }
     closed.cancel();
+}
+
+/// Sends a call's log lines to the extension.
+struct CallLog {
+    bridge: Arc<Bridge>,
+    id: String,
+}
+
+impl LogSink for CallLog {
+    fn log(&self, record: &LogRecord<'_>) {
+        self.bridge.send(&PiReply::Log {
+            id: self.id.clone(),
+            tool: record.tool.unwrap_or_default().to_owned(),
+            level: record.level,
+            message: record.message.to_owned(),
+            meta: record.meta.cloned(),
+        });
+    }
 }
 
 struct Bridge {
@@ -266,7 +300,13 @@ impl Bridge {
                 })
             })
         };
-        let ctx = self.options.context().with_cancellation(token);
+        let mut ctx = self.options.context().with_cancellation(token);
+        if ctx.log_sink.is_none() {
+            ctx = ctx.with_logger(CallLog {
+                bridge: Arc::clone(self),
+                id: id.to_owned(),
+            });
+        }
         execute(&self.registry, &entry.tool, input, ctx, on_update).await
     }
 }
@@ -301,6 +341,7 @@ mod tests {
                     .description("Echo.")
                     .approval(ApprovalTier::Read)
                     .handler(|i: Echo, ctx: ToolContext| async move {
+                        ctx.log().info("echoing");
                         ctx.progress(50.0, None);
                         Ok::<_, ToolError>(i.text)
                     })
@@ -403,6 +444,11 @@ mod tests {
 
         peer.send(r#"{"type":"execute","id":"c1","tool":"text_echo","input":{"text":"hi"}}"#)
             .await;
+        // Logs go to the extension as log lines, never into the result.
+        assert_eq!(
+            peer.next().await,
+            json!({"type": "log", "id": "c1", "tool": "text.echo", "level": "info", "message": "echoing"})
+        );
         assert_eq!(
             peer.next().await,
             json!({"type": "update", "id": "c1", "update": {"content": [{"type": "text", "text": "50%"}], "details": {"progress": true, "percent": 50.0}}})
@@ -421,6 +467,7 @@ mod tests {
         peer.send(r#"{"type":"execute","id":"c3","tool":"text_echo","input":{"text":""}}"#)
             .await;
         let invalid = peer.next().await;
+        assert_eq!(invalid["type"], "result", "no log: the handler never ran");
         assert_eq!(invalid["result"]["isError"], true);
         assert_eq!(
             invalid["result"]["content"][0]["text"],
@@ -476,7 +523,8 @@ mod tests {
             r#"{"type":"execute","id":"ok","tool":"text_echo","input":{"text":"still here"}}"#,
         )
         .await;
-        peer.next().await;
+        assert_eq!(peer.next().await["type"], "log");
+        assert_eq!(peer.next().await["type"], "update");
         assert_eq!(peer.next().await["result"]["details"], "still here");
     }
 

@@ -8,6 +8,7 @@
  *   <- {"type":"tools","id":"d1","protocol":1,"tools":[{name,label,description,parameters}],"skipped":[…],"warnings":[…]}
  *   -> {"type":"execute","id":"c1","tool":"notes_search","input":{…}}
  *   <- {"type":"update","id":"c1","update":{content,details}}     (any number)
+ *   <- {"type":"log","id":"c1","tool":"notes.search","level":"info","message":…}
  *   <- {"type":"result","id":"c1","result":{content,details?,isError?}}
  *   -> {"type":"abort","id":"c1"}                                   (then the result, [ABORTED])
  *   <- {"type":"error","id":…,"error":{code,message}}               (a line the bridge could not use)
@@ -18,7 +19,10 @@
  *
  * Every call goes through the registry's one dispatch path on the Rust side
  * (validation, auth, approval, metrics). Pi's abort signal aborts the call
- * there (the handler is dropped). A bridge that dies turns the calls it was
+ * there (the handler is dropped). The tools' log lines never reach the model:
+ * they are emitted on Pi's event bus as "gonk-tools:log"
+ * ({id, tool, piName, level, message, meta?}) for other extensions, and
+ * written to stderr when GONK_PI_LOG is set. A bridge that dies turns the calls it was
  * running into tool errors; the next call starts a new bridge.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
@@ -68,6 +72,17 @@ interface Pending {
 	resolve(value: any): void;
 	reject(error: Error): void;
 	onUpdate?: (update: Update) => void;
+	/** The Pi name of the tool a call runs. */
+	tool?: string;
+}
+
+export interface LogEntry {
+	id: string;
+	tool: string;
+	piName?: string;
+	level: "debug" | "info" | "warn" | "error";
+	message: string;
+	meta?: unknown;
 }
 
 const ABORTED: ToolResult = {
@@ -80,6 +95,8 @@ class Bridge {
 	private readonly pending = new Map<string, Pending>();
 	private stderrTail: string[] = [];
 	private nextId = 0;
+
+	constructor(private readonly onLog: (entry: LogEntry) => void) {}
 
 	/** Asks the bridge for the tools to register. */
 	discover(): Promise<Catalog> {
@@ -112,7 +129,7 @@ class Bridge {
 				f(value);
 			};
 			signal?.addEventListener("abort", onAbort, { once: true });
-			this.request({ type: "execute", id, tool, input }, { resolve: done(resolve), reject: done(reject), onUpdate });
+			this.request({ type: "execute", id, tool, input }, { resolve: done(resolve), reject: done(reject), onUpdate, tool });
 		});
 	}
 
@@ -182,6 +199,11 @@ class Bridge {
 			case "update":
 				pending?.onUpdate?.(message.update);
 				return;
+			case "log": {
+				const { type: _, ...entry } = message;
+				this.onLog({ ...entry, piName: pending?.tool });
+				return;
+			}
 			case "result":
 			case "tools":
 				if (!pending) return;
@@ -223,7 +245,10 @@ class Bridge {
 }
 
 export default async function gonkTools(pi: ExtensionAPI) {
-	const bridge = new Bridge();
+	const bridge = new Bridge((entry) => {
+		pi.events.emit("gonk-tools:log", entry);
+		if (process.env.GONK_PI_LOG) process.stderr.write(`[${entry.tool}] ${entry.level}: ${entry.message}\n`);
+	});
 	let catalog: Catalog;
 	try {
 		catalog = await bridge.discover();

@@ -53,7 +53,8 @@
 //! Calls run through [`ToolRegistry::invoke`](crate::ToolRegistry::invoke)
 //! — the whole dispatch contract — and are mapped by [`execute`]: progress
 //! and data become `onUpdate` partial results, logs go to the host's log
-//! (the bridge's stderr by default), a success is `{content: display,
+//! (by default to the extension, which emits them on Pi's event bus as
+//! `gonk-tools:log` — never into the result), a success is `{content: display,
 //! details: data}`, an error `{isError: true, content: ["[CODE] message",
 //! details]}`, and Pi's abort signal cancels the call (the handler is
 //! dropped). A bridge that dies turns its running calls into tool errors in
@@ -68,7 +69,6 @@ mod projection;
 pub mod protocol;
 
 use std::fmt;
-use std::io::Write;
 use std::sync::Arc;
 
 pub use bridge::{serve_pi, serve_pi_io, PiServeError};
@@ -83,7 +83,7 @@ pub use projection::{
     SKIP_ON_DEMAND,
 };
 
-use crate::context::{LogRecord, LogSink, ToolContext};
+use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
 
 /// The longest bridge line read by default (16 MiB); longer lines get a
@@ -131,8 +131,8 @@ impl Default for PiOptions {
 }
 
 impl PiOptions {
-    /// Every tool but duplex ones, on-demand tools included, logs to
-    /// stderr, lines up to [`DEFAULT_MAX_LINE_BYTES`].
+    /// Every tool but duplex ones, on-demand tools included, logs to the
+    /// extension, lines up to [`DEFAULT_MAX_LINE_BYTES`].
     pub fn new() -> Self {
         PiOptions {
             filter: None,
@@ -162,8 +162,9 @@ impl PiOptions {
     }
 
     /// Makes the base context of every call (cwd, env, scope, auth, a
-    /// logger, …); the bridge adds the cancellation token. Without it,
-    /// calls log to stderr ([`StderrLog`]).
+    /// logger, …); the bridge adds the cancellation token. A call whose
+    /// context has no logger sends its log lines to the extension (`log`
+    /// lines of the [`protocol`]).
     pub fn base_context(mut self, make: impl Fn() -> ToolContext + Send + Sync + 'static) -> Self {
         self.base_context = Some(Arc::new(make));
         self
@@ -178,26 +179,7 @@ impl PiOptions {
     pub(crate) fn context(&self) -> ToolContext {
         match &self.base_context {
             Some(make) => make(),
-            None => ToolContext::new().with_logger(StderrLog),
+            None => ToolContext::new(),
         }
-    }
-}
-
-/// Writes each log line to stderr as `[tool] level: message` (the bridge's
-/// stdout carries the protocol; the extension keeps the bridge's last
-/// stderr lines for its error messages).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct StderrLog;
-
-impl LogSink for StderrLog {
-    fn log(&self, record: &LogRecord<'_>) {
-        let tool = record.tool.unwrap_or("-");
-        let mut line = format!("[{tool}] {}: {}", record.level.as_str(), record.message);
-        if let Some(meta) = record.meta {
-            line.push(' ');
-            line.push_str(&meta.to_string());
-        }
-        line.push('\n');
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }
 }

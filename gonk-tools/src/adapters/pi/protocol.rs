@@ -7,6 +7,7 @@
 //! | → | `{"type":"discover","id":ID?}` | `{"type":"tools","id":ID?,"protocol":1,"tools":[spec…],"skipped":[{name,reason}…],"warnings":[…]}` |
 //! | → | `{"type":"execute","id":"c1","tool":PI_NAME,"input":{…}}` | any number of `{"type":"update","id":"c1","update":{content,details}}`, then exactly one `{"type":"result","id":"c1","result":{content,details?,isError?}}` |
 //! | → | `{"type":"abort","id":"c1"}` | none of its own: the call's `result` follows, `[ABORTED]` unless it had already finished |
+//! | ← | `{"type":"log","id":"c1","tool":"notes.export","level":"info","message":…,"meta"?:…}` | a log line of a running call (never part of its result); the extension emits it on Pi's event bus as `gonk-tools:log` |
 //! | ← | `{"type":"error","id":ID?,"error":{"code":…,"message":…}}` | the answer to a line the bridge could not use (malformed JSON, an unknown `type`, a missing field, a line over the size limit, a call id already running); the bridge keeps serving |
 //!
 //! Calls run concurrently; their lines interleave and are matched by `id`.
@@ -19,6 +20,7 @@ use serde_json::Value;
 
 use super::execution::{PiToolResult, PiUpdate};
 use super::projection::{PiSkipped, PiToolSpec};
+use crate::event::LogLevel;
 
 /// The protocol version `discover` reports.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -88,6 +90,21 @@ pub enum PiReply {
         id: String,
         /// The update.
         update: PiUpdate,
+    },
+    /// A log line of a running call.
+    Log {
+        /// The call id.
+        id: String,
+        /// The registry name of the tool that logged (a composed call's
+        /// own name).
+        tool: String,
+        /// Severity.
+        level: LogLevel,
+        /// The message.
+        message: String,
+        /// Structured fields.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        meta: Option<Value>,
     },
     /// The final result of a call.
     Result {
