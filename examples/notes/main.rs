@@ -1,6 +1,7 @@
 //! `notes`: a small notes app whose tools are defined once (`tools.rs`) and
-//! served as a command line (this file) — every tool a subcommand — and
-//! over MCP (`mcp.rs`: `notes mcp`, `notes serve`, `notes demo`).
+//! served as a command line (this file) — every tool a subcommand — over
+//! MCP (`mcp.rs`: `notes mcp`, `notes serve`, `notes demo`) and in the Pi
+//! coding agent (`pi.rs`: `notes pi-extension`, `notes pi`).
 //!
 //! ```text
 //! notes notes.create "Release checklist" --body "- tag v1" --tags release
@@ -9,10 +10,12 @@
 //! notes mcp                      # MCP over stdio
 //! notes serve --port 8808        # MCP over HTTP at http://127.0.0.1:8808/mcp
 //! notes demo                     # server + MCP client, end to end
+//! notes pi-extension > notes.ts  # then `pi -e ./notes.ts`
 //! ```
 
 mod diagnostics;
 mod mcp;
+mod pi;
 mod store;
 mod tools;
 
@@ -66,6 +69,13 @@ fn main() -> ExitCode {
         .command(mcp::serve_command(), {
             let registry = served.clone();
             move |matches| mcp::run_serve(registry.clone(), matches)
+        })
+        .command(pi::bridge_command(), {
+            let registry = served.clone();
+            move |_| pi::run_bridge(registry.clone())
+        })
+        .command(pi::extension_command(), |matches| {
+            pi::run_extension(matches.get_one::<PathBuf>(DB).cloned())
         })
         .command(mcp::demo_command(), move |matches| {
             let db_given = matches.get_one::<PathBuf>(DB).is_some();
