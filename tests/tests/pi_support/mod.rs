@@ -1,6 +1,7 @@
 //! Shared by the `pi_*` tests: the real Pi CLI (installed once by
 //! `.ci/install-pi`), run offline in JSON mode with a scripted model, and
-//! what it handed back to the model.
+//! what it handed back to the model. Test files that use it also declare
+//! `mod mcp_support;` (the workspace root, the example binaries).
 #![allow(dead_code)] // each test file uses a part of it
 
 use std::path::{Path, PathBuf};
@@ -10,13 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// The workspace root.
-pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the tests crate sits in the workspace")
-        .to_path_buf()
-}
+pub use crate::mcp_support::root;
 
 /// Where `.ci/install-pi` puts Pi: a Node project with
 /// `@mariozechner/pi-coding-agent` and `@mariozechner/pi-ai`.
