@@ -27,8 +27,12 @@ fn extension(dir: &std::path::Path) -> PathBuf {
 }
 
 fn session(turns: &[Value], abort_on: Option<&str>) -> PiRun {
+    session_with(turns, abort_on, &[])
+}
+
+fn session_with(turns: &[Value], abort_on: Option<&str>, envs: &[(&str, &str)]) -> PiRun {
     let dir = tempfile::tempdir().unwrap();
-    let run = run_pi(&extension(dir.path()), turns, abort_on, &[]);
+    let run = run_pi(&extension(dir.path()), turns, abort_on, envs);
     assert_eq!(run.code, Some(0), "Pi failed:\n{}", run.stderr);
     run
 }
@@ -204,6 +208,62 @@ fn a_bridge_that_dies_is_a_tool_error_and_the_next_call_starts_a_new_one() {
     let echo = run.result_of("fixture_echo");
     assert!(!echo.is_error, "{echo:?}");
     assert_eq!(echo.details, json!({"echoed": "again"}));
+}
+
+#[test]
+fn colliding_pi_names_are_refused_with_a_clear_error_and_pi_keeps_running() {
+    let run = session_with(
+        &[turn(&[("fixture_echo", json!({"text": "x"}))])],
+        None,
+        &[("PI_FIXTURE_COLLIDE", "1")],
+    );
+    assert!(
+        run.stderr.contains(
+            "tools `fixture.echo` and `fixture_echo` both map to the Pi name `fixture_echo`"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("pi(name ="),
+        "the fix is named: {}",
+        run.stderr
+    );
+    // Nothing was registered; Pi still ran the session.
+    assert_eq!(
+        run.result_of("fixture_echo").text(),
+        "Tool fixture_echo not found"
+    );
+    assert_eq!(run.last_assistant()["content"][0]["text"], "done");
+}
+
+#[test]
+fn a_bridge_that_cannot_start_costs_its_tools_not_pi() {
+    use gonk_tools::adapters::pi::{pi_extension_source, PiLaunch};
+
+    let dir = tempfile::tempdir().unwrap();
+    let extension = dir.path().join("missing.ts");
+    let launch = PiLaunch::new("/nonexistent/gonk-bridge").arg("pi");
+    std::fs::write(&extension, pi_extension_source(&launch)).unwrap();
+    let run = run_pi(
+        &extension,
+        &[turn(&[("fixture_echo", json!({"text": "x"}))])],
+        None,
+        &[],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("gonk-bridge: no tools registered")
+            && run
+                .stderr
+                .contains("could not be started (/nonexistent/gonk-bridge)"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.result_of("fixture_echo").text(),
+        "Tool fixture_echo not found"
+    );
 }
 
 /// One advertised schema (a golden file of `macro_schemas`), an argument

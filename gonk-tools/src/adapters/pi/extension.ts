@@ -252,13 +252,19 @@ export default async function gonkTools(pi: ExtensionAPI) {
 	let catalog: Catalog;
 	try {
 		catalog = await bridge.discover();
+		if (catalog.protocol !== PROTOCOL) {
+			throw new Error(`the bridge speaks protocol ${catalog.protocol}, this extension ${PROTOCOL}; write the extension again with the same binary`);
+		}
 	} catch (error) {
+		// Pi refuses to start when an extension fails to load; a missing or
+		// broken binary only costs its tools.
 		bridge.stop();
-		throw new Error(`${LAUNCH.name}: no tools registered: ${error instanceof Error ? error.message : String(error)}`);
-	}
-	if (catalog.protocol !== PROTOCOL) {
-		bridge.stop();
-		throw new Error(`${LAUNCH.name}: the bridge speaks protocol ${catalog.protocol}, this extension ${PROTOCOL}; write the extension again with the same binary`);
+		const message = `${LAUNCH.name}: no tools registered: ${error instanceof Error ? error.message : String(error)}`;
+		pi.on("session_start", (_event, ctx) => {
+			if (ctx.hasUI) ctx.ui.notify(message, "error");
+			else console.error(message);
+		});
+		return;
 	}
 
 	// Pi marks a result as an error only when execute throws, which would
