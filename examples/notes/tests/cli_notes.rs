@@ -1,12 +1,12 @@
-//! The notes command line, driven from outside: every test runs the real
-//! `notes` binary (Cargo builds it for this test target and sets
-//! `CARGO_BIN_EXE_notes`), feeds it argv, and checks stdout, stderr and
+//! The notes command line, driven from outside: every test runs a real
+//! binary (Cargo builds them for this test target and sets
+//! `CARGO_BIN_EXE_<name>`), feeds it argv, and checks stdout, stderr and
 //! the exit code.
 //!
-//! The diagnostic tools (`NOTES_DIAGNOSTICS=1`) make the paths the notes
-//! tools never take observable: every display kind, every event channel,
-//! a duplex tool, `TOOL_NOT_FOUND` from dispatch, a handler that must be
-//! dropped on Ctrl-C.
+//! `notes-testbed` is `notes` plus diagnostic tools that make the paths
+//! the notes tools never take observable: every display kind, every event
+//! channel, a duplex tool, `TOOL_NOT_FOUND` from dispatch, a handler that
+//! must be dropped on Ctrl-C.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -15,6 +15,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{json, Value};
 
 const NOTES: &str = env!("CARGO_BIN_EXE_notes");
+const TESTBED: &str = env!("CARGO_BIN_EXE_notes-testbed");
 
 /// The golden `--help` of `notes.search`.
 const GOLDEN_SEARCH_HELP: &str = concat!(
@@ -51,14 +52,18 @@ impl Run {
     }
 }
 
-/// A `notes` command with a clean environment: no per-user data directory
-/// unless a test sets one, diagnostics on.
+/// A `notes-testbed` command with a clean environment: no per-user data
+/// directory unless a test sets one.
 fn notes() -> Command {
-    let mut command = Command::new(NOTES);
+    clean(TESTBED)
+}
+
+fn clean(binary: &str) -> Command {
+    let mut command = Command::new(binary);
     command
         .env_remove("XDG_DATA_HOME")
         .env_remove("HOME")
-        .env("NOTES_DIAGNOSTICS", "1")
+        .env_remove("NOTES_SAVED_SEARCHES")
         .stdin(Stdio::null());
     command
 }
@@ -639,7 +644,7 @@ fn list_groups_tools_by_category_with_uncategorized_last() {
     assert!(names.contains(&"notes.export".to_owned()));
 
     // Without diagnostics, only the notes tools.
-    let plain = Run::from(Command::new(NOTES).arg("list").output().unwrap());
+    let plain = Run::from(clean(NOTES).arg("list").output().unwrap());
     assert!(
         plain.stdout.starts_with("notes:\n  notes.create"),
         "{}",
@@ -650,13 +655,10 @@ fn list_groups_tools_by_category_with_uncategorized_last() {
 
 #[test]
 fn tool_help_matches_the_golden_file() {
-    // Without diagnostics: the help of a notes tool does not depend on them,
-    // which running both ways shows.
-    for diagnostics in [false, true] {
-        let mut command = notes();
-        if !diagnostics {
-            command.env_remove("NOTES_DIAGNOSTICS");
-        }
+    // With and without diagnostics: the help of a notes tool does not
+    // depend on them, which running both binaries shows.
+    for binary in [NOTES, TESTBED] {
+        let mut command = clean(binary);
         let help = Run::from(command.args(["notes.search", "--help"]).output().unwrap());
         assert_eq!(help.code, 0);
         if std::env::var_os("UPDATE_GOLDEN").is_some() {
@@ -926,5 +928,62 @@ fn progress_is_a_live_bar_on_a_terminal_and_is_cleared_at_the_end() {
     assert!(
         terminal.ends_with("\r\u{1b}[2K"),
         "bar not cleared: {terminal:?}"
+    );
+}
+
+#[test]
+fn saved_searches_are_tools_made_at_run_time() {
+    let db = Db::new();
+    for title in ["Release checklist", "Rust ownership"] {
+        assert_eq!(db.run(&["notes.create", title]).code, 0);
+    }
+    let saved = |spec: &str, args: &[&str]| {
+        Run::from(
+            clean(NOTES)
+                .env("NOTES_SAVED_SEARCHES", spec)
+                .arg("--db")
+                .arg(db.path())
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    let spec = "release=release; rust=rust";
+    let hits = saved(spec, &["saved.release"]);
+    assert_eq!(
+        (hits.code, hits.stdout.as_str()),
+        (0, "   1  Release checklist\n"),
+        "{}",
+        hits.stderr
+    );
+    let listed = saved(spec, &["list"]);
+    assert!(
+        listed.stdout.contains(
+            "saved searches:\n  saved.release  Saved search: the notes that match \"release\".\n"
+        ),
+        "{}",
+        listed.stdout
+    );
+
+    // A malformed entry, or a name that is no tool name: a clear error at start-up.
+    let malformed = saved("release", &["list"]);
+    assert_eq!(malformed.code, 1);
+    assert_eq!(
+        malformed.stderr,
+        "Error: NOTES_SAVED_SEARCHES: `release` is not `name=query` (entries are separated by `;`)\n"
+    );
+    let unnamed = saved("my search=x", &["list"]);
+    assert_eq!(unnamed.code, 1);
+    assert!(
+        unnamed
+            .stderr
+            .starts_with("Error: the saved searches could not be registered: "),
+        "{}",
+        unnamed.stderr
+    );
+    assert!(
+        unnamed.stderr.contains("saved.my search"),
+        "{}",
+        unnamed.stderr
     );
 }
