@@ -19,7 +19,6 @@ fn cli(db: &str, args: &[&str]) -> std::process::Output {
         .arg("--db")
         .arg(db)
         .args(args)
-        .env_remove("NOTES_DIAGNOSTICS")
         .output()
         .expect("run the notes CLI")
 }
@@ -45,11 +44,7 @@ async fn the_same_tools_answer_on_the_cli_over_mcp_and_in_pi() {
 
     // …the MCP server of the same binary lists the same tools and finds it.
     let mut command = tokio::process::Command::new(bin("notes"));
-    command
-        .arg("--db")
-        .arg(&db)
-        .arg("mcp")
-        .env_remove("NOTES_DIAGNOSTICS");
+    command.arg("--db").arg(&db).arg("mcp");
     let client = McpClient::connect_stdio(command)
         .await
         .expect("notes mcp starts");
@@ -169,7 +164,6 @@ async fn the_same_tools_answer_on_the_cli_over_mcp_and_in_pi() {
 fn discover_over_the_pi_bridge(db: &str) -> Vec<Value> {
     let mut bridge = Command::new(bin("notes"))
         .args(["--db", db, "pi"])
-        .env_remove("NOTES_DIAGNOSTICS")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()

@@ -14,13 +14,13 @@ use serde_json::{json, Value};
 
 use pi_support::{run_pi, turn, PiRun};
 
-/// `notes --db DB pi-extension > DIR/notes.ts`.
-fn notes_extension(dir: &Path, db: &Path) -> PathBuf {
-    let output = Command::new(mcp_support::bin("notes"))
+/// `BINARY --db DB pi-extension > DIR/notes.ts`, for `notes` or
+/// `notes-testbed` (`notes` plus the diagnostic tools).
+fn notes_extension(binary: &str, dir: &Path, db: &Path) -> PathBuf {
+    let output = Command::new(mcp_support::bin(binary))
         .arg("--db")
         .arg(db)
         .arg("pi-extension")
-        .env_remove("NOTES_DIAGNOSTICS")
         .output()
         .expect("notes runs");
     assert!(output.status.success(), "{output:?}");
@@ -29,10 +29,10 @@ fn notes_extension(dir: &Path, db: &Path) -> PathBuf {
     path
 }
 
-fn session(turns: &[Value], abort_on: Option<&str>, envs: &[(&str, &str)]) -> PiRun {
+fn session(binary: &str, turns: &[Value], abort_on: Option<&str>) -> PiRun {
     let dir = tempfile::tempdir().unwrap();
-    let extension = notes_extension(dir.path(), &dir.path().join("notes.db"));
-    let run = run_pi(&extension, turns, abort_on, envs);
+    let extension = notes_extension(binary, dir.path(), &dir.path().join("notes.db"));
+    let run = run_pi(&extension, turns, abort_on, &[]);
     assert_eq!(run.code, Some(0), "Pi failed:\n{}", run.stderr);
     run
 }
@@ -40,6 +40,7 @@ fn session(turns: &[Value], abort_on: Option<&str>, envs: &[(&str, &str)]) -> Pi
 #[test]
 fn a_scripted_pi_session_creates_searches_and_exports_notes() {
     let run = session(
+        "notes",
         &[
             turn(&[(
                 "notes_create",
@@ -56,7 +57,6 @@ fn a_scripted_pi_session_creates_searches_and_exports_notes() {
             turn(&[("notes_get", json!({"id": 9_223_372_036_854_775_808_u64}))]),
         ],
         None,
-        &[],
     );
     let results = run.tool_results();
     let tools: Vec<&str> = results.iter().map(|r| r.tool.as_str()).collect();
@@ -142,6 +142,7 @@ fn an_abort_from_pi_drops_the_notes_handler() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("marker");
     let run = session(
+        "notes-testbed",
         &[turn(&[(
             "diag_sleep",
             json!({"ms": 600000, "marker": marker.to_str().unwrap()}),
@@ -149,7 +150,6 @@ fn an_abort_from_pi_drops_the_notes_handler() {
         // The scripted model's extension aborts the agent (Pi's Escape) when
         // the handler logs that it is sleeping: it is running by then.
         Some("diag_sleep"),
-        &[("NOTES_DIAGNOSTICS", "1")],
     );
     assert!(
         run.logs

@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 
 use crate::context::{LogRecord, ToolContext};
 use crate::error::ToolError;
-use crate::event::{Display, DisplayBlock, LogLevel, ResourceContents, ToolEvent};
+use crate::event::{DisplayBlock, LogLevel, ResourceContents, ToolDisplay, ToolEvent};
 use crate::outcome::{collect_tool_outcome, ToolOutput};
 use crate::registry::ToolRegistry;
 
@@ -180,10 +180,10 @@ pub fn block_content(block: &DisplayBlock) -> PiContent {
 }
 
 /// A display as Pi content.
-pub fn display_content(display: &Display) -> Vec<PiContent> {
+pub fn display_content(display: &ToolDisplay) -> Vec<PiContent> {
     match display {
-        Display::Text(text) => vec![PiContent::text(text)],
-        Display::Blocks(blocks) => blocks.iter().map(block_content).collect(),
+        ToolDisplay::Text(text) => vec![PiContent::text(text)],
+        ToolDisplay::Blocks(blocks) => blocks.iter().map(block_content).collect(),
     }
 }
 
