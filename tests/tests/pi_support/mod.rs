@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -40,7 +41,9 @@ pub fn pi_script(name: &str) -> PathBuf {
     let copy = pi_dir().join(name);
     // Written aside and renamed: a Pi started by a parallel test never
     // reads a half-written copy.
-    let aside = pi_dir().join(format!(".{name}.{}", std::process::id()));
+    static COPIES: AtomicUsize = AtomicUsize::new(0);
+    let n = COPIES.fetch_add(1, Ordering::Relaxed);
+    let aside = pi_dir().join(format!(".{name}.{}.{n}", std::process::id()));
     std::fs::copy(root().join("tests").join("pi").join(name), &aside)
         .expect("copy the script next to node_modules");
     std::fs::rename(&aside, &copy).expect("move the copy in place");
