@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 
 use crate::context::{LogRecord, ToolContext};
 use crate::error::ToolError;
-use crate::event::{DisplayBlock, LogLevel, ResourceContents, ToolDisplay, ToolEvent};
+use crate::event::{DisplayBlock, ResourceContents, ToolDisplay, ToolEvent};
 use crate::outcome::{collect_tool_outcome, ToolOutput};
 use crate::registry::ToolRegistry;
 
@@ -221,22 +221,38 @@ pub fn error_result(error: &ToolError) -> PiToolResult {
     }
 }
 
-/// Writes a log event of `tool` to the context's log sink, if it has one.
-fn log_to_host(
-    ctx: &ToolContext,
-    tool: &Arc<str>,
-    level: LogLevel,
-    message: &str,
-    meta: Option<&Value>,
-) {
-    if let Some(sink) = &ctx.log_sink {
-        sink.log(&LogRecord {
-            level,
-            message,
-            meta,
-            tool: Some(tool),
-            call_stack: std::slice::from_ref(tool),
-        });
+/// Where a call's events go besides its outcome: progress and data to the
+/// update sink, logs to the context's log sink (the host's log).
+struct Router {
+    host: ToolContext,
+    tool: Arc<str>,
+    on_update: UpdateSink,
+}
+
+impl Router {
+    fn route(&self, event: &ToolEvent) {
+        match event {
+            ToolEvent::Log {
+                level,
+                message,
+                meta,
+            } => {
+                if let Some(sink) = &self.host.log_sink {
+                    sink.log(&LogRecord {
+                        level: *level,
+                        message,
+                        meta: meta.as_ref(),
+                        tool: Some(&self.tool),
+                        call_stack: std::slice::from_ref(&self.tool),
+                    });
+                }
+            }
+            other => {
+                if let Some(update) = update_for(other) {
+                    (self.on_update)(update);
+                }
+            }
+        }
     }
 }
 
@@ -251,46 +267,24 @@ pub async fn execute(
     ctx: ToolContext,
     on_update: UpdateSink,
 ) -> PiToolResult {
-    let name: Arc<str> = Arc::from(tool);
-    let host = ctx.clone();
+    let router = Arc::new(Router {
+        host: ctx.clone(),
+        tool: Arc::from(tool),
+        on_update,
+    });
+    // `ctx.notify` from a non-streaming handler is routed like a streamed event.
     let previous = ctx.notify.clone();
     let notified = {
-        let host = host.clone();
-        let name = Arc::clone(&name);
-        let on_update = Arc::clone(&on_update);
+        let router = Arc::clone(&router);
         move |event: &ToolEvent| {
             if let Some(previous) = &previous {
                 previous(event);
             }
-            match event {
-                ToolEvent::Log {
-                    level,
-                    message,
-                    meta,
-                } => log_to_host(&host, &name, *level, message, meta.as_ref()),
-                other => {
-                    if let Some(update) = update_for(other) {
-                        on_update(update);
-                    }
-                }
-            }
+            router.route(event);
         }
     };
     let events = registry.invoke(tool, input, ctx.with_notify(notified));
-    let outcome = collect_tool_outcome(events, |event| match event {
-        ToolEvent::Log {
-            level,
-            message,
-            meta,
-        } => log_to_host(&host, &name, *level, message, meta.as_ref()),
-        other => {
-            if let Some(update) = update_for(other) {
-                on_update(update);
-            }
-        }
-    })
-    .await;
-    match outcome {
+    match collect_tool_outcome(events, |event| router.route(event)).await {
         Ok(output) => success_result(output),
         Err(error) => error_result(&error),
     }
