@@ -65,10 +65,15 @@
 //!   [`InProcess`](client::InProcess) runs them against a registry here.
 //! * [`macro@tool`], [`macro@tools`], [`toolset!`] — define tools as async
 //!   fns, group them into sets with typed clients, checked at compile time.
+//! * `adapters` — the surfaces, each behind its cargo feature: `cli` (every
+//!   tool a clap subcommand), `mcp` (stdio and streamable HTTP on rmcp) and
+//!   `pi` (the Pi coding agent: the projection to Pi's tool shape, the
+//!   JSON-lines bridge `serve_pi`, and the TypeScript extension that ships
+//!   with the crate, written out by `write_pi_extension`).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-#[cfg(any(feature = "cli", feature = "mcp"))]
+#[cfg(any(feature = "cli", feature = "mcp", feature = "pi"))]
 pub mod adapters;
 pub mod client;
 pub mod context;
