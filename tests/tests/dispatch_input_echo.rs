@@ -2,7 +2,7 @@
 //! quotes is cut to its first 80 characters plus its size, so a 3.9 MB
 //! title gets a small answer from dispatch — and from the MCP server and
 //! the command line, which print what dispatch gives (real processes:
-//! `src/bin/contract_fixture.rs`).
+//! `tests/fixtures/contract_fixture.rs`).
 
 mod mcp_support;
 

@@ -1,7 +1,7 @@
 //! Auth from `McpServerOptions::base_context` applies to listing and
 //! calling alike: a tool the policy hides is neither listed nor callable,
 //! seen by the official Python SDK over stdio against a real server process
-//! (`contract_fixture mcp`, `src/bin/contract_fixture.rs`).
+//! (`contract_fixture mcp`, `tests/fixtures/contract_fixture.rs`).
 
 mod mcp_support;
 
