@@ -346,19 +346,17 @@ fn missing_state_is_refused_at_registration() {
 }
 
 #[tokio::test]
-async fn missing_state_at_call_time_is_internal_not_a_panic() {
+async fn merge_refuses_a_tool_whose_state_the_merged_registry_lacks() {
     // `merge` builds a registry with the state of its receiver, which here
-    // has none: the `State<Store>` extraction must fail as INTERNAL.
+    // has none: the tool that extracts `State<Store>` is refused, as at
+    // registration, so no call can find its state missing.
     let with_state = ToolRegistry::builder().state(Store::default()).build();
     with_state.register(NotesCount::definition()).unwrap();
-    let merged = ToolRegistry::new().merge(&with_state).unwrap();
-    let events = merged.invoke("notes.count", json!({}), ToolContext::new());
-    let error = collect_tool_outcome(events, |_| {}).await.unwrap_err();
-    assert_eq!(error.code, ErrorCode::Internal);
+    let error = ToolRegistry::new().merge(&with_state).unwrap_err();
     assert!(
-        error.message.contains("needs application state"),
-        "{}",
-        error.message
+        matches!(&error, gonk_tools::RegistryError::MissingState { name, type_name }
+            if name == "notes.count" && type_name.ends_with("Store")),
+        "{error}"
     );
     // The registry keeps serving.
     let events = with_state.invoke("notes.count", json!({}), ToolContext::new());
