@@ -50,6 +50,18 @@ async fn authed(
     (ran.events, receipts)
 }
 
+/// Runs `notes.write` (a write tool) with approvals from `provider`.
+async fn write_with(
+    provider: impl ApprovalProvider + 'static,
+) -> (Vec<ToolEvent>, Vec<AuditReceipt>) {
+    authed(
+        options().approval_provider(provider),
+        "notes.write",
+        json!({"q": "x"}),
+    )
+    .await
+}
+
 fn required(id: Option<&str>, reason: Option<&str>) -> Arc<TestProvider> {
     let (id, reason) = (id.map(str::to_owned), reason.map(str::to_owned));
     TestProvider::new(move |_| {
@@ -65,12 +77,7 @@ fn required(id: Option<&str>, reason: Option<&str>) -> Arc<TestProvider> {
 
 #[tokio::test]
 async fn receipts_have_the_contract_shape() {
-    let (events, receipts) = authed(
-        options().approval_provider(ApproveAll),
-        "notes.write",
-        json!({"q": "x"}),
-    )
-    .await;
+    let (events, receipts) = write_with(ApproveAll).await;
     assert_eq!(events[0].kind(), "result");
     let receipts = serde_json::to_value(&receipts).unwrap();
     assert_eq!(
@@ -125,12 +132,7 @@ async fn related_resources_appear_only_where_a_resolution_happened_and_receipts_
     );
     assert_eq!(receipts[2].get("relatedResources"), None, "approval");
 
-    let (_, receipts) = authed(
-        options().approval_provider(ApproveAll),
-        "notes.write",
-        json!({"q": "x"}),
-    )
-    .await;
+    let (_, receipts) = write_with(ApproveAll).await;
     let receipts = serde_json::to_value(&receipts).unwrap();
     assert_eq!(
         receipts[1].get("relatedResources"),
@@ -187,12 +189,7 @@ async fn approval_required_details_have_the_contract_shape() {
 #[tokio::test]
 async fn approval_required_details_without_a_reason_or_a_related_resource() {
     let provider = TestProvider::new(|_| Ok(ApprovalDecision::required("apr-1")));
-    let (events, _) = authed(
-        options().approval_provider(provider),
-        "notes.write",
-        json!({"q": "x"}),
-    )
-    .await;
+    let (events, _) = write_with(provider).await;
     assert_eq!(
         error_of(&events).details,
         Some(json!({
@@ -209,12 +206,7 @@ async fn approval_required_details_without_a_reason_or_a_related_resource() {
 #[tokio::test]
 async fn a_required_decision_without_a_request_id_is_invalid_and_denies() {
     for id in [None, Some(""), Some("  ")] {
-        let (events, receipts) = authed(
-            options().approval_provider(required(id, Some("Needs a human"))),
-            "notes.write",
-            json!({"q": "x"}),
-        )
-        .await;
+        let (events, receipts) = write_with(required(id, Some("Needs a human"))).await;
         assert_eq!(
             wire(&events),
             json!([{
@@ -243,12 +235,7 @@ async fn approval_denied_details_carry_the_providers_request_id() {
     let provider = TestProvider::new(|_| {
         Ok(ApprovalDecision::denied("Rejected by the owner").with_approval_request_id("apr-9"))
     });
-    let (events, receipts) = authed(
-        options().approval_provider(provider),
-        "notes.write",
-        json!({"q": "x"}),
-    )
-    .await;
+    let (events, receipts) = write_with(provider).await;
     assert_eq!(
         wire(&events),
         json!([{
@@ -264,12 +251,7 @@ async fn approval_denied_details_carry_the_providers_request_id() {
     );
     // Without one, no details.
     let provider = TestProvider::new(|_| Ok(ApprovalDecision::denied("No")));
-    let (events, _) = authed(
-        options().approval_provider(provider),
-        "notes.write",
-        json!({"q": "x"}),
-    )
-    .await;
+    let (events, _) = write_with(provider).await;
     assert_eq!(error_of(&events).details, None);
 }
 
@@ -401,11 +383,6 @@ async fn messages_start_with_the_contract_wording() {
     }
 
     // Approval required.
-    let (events, _) = authed(
-        options().approval_provider(required(Some("apr-1"), None)),
-        "notes.write",
-        json!({"q": "x"}),
-    )
-    .await;
+    let (events, _) = write_with(required(Some("apr-1"), None)).await;
     assert!(error_of(&events).message.starts_with("Approval required"));
 }
