@@ -77,6 +77,7 @@ pub mod dispatch;
 pub mod error;
 pub mod event;
 pub mod metrics;
+mod names;
 pub mod outcome;
 pub mod registry;
 pub mod schema;
