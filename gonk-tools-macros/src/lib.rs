@@ -149,7 +149,7 @@ mod validate;
 /// | `latency` | `"instant"` / `"seconds"` / `"minutes"` |
 /// | `cli` | `cli(command = "..", positional = [..], aliases = [..], examples = [..])` |
 /// | `mcp` | `mcp(name = "..", visibility = "..", read_only, destructive, idempotent, open_world)` |
-/// | `pi` | `pi(name = "..", visibility = "..", requires_approval, status_glyph = "..")`: hints for Pi, a terminal coding agent (kept on the definition; no adapter serves Pi yet) |
+/// | `pi` | `pi(name = "..", visibility = "..", requires_approval, status_glyph = "..")`: hints for the Pi coding agent (a terminal coding agent; the `pi` adapter of `gonk_tools`) |
 /// | `authorization` | `authorization(auth_level = "..", required_role = "..", allowed_callers = [..])` |
 /// | `authorization_resource` | `"note"` or `authorization_resource(kind = "note", required_fields = [..])` |
 /// | `validate_output` | `"off"` / `"lax"` / `"strict"` |

@@ -2,8 +2,8 @@
 //!
 //! Define a tool for an LLM agent **once** — an `async fn` with
 //! [`#[tool]`](macro@tool) — and serve it on every surface (MCP over stdio
-//! and streamable HTTP, a command line, typed Rust clients) through **one
-//! dispatch contract**: the input schema you advertise is the schema that
+//! and streamable HTTP, a command line, the Pi coding agent, typed Rust
+//! clients) through **one dispatch contract**: the input schema you advertise is the schema that
 //! is enforced, cancellation drops the handler, a panic is an `INTERNAL`
 //! error and never a crash, and every call records one metric.
 //!
@@ -82,7 +82,7 @@
 //!
 //! From there: [`State<T>`] for application state, [`toolset!`] for a set
 //! registered in one call with a typed client, [`client`] for clients over
-//! any transport, the `mcp` and `cli` features for the surfaces. Tools known
+//! any transport, the `mcp`, `cli` and `pi` features for the surfaces. Tools known
 //! only at run time use the builder the macro expands to,
 //! [`ToolDefinition::builder`].
 //!
@@ -109,13 +109,15 @@
 //!   [`InProcess`](client::InProcess) runs them against a registry here.
 //! * [`macro@tool`], [`macro@tools`], [`toolset!`] — define tools as async
 //!   fns, group them into sets with typed clients, checked at compile time.
-//! * `adapters` — the surfaces, behind features: `mcp` (MCP servers over
-//!   stdio and streamable HTTP, and an MCP client transport) and `cli`
-//!   (every tool a subcommand).
+//! * `adapters` — the surfaces, each behind its cargo feature: `cli` (every
+//!   tool a clap subcommand), `mcp` (stdio and streamable HTTP on rmcp) and
+//!   `pi` (the Pi coding agent: the projection to Pi's tool shape, the
+//!   JSON-lines bridge `serve_pi`, and the TypeScript extension that ships
+//!   with the crate, written out by `write_pi_extension`).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-#[cfg(any(feature = "cli", feature = "mcp"))]
+#[cfg(any(feature = "cli", feature = "mcp", feature = "pi"))]
 pub mod adapters;
 pub mod client;
 pub mod context;
