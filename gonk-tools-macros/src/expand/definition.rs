@@ -153,6 +153,27 @@ fn capabilities(krate: &Path, a: &ToolAttrs) -> Option<TokenStream> {
     })
 }
 
+/// `hints.<name_field> = ..; hints.visibility = ..;` of a surface's
+/// `name = ".."` and `visibility = ".."`.
+fn surface_name_and_visibility(
+    krate: &Path,
+    name_field: &str,
+    name: &Option<LitStr>,
+    visibility: &Option<Choice>,
+) -> Vec<TokenStream> {
+    let mut sets = Vec::new();
+    if let Some(name) = name {
+        let field = format_ident!("{name_field}");
+        let name = some_string(name);
+        sets.push(quote!(hints.#field = #name;));
+    }
+    if let Some(v) = visibility {
+        let v = choice_path(krate, "Visibility", v);
+        sets.push(quote!(hints.visibility = ::std::option::Option::Some(#v);));
+    }
+    sets
+}
+
 /// Per-surface hints: `cli(..)`, `mcp(..)`, `pi(..)`.
 fn hints(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
     let mut calls = Vec::new();
@@ -182,15 +203,7 @@ fn hints(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
         });
     }
     if let Some(mcp) = &a.mcp {
-        let mut sets = Vec::new();
-        if let Some(name) = &mcp.name {
-            let name = some_string(name);
-            sets.push(quote!(hints.mcp_name = #name;));
-        }
-        if let Some(v) = &mcp.visibility {
-            let v = choice_path(krate, "Visibility", v);
-            sets.push(quote!(hints.visibility = ::std::option::Option::Some(#v);));
-        }
+        let mut sets = surface_name_and_visibility(krate, "mcp_name", &mcp.name, &mcp.visibility);
         sets.push(flag_sets(
             quote!(hints.annotations),
             &mcp.annotations,
@@ -205,15 +218,7 @@ fn hints(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
         });
     }
     if let Some(pi) = &a.pi {
-        let mut sets = Vec::new();
-        if let Some(name) = &pi.name {
-            let name = some_string(name);
-            sets.push(quote!(hints.pi_name = #name;));
-        }
-        if let Some(v) = &pi.visibility {
-            let v = choice_path(krate, "Visibility", v);
-            sets.push(quote!(hints.visibility = ::std::option::Option::Some(#v);));
-        }
+        let mut sets = surface_name_and_visibility(krate, "pi_name", &pi.name, &pi.visibility);
         if let Some(value) = pi.requires_approval {
             sets.push(quote!(hints.requires_approval = ::std::option::Option::Some(#value);));
         }

@@ -54,32 +54,19 @@ pub fn handler(model: &ToolModel, select: &TokenStream) -> TokenStream {
         quote!(#krate::tool::IntoToolError::into_tool_error(__error)),
         err_span,
     );
+    let plain = quote!({ #(#states)* #ok(#call.await) });
+    let converted = quote!({
+        #(#states)*
+        match #call.await {
+            ::std::result::Result::Ok(__output) => ::std::result::Result::Ok(__output),
+            ::std::result::Result::Err(__error) => ::std::result::Result::Err(#into_tool_error),
+        }
+    });
     let (method, body) = match &model.ret {
-        Return::Plain(_) => (quote!(handler), quote!({ #(#states)* #ok(#call.await) })),
-        Return::Output(_) => (
-            quote!(handler_with_output),
-            quote!({ #(#states)* #ok(#call.await) }),
-        ),
-        Return::Result { .. } => (
-            quote!(handler),
-            quote!({
-                #(#states)*
-                match #call.await {
-                    ::std::result::Result::Ok(__output) => ::std::result::Result::Ok(__output),
-                    ::std::result::Result::Err(__error) => ::std::result::Result::Err(#into_tool_error),
-                }
-            }),
-        ),
-        Return::ResultOutput { .. } => (
-            quote!(handler_with_output),
-            quote!({
-                #(#states)*
-                match #call.await {
-                    ::std::result::Result::Ok(__output) => ::std::result::Result::Ok(__output),
-                    ::std::result::Result::Err(__error) => ::std::result::Result::Err(#into_tool_error),
-                }
-            }),
-        ),
+        Return::Plain(_) => (quote!(handler), plain),
+        Return::Output(_) => (quote!(handler_with_output), plain),
+        Return::Result { .. } => (quote!(handler), converted),
+        Return::ResultOutput { .. } => (quote!(handler_with_output), converted),
         Return::Stream(_) | Return::BadStream(_) => {
             let body = if states.is_empty() {
                 quote!({ #call.await })
