@@ -322,7 +322,7 @@ toolset! {
         TestElicitation,
         TestElicitationSep1034Defaults,
         TestElicitationSep1330Enums,
-        json_schema_2020_12_tool = JsonSchema202012Tool,
+        JsonSchema_2020_12Tool,
     }
 }
 
@@ -369,7 +369,7 @@ async fn main() -> ExitCode {
         }
     };
     let registry = ToolRegistry::new();
-    if let Err(error) = Conformance::register(&registry) {
+    if let Err(error) = Conformance::register_tools(&registry) {
         eprintln!("conformance: {error}");
         return ExitCode::FAILURE;
     }

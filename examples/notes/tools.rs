@@ -342,7 +342,7 @@ pub async fn notes_export(
 }
 
 toolset! {
-    /// Every notes tool. `NotesTools::register(&registry)` registers them
+    /// Every notes tool. `NotesTools::register_tools(&registry)` registers them
     /// all; `NotesToolsClient::new(transport)` calls them by type.
     pub struct NotesTools {
         NotesCreate,
@@ -357,7 +357,7 @@ toolset! {
 /// A registry holding `store` as state and every notes tool.
 pub fn registry(store: Arc<Store>) -> Result<ToolRegistry, RegistryError> {
     let registry = ToolRegistry::builder().state_arc(store).build();
-    NotesTools::register(&registry)?;
+    NotesTools::register_tools(&registry)?;
     Ok(registry)
 }
 
@@ -421,7 +421,7 @@ mod tests {
 
     #[test]
     fn registering_without_a_store_fails_at_start_up() {
-        let error = NotesTools::register(&ToolRegistry::new()).unwrap_err();
+        let error = NotesTools::register_tools(&ToolRegistry::new()).unwrap_err();
         assert!(
             matches!(error, RegistryError::MissingState { .. }),
             "{error}"

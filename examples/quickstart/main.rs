@@ -1,50 +1,47 @@
-//! Registers two tools — one plain, one streaming — invokes them through the
-//! registry and prints every event as the JSON a surface would see.
+//! Two tools, from a bare `#[tool]` to one with attributes and a stream:
+//! registered, invoked through the registry, every event printed as the
+//! JSON a surface would see.
 //!
 //! Run: `cargo run -p gonk-tools-examples --bin quickstart`
 
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
 use gonk_tools::prelude::*;
 
 #[derive(Deserialize, JsonSchema)]
-struct Greet {
+struct Person {
     /// Who to greet.
     #[schemars(length(min = 1))]
     name: String,
 }
 
+/// Greet someone by name.
+#[tool]
+async fn greet(person: Person) -> String {
+    format!("Hello, {}!", person.name)
+}
+
 #[derive(Deserialize, JsonSchema)]
-struct Count {
+struct CountTo {
     /// Count up to this number.
     #[schemars(range(min = 1, max = 10))]
     to: u32,
 }
 
+/// Count up, streaming progress.
+#[tool(approval = "read", capabilities(idempotent), latency = "seconds")]
+async fn count(input: CountTo) -> impl Stream<Item = ToolEvent<u32>> {
+    gonk_tools::stream! {
+        for i in 1..=input.to {
+            yield ToolEvent::progress(f64::from(i * 100 / input.to), Some(format!("{i}/{}", input.to)));
+        }
+        yield ToolEvent::result(input.to);
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = ToolRegistry::new();
-    registry.register_all([
-        ToolDefinition::builder("greet")
-            .description("Greet someone by name.")
-            .approval(ApprovalTier::Read)
-            .handler_with_output(|input: Greet, _ctx| async move {
-                let text = format!("Hello, {}!", input.name);
-                Ok::<_, ToolError>(ToolOutput::new(json!({ "greeting": text })).with_display(text))
-            })
-            .build(),
-        ToolDefinition::builder("count")
-            .description("Count up, streaming progress.")
-            .approval(ApprovalTier::Read)
-            .stream_handler(|input: Count, _ctx| async move {
-                let to = input.to;
-                futures::stream::iter(1..=to)
-                    .map(move |i| {
-                        ToolEvent::progress(f64::from(i * 100 / to), Some(format!("{i}/{to}")))
-                    })
-                    .chain(futures::stream::once(async move { ToolEvent::result(to) }))
-            })
-            .build(),
-    ])?;
+    registry.register_all([Greet::definition(), Count::definition()])?;
 
     for (name, input) in [
         ("greet", json!({"name": "Ada"})),

@@ -1,7 +1,9 @@
 //! Parsing `#[tool(...)]` arguments into [`ToolAttrs`]: every key, its
 //! value checked for shape (string, list, flag, one of a set), every
 //! misuse an error spanned on the offending token. Errors are collected,
-//! not returned at the first one, so one build shows all of them.
+//! not returned at the first one, so one build shows all of them. Keys are
+//! matched by their [`keys`](crate::keys) constants, and every match ends
+//! in an "unknown key" error: no arm quietly takes a key it does not name.
 
 use proc_macro2::{Span, TokenStream};
 use syn::meta::ParseNestedMeta;
@@ -9,6 +11,8 @@ use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, LitBool, LitStr, Path, Token};
 
+use crate::errors::Errors;
+use crate::keys;
 use crate::names::unknown_message;
 
 /// A value picked from a fixed set (`approval = "read"`), with its span.
@@ -103,93 +107,6 @@ pub struct ToolAttrs {
     pub output_schema: Option<LitBool>,
 }
 
-pub const TOOL_KEYS: &[&str] = &[
-    "name",
-    "description",
-    "category",
-    "visibility",
-    "approval",
-    "capabilities",
-    "tags",
-    "keywords",
-    "related_to",
-    "cost",
-    "latency",
-    "cli",
-    "mcp",
-    "pi",
-    "authorization",
-    "authorization_resource",
-    "validate_output",
-    "requires",
-    "capability_for",
-    "degraded_description",
-    "input_json_schema",
-    "output_schema",
-    "type_name",
-    "crate",
-];
-
-pub const TIERS: &[&str] = &["read", "write", "exec"];
-pub const VISIBILITIES: &[&str] = &["always", "on-demand"];
-pub const COSTS: &[&str] = &["low", "moderate", "high"];
-pub const LATENCIES: &[&str] = &["instant", "seconds", "minutes"];
-pub const VALIDATE_OUTPUT: &[&str] = &["off", "lax", "strict"];
-pub const CAPABILITIES: &[&str] = &[
-    "reads_fs",
-    "writes_fs",
-    "network",
-    "long_running",
-    "idempotent",
-    "duplex",
-];
-pub const MCP_KEYS: &[&str] = &[
-    "name",
-    "visibility",
-    "read_only",
-    "destructive",
-    "idempotent",
-    "open_world",
-];
-const MCP_FLAGS: &[&str] = &["read_only", "destructive", "idempotent", "open_world"];
-pub const CLI_KEYS: &[&str] = &["command", "positional", "aliases", "examples"];
-pub const PI_KEYS: &[&str] = &["name", "visibility", "requires_approval", "status_glyph"];
-pub const AUTH_KEYS: &[&str] = &["auth_level", "required_role", "allowed_callers"];
-pub const AUTH_RESOURCE_KEYS: &[&str] = &["kind", "required_fields"];
-pub const APPROVAL_KEYS: &[&str] = &["tier", "override", "reason"];
-
-/// Collects errors.
-#[derive(Default)]
-pub struct Errors(Option<syn::Error>);
-
-impl Errors {
-    pub fn push(&mut self, error: syn::Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(error),
-            None => self.0 = Some(error),
-        }
-    }
-
-    pub fn push_spanned(&mut self, tokens: impl quote::ToTokens, message: impl std::fmt::Display) {
-        self.push(syn::Error::new_spanned(tokens, message));
-    }
-
-    pub fn push_at(&mut self, span: Span, message: impl std::fmt::Display) {
-        self.push(syn::Error::new(span, message));
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_none()
-    }
-
-    pub fn finish(self) -> syn::Result<()> {
-        match self.0 {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
-    }
-}
-
 fn key_of(meta: &ParseNestedMeta<'_>) -> String {
     meta.path
         .get_ident()
@@ -198,6 +115,16 @@ fn key_of(meta: &ParseNestedMeta<'_>) -> String {
             let path = &meta.path;
             quote::quote!(#path).to_string()
         })
+}
+
+/// The constant of `key` in `list`, if it is there.
+fn known(key: &str, list: &[&'static str]) -> Option<&'static str> {
+    list.iter().find(|k| **k == key).copied()
+}
+
+/// "unknown `what` `key`", with a suggestion from `list`.
+fn unknown(meta: &ParseNestedMeta<'_>, what: &str, key: &str, list: &[&str]) -> syn::Error {
+    meta.error(unknown_message(what, key, list))
 }
 
 /// Skips the rest of one `key = value` / `key(...)` entry after an error,
@@ -222,6 +149,22 @@ fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>) -> syn::Re
         return Err(meta.error(format!("duplicate `{}`: give each key once", key_of(meta))));
     }
     *slot = Some(value);
+    Ok(())
+}
+
+/// Adds flag `name` (`name` or `name = false`), refusing a second one.
+fn push_flag(
+    flags: &mut Vec<Flag>,
+    name: &'static str,
+    meta: &ParseNestedMeta<'_>,
+) -> syn::Result<()> {
+    if flags.iter().any(|f| f.name == name) {
+        return Err(meta.error(format!("duplicate `{name}`: give each key once")));
+    }
+    flags.push(Flag {
+        name,
+        value: flag(meta)?,
+    });
     Ok(())
 }
 
@@ -307,7 +250,7 @@ fn choice(meta: &ParseNestedMeta<'_>, what: &str, options: &[&'static str]) -> s
 
 pub fn choice_of(s: &LitStr, what: &str, options: &[&'static str]) -> syn::Result<Choice> {
     let text = s.value();
-    match options.iter().find(|o| **o == text) {
+    match known(&text, options) {
         Some(value) => Ok(Choice {
             value,
             span: s.span(),
@@ -341,8 +284,18 @@ fn expr(meta: &ParseNestedMeta<'_>, example: &str) -> syn::Result<Expr> {
     value.parse()
 }
 
-/// Parses a nested list `key(a = .., b, ..)`; unknown keys are reported
-/// with a suggestion and skipped.
+fn crate_path(meta: &ParseNestedMeta<'_>) -> syn::Result<Path> {
+    let value = meta.value()?;
+    if value.peek(LitStr) {
+        value.parse::<LitStr>()?.parse::<Path>()
+    } else {
+        Path::parse_mod_style(value)
+    }
+}
+
+/// Parses a nested list `key(a = .., b, ..)`, handing each entry to
+/// `each` (whose last arm reports an unknown key); an entry that fails is
+/// reported and skipped, and parsing goes on.
 fn nested(
     meta: &ParseNestedMeta<'_>,
     keys: &[&str],
@@ -358,12 +311,7 @@ fn nested(
     }
     meta.parse_nested_meta(|inner| {
         let key = key_of(&inner);
-        let result = if keys.contains(&key.as_str()) {
-            each(&key, &inner)
-        } else {
-            Err(inner.error(unknown_message(&format!("`{outer}(..)` key"), &key, keys)))
-        };
-        if let Err(error) = result {
+        if let Err(error) = each(&key, &inner) {
             errors.push(error);
             skip_entry(inner.input);
         }
@@ -393,18 +341,9 @@ impl ToolAttrs {
     fn parse_key(&mut self, meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<()> {
         let key = key_of(meta);
         match key.as_str() {
-            "crate" => {
-                let value = meta.value()?;
-                let path = if value.peek(LitStr) {
-                    let s: LitStr = value.parse()?;
-                    s.parse::<Path>()?
-                } else {
-                    Path::parse_mod_style(value)?
-                };
-                set(&mut self.krate, path, meta)
-            }
-            "name" => set(&mut self.name, lit_str(meta)?, meta),
-            "type_name" => {
+            keys::CRATE => set(&mut self.krate, crate_path(meta)?, meta),
+            keys::NAME => set(&mut self.name, lit_str(meta)?, meta),
+            keys::TYPE_NAME => {
                 let ident: Ident = meta.value()?.parse().map_err(|e| {
                     syn::Error::new(
                         e.span(),
@@ -413,135 +352,64 @@ impl ToolAttrs {
                 })?;
                 set(&mut self.type_name, ident, meta)
             }
-            "description" => set(&mut self.description, lit_str(meta)?, meta),
-            "category" => set(&mut self.category, lit_str(meta)?, meta),
-            "visibility" => set(
+            keys::DESCRIPTION => set(&mut self.description, lit_str(meta)?, meta),
+            keys::CATEGORY => set(&mut self.category, lit_str(meta)?, meta),
+            keys::VISIBILITY => set(
                 &mut self.visibility,
-                choice(meta, "visibility", VISIBILITIES)?,
+                choice(meta, "visibility", keys::VISIBILITIES)?,
                 meta,
             ),
-            "approval" => {
-                let approval = self.parse_approval(meta, errors)?;
+            keys::APPROVAL => {
+                let approval = parse_approval(meta, errors)?;
                 set(&mut self.approval, approval, meta)
             }
-            "capabilities" => {
-                let mut flags = Vec::new();
-                nested(meta, CAPABILITIES, errors, |key, inner| {
-                    let name = CAPABILITIES
-                        .iter()
-                        .find(|c| **c == key)
-                        .copied()
-                        .unwrap_or("");
-                    flags.push(Flag {
-                        name,
-                        value: flag(inner)?,
-                    });
-                    Ok(())
-                })?;
-                set(&mut self.capabilities, flags, meta)
+            keys::CAPABILITIES => {
+                let capabilities = parse_capabilities(meta, errors)?;
+                set(&mut self.capabilities, capabilities, meta)
             }
-            "tags" => set(&mut self.tags, str_list(meta)?, meta),
-            "keywords" => set(&mut self.keywords, str_list(meta)?, meta),
-            "related_to" => set(&mut self.related_to, str_list(meta)?, meta),
-            "cost" => set(&mut self.cost, choice(meta, "cost", COSTS)?, meta),
-            "latency" => set(&mut self.latency, choice(meta, "latency", LATENCIES)?, meta),
-            "validate_output" => set(
-                &mut self.validate_output,
-                choice(meta, "validate_output mode", VALIDATE_OUTPUT)?,
+            keys::TAGS => set(&mut self.tags, str_list(meta)?, meta),
+            keys::KEYWORDS => set(&mut self.keywords, str_list(meta)?, meta),
+            keys::RELATED_TO => set(&mut self.related_to, str_list(meta)?, meta),
+            keys::COST => set(&mut self.cost, choice(meta, "cost", keys::COSTS)?, meta),
+            keys::LATENCY => set(
+                &mut self.latency,
+                choice(meta, "latency", keys::LATENCIES)?,
                 meta,
             ),
-            "cli" => {
-                let mut cli = Cli::default();
-                nested(meta, CLI_KEYS, errors, |key, inner| match key {
-                    "command" => set(&mut cli.command, lit_str(inner)?, inner),
-                    "positional" => set(&mut cli.positional, str_list(inner)?, inner),
-                    "aliases" => set(&mut cli.aliases, str_list(inner)?, inner),
-                    _ => set(&mut cli.examples, str_list(inner)?, inner),
-                })?;
+            keys::VALIDATE_OUTPUT => set(
+                &mut self.validate_output,
+                choice(meta, "validate_output mode", keys::VALIDATE_OUTPUT_MODES)?,
+                meta,
+            ),
+            keys::CLI => {
+                let cli = parse_cli(meta, errors)?;
                 set(&mut self.cli, cli, meta)
             }
-            "mcp" => {
-                let mut mcp = Mcp::default();
-                nested(meta, MCP_KEYS, errors, |key, inner| match key {
-                    "name" => set(&mut mcp.name, lit_str(inner)?, inner),
-                    "visibility" => set(
-                        &mut mcp.visibility,
-                        choice(inner, "visibility", VISIBILITIES)?,
-                        inner,
-                    ),
-                    _ => {
-                        let name = MCP_FLAGS.iter().find(|f| **f == key).copied().unwrap_or("");
-                        if mcp.annotations.iter().any(|f| f.name == name) {
-                            return Err(
-                                inner.error(format!("duplicate `{key}`: give each key once"))
-                            );
-                        }
-                        mcp.annotations.push(Flag {
-                            name,
-                            value: flag(inner)?,
-                        });
-                        Ok(())
-                    }
-                })?;
+            keys::MCP => {
+                let mcp = parse_mcp(meta, errors)?;
                 set(&mut self.mcp, mcp, meta)
             }
-            "pi" => {
-                let mut pi = Pi::default();
-                nested(meta, PI_KEYS, errors, |key, inner| match key {
-                    "name" => set(&mut pi.name, lit_str(inner)?, inner),
-                    "visibility" => set(
-                        &mut pi.visibility,
-                        choice(inner, "visibility", VISIBILITIES)?,
-                        inner,
-                    ),
-                    "requires_approval" => set(&mut pi.requires_approval, flag(inner)?, inner),
-                    _ => set(&mut pi.status_glyph, lit_str(inner)?, inner),
-                })?;
+            keys::PI => {
+                let pi = parse_pi(meta, errors)?;
                 set(&mut self.pi, pi, meta)
             }
-            "authorization" => {
-                let mut auth = Authorization::default();
-                nested(meta, AUTH_KEYS, errors, |key, inner| match key {
-                    "auth_level" => set(&mut auth.auth_level, lit_str(inner)?, inner),
-                    "required_role" => set(&mut auth.required_role, lit_str(inner)?, inner),
-                    _ => set(&mut auth.allowed_callers, str_list(inner)?, inner),
-                })?;
+            keys::AUTHORIZATION => {
+                let auth = parse_authorization(meta, errors)?;
                 set(&mut self.authorization, auth, meta)
             }
-            "authorization_resource" => {
-                let resource = if meta.input.peek(Token![=]) {
-                    AuthorizationResource {
-                        kind: lit_str(meta)?,
-                        required_fields: None,
-                    }
-                } else {
-                    let mut kind = None;
-                    let mut required_fields = None;
-                    nested(meta, AUTH_RESOURCE_KEYS, errors, |key, inner| match key {
-                        "kind" => set(&mut kind, lit_str(inner)?, inner),
-                        _ => set(&mut required_fields, str_list(inner)?, inner),
-                    })?;
-                    let Some(kind) = kind else {
-                        return Err(meta.error(
-                            "`authorization_resource` needs a kind: `authorization_resource(kind = \"note\")`",
-                        ));
-                    };
-                    AuthorizationResource {
-                        kind,
-                        required_fields,
-                    }
-                };
+            keys::AUTHORIZATION_RESOURCE => {
+                let resource = parse_authorization_resource(meta, errors)?;
                 set(&mut self.authorization_resource, resource, meta)
             }
-            "requires" => set(&mut self.requires, expr(meta, "path::to_fn")?, meta),
-            "capability_for" => set(&mut self.capability_for, expr(meta, "path::to_fn")?, meta),
-            "degraded_description" => set(&mut self.degraded_description, lit_str(meta)?, meta),
-            "input_json_schema" => set(
+            keys::REQUIRES => set(&mut self.requires, expr(meta, "path::to_fn")?, meta),
+            keys::CAPABILITY_FOR => set(&mut self.capability_for, expr(meta, "path::to_fn")?, meta),
+            keys::DEGRADED_DESCRIPTION => set(&mut self.degraded_description, lit_str(meta)?, meta),
+            keys::INPUT_JSON_SCHEMA => set(
                 &mut self.input_json_schema,
                 expr(meta, "json!({..})")?,
                 meta,
             ),
-            "output_schema" => {
+            keys::OUTPUT_SCHEMA => {
                 let value: LitBool = meta.value()?.parse().map_err(|e| {
                     syn::Error::new(
                         e.span(),
@@ -550,49 +418,203 @@ impl ToolAttrs {
                 })?;
                 set(&mut self.output_schema, value, meta)
             }
-            other => Err(meta.error(unknown_message("`#[tool]` key", other, TOOL_KEYS))),
+            other => Err(unknown(meta, "`#[tool]` key", other, keys::TOOL_KEYS)),
         }
     }
+}
 
-    fn parse_approval(
-        &mut self,
-        meta: &ParseNestedMeta<'_>,
-        errors: &mut Errors,
-    ) -> syn::Result<Approval> {
-        if meta.input.peek(syn::token::Paren) {
-            let mut tier = None;
-            let mut overridable = None;
-            let mut reason = None;
-            nested(meta, APPROVAL_KEYS, errors, |key, inner| match key {
-                "tier" => set(&mut tier, choice(inner, "approval tier", TIERS)?, inner),
-                "override" => set(&mut overridable, flag(inner)?, inner),
-                _ => set(&mut reason, lit_str(inner)?, inner),
-            })?;
-            let Some(tier) = tier else {
-                return Err(meta.error(
-                    "`approval(..)` needs a tier: `approval(tier = \"write\", override, reason = \"...\")`",
-                ));
-            };
-            return Ok(Approval::Spec {
-                tier,
-                overridable: overridable.unwrap_or(false),
-                reason,
-            });
-        }
-        let value = meta.value().map_err(|_| {
-            meta.error("`approval` needs a value: `approval = \"read\"`, `approval(tier = \"write\", override)` or `approval = path::to_fn`")
-        })?;
-        let expr: Expr = value.parse()?;
-        match &expr {
-            Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(s),
-                ..
-            }) => Ok(Approval::Tier(choice_of(s, "approval tier", TIERS)?)),
-            Expr::Lit(other) => Err(syn::Error::new(
-                other.span(),
-                "`approval` needs a tier string (`\"read\"`, `\"write\"`, `\"exec\"`) or a path to a fn of the input",
+/// `approval = "read"`, `approval(tier = "write", override, reason = "..")`
+/// or `approval = path::to_fn`.
+fn parse_approval(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Approval> {
+    if meta.input.peek(syn::token::Paren) {
+        let mut tier = None;
+        let mut overridable = None;
+        let mut reason = None;
+        nested(meta, keys::APPROVAL_KEYS, errors, |key, inner| match key {
+            keys::TIER => set(
+                &mut tier,
+                choice(inner, "approval tier", keys::TIERS)?,
+                inner,
+            ),
+            keys::OVERRIDE => set(&mut overridable, flag(inner)?, inner),
+            keys::REASON => set(&mut reason, lit_str(inner)?, inner),
+            other => Err(unknown(
+                inner,
+                "`approval(..)` key",
+                other,
+                keys::APPROVAL_KEYS,
             )),
-            _ => Ok(Approval::Fn(expr)),
+        })?;
+        let Some(tier) = tier else {
+            return Err(meta.error(
+                "`approval(..)` needs a tier: `approval(tier = \"write\", override, reason = \"...\")`",
+            ));
+        };
+        return Ok(Approval::Spec {
+            tier,
+            overridable: overridable.unwrap_or(false),
+            reason,
+        });
+    }
+    let value = meta.value().map_err(|_| {
+        meta.error("`approval` needs a value: `approval = \"read\"`, `approval(tier = \"write\", override)` or `approval = path::to_fn`")
+    })?;
+    let expr: Expr = value.parse()?;
+    match &expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Ok(Approval::Tier(choice_of(s, "approval tier", keys::TIERS)?)),
+        Expr::Lit(other) => Err(syn::Error::new(
+            other.span(),
+            "`approval` needs a tier string (`\"read\"`, `\"write\"`, `\"exec\"`) or a path to a fn of the input",
+        )),
+        _ => Ok(Approval::Fn(expr)),
+    }
+}
+
+/// `capabilities(reads_fs, writes_fs = false, ..)`.
+fn parse_capabilities(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Vec<Flag>> {
+    let mut flags = Vec::new();
+    nested(
+        meta,
+        keys::CAPABILITY_FLAGS,
+        errors,
+        |key, inner| match known(key, keys::CAPABILITY_FLAGS) {
+            Some(name) => push_flag(&mut flags, name, inner),
+            None => Err(unknown(inner, "capability", key, keys::CAPABILITY_FLAGS)),
+        },
+    )?;
+    Ok(flags)
+}
+
+/// `cli(command = "..", positional = [..], aliases = [..], examples = [..])`.
+fn parse_cli(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Cli> {
+    let mut cli = Cli::default();
+    nested(meta, keys::CLI_KEYS, errors, |key, inner| match key {
+        keys::COMMAND => set(&mut cli.command, lit_str(inner)?, inner),
+        keys::POSITIONAL => set(&mut cli.positional, str_list(inner)?, inner),
+        keys::ALIASES => set(&mut cli.aliases, str_list(inner)?, inner),
+        keys::EXAMPLES => set(&mut cli.examples, str_list(inner)?, inner),
+        other => Err(unknown(inner, "`cli(..)` key", other, keys::CLI_KEYS)),
+    })?;
+    Ok(cli)
+}
+
+/// `mcp(name = "..", visibility = "..", read_only, destructive, ..)`.
+fn parse_mcp(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Mcp> {
+    let mut mcp = Mcp::default();
+    nested(meta, keys::MCP_KEYS, errors, |key, inner| match key {
+        keys::NAME => set(&mut mcp.name, lit_str(inner)?, inner),
+        keys::VISIBILITY => set(
+            &mut mcp.visibility,
+            choice(inner, "visibility", keys::VISIBILITIES)?,
+            inner,
+        ),
+        other => match known(other, keys::MCP_FLAGS) {
+            Some(name) => push_flag(&mut mcp.annotations, name, inner),
+            None => Err(unknown(inner, "`mcp(..)` key", other, keys::MCP_KEYS)),
+        },
+    })?;
+    Ok(mcp)
+}
+
+/// `pi(name = "..", visibility = "..", requires_approval, status_glyph = "..")`.
+fn parse_pi(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Pi> {
+    let mut pi = Pi::default();
+    nested(meta, keys::PI_KEYS, errors, |key, inner| match key {
+        keys::NAME => set(&mut pi.name, lit_str(inner)?, inner),
+        keys::VISIBILITY => set(
+            &mut pi.visibility,
+            choice(inner, "visibility", keys::VISIBILITIES)?,
+            inner,
+        ),
+        keys::REQUIRES_APPROVAL => set(&mut pi.requires_approval, flag(inner)?, inner),
+        keys::STATUS_GLYPH => set(&mut pi.status_glyph, lit_str(inner)?, inner),
+        other => Err(unknown(inner, "`pi(..)` key", other, keys::PI_KEYS)),
+    })?;
+    Ok(pi)
+}
+
+/// `authorization(auth_level = "..", required_role = "..", allowed_callers = [..])`.
+fn parse_authorization(
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<Authorization> {
+    let mut auth = Authorization::default();
+    nested(meta, keys::AUTH_KEYS, errors, |key, inner| match key {
+        keys::AUTH_LEVEL => set(&mut auth.auth_level, lit_str(inner)?, inner),
+        keys::REQUIRED_ROLE => set(&mut auth.required_role, lit_str(inner)?, inner),
+        keys::ALLOWED_CALLERS => set(&mut auth.allowed_callers, str_list(inner)?, inner),
+        other => Err(unknown(
+            inner,
+            "`authorization(..)` key",
+            other,
+            keys::AUTH_KEYS,
+        )),
+    })?;
+    Ok(auth)
+}
+
+/// `authorization_resource = "note"` or
+/// `authorization_resource(kind = "note", required_fields = [..])`.
+fn parse_authorization_resource(
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<AuthorizationResource> {
+    if meta.input.peek(Token![=]) {
+        return Ok(AuthorizationResource {
+            kind: lit_str(meta)?,
+            required_fields: None,
+        });
+    }
+    let mut kind = None;
+    let mut required_fields = None;
+    nested(
+        meta,
+        keys::AUTH_RESOURCE_KEYS,
+        errors,
+        |key, inner| match key {
+            keys::KIND => set(&mut kind, lit_str(inner)?, inner),
+            keys::REQUIRED_FIELDS => set(&mut required_fields, str_list(inner)?, inner),
+            other => Err(unknown(
+                inner,
+                "`authorization_resource(..)` key",
+                other,
+                keys::AUTH_RESOURCE_KEYS,
+            )),
+        },
+    )?;
+    let Some(kind) = kind else {
+        return Err(meta.error(
+            "`authorization_resource` needs a kind: `authorization_resource(kind = \"note\")`",
+        ));
+    };
+    Ok(AuthorizationResource {
+        kind,
+        required_fields,
+    })
+}
+
+/// Options of a tool set: `#[tools(client = Name, crate = path)]` and
+/// `#[toolset(..)]` in `toolset!`.
+#[derive(Default)]
+pub struct SetOptions {
+    pub krate: Option<Path>,
+    pub client: Option<Ident>,
+}
+
+impl SetOptions {
+    /// Parses one `key = value` of the options.
+    pub fn parse_key(&mut self, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
+        let key = key_of(&meta);
+        match key.as_str() {
+            keys::CRATE => set(&mut self.krate, crate_path(&meta)?, &meta),
+            keys::CLIENT => {
+                let ident: Ident = meta.value()?.parse()?;
+                set(&mut self.client, ident, &meta)
+            }
+            other => Err(unknown(&meta, "tool set option", other, keys::SET_KEYS)),
         }
     }
 }

@@ -3,9 +3,11 @@
 //! [`toolset!`](toolset). Use them through `gonk_tools`, which re-exports
 //! them (`use gonk_tools::prelude::*;`).
 //!
-//! Each macro goes parse (`attr`) → typed model (`model`) → validate
-//! (`validate`) → expand (`expand`, `toolset`); every misuse is a compile
-//! error spanned on the offending token.
+//! Each macro goes parse (`attr`, keys named once in `keys`) → typed
+//! model (`model`) → validate (`validate`, errors collected in `errors`)
+//! → expand (`expand` for one tool, `toolset` for sets, `client` for their
+//! typed clients); every misuse is a compile error spanned on the offending
+//! token. The naming rules (`rules`) are shared with `gonk_tools`.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -13,14 +15,20 @@ use proc_macro::TokenStream;
 use quote::quote;
 
 mod attr;
+mod client;
+mod errors;
 mod expand;
+mod keys;
 mod model;
 mod names;
+#[allow(dead_code)] // `gonk_tools` uses the rest through `__rules!`
+mod rules;
 mod toolset;
 mod validate;
 
 /// Turns an `async fn` into a tool: a generated type (CamelCase of the fn
-/// name, `notes_search` → `NotesSearch`) implementing `gonk_tools::Tool`
+/// name, `notes_search` → `NotesSearch`; a word that starts with a digit
+/// keeps its `_`, `tool_000` → `Tool_000`) implementing `gonk_tools::Tool`
 /// (`NAME`, `Input`, `Output`) and `gonk_tools::StaticTool`
 /// (`definition()`, ready to register). The fn itself stays exactly as
 /// written, so unit tests can call it directly.
@@ -141,7 +149,7 @@ mod validate;
 /// | `latency` | `"instant"` / `"seconds"` / `"minutes"` |
 /// | `cli` | `cli(command = "..", positional = [..], aliases = [..], examples = [..])` |
 /// | `mcp` | `mcp(name = "..", visibility = "..", read_only, destructive, idempotent, open_world)` |
-/// | `pi` | `pi(name = "..", visibility = "..", requires_approval, status_glyph = "..")` |
+/// | `pi` | `pi(name = "..", visibility = "..", requires_approval, status_glyph = "..")`: hints for the Pi coding agent (a terminal coding agent; the `pi` adapter of `gonk_tools`) |
 /// | `authorization` | `authorization(auth_level = "..", required_role = "..", allowed_callers = [..])` |
 /// | `authorization_resource` | `"note"` or `authorization_resource(kind = "note", required_fields = [..])` |
 /// | `validate_output` | `"off"` / `"lax"` / `"strict"` |
@@ -155,46 +163,14 @@ mod validate;
 /// Flags take `= false` too (`read_only = false`).
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
-    let input2 = proc_macro2::TokenStream::from(input.clone());
-    let item: syn::ItemFn = match syn::parse(input) {
-        Ok(item) => item,
-        Err(_) => {
-            let error = syn::Error::new(
-                proc_macro2::Span::call_site(),
-                "`#[tool]` goes on an `async fn` (or on a method of an impl block marked `#[tools]`)",
-            )
-            .to_compile_error();
-            return quote!(#error #input2).into();
-        }
-    };
-    let attrs = match attr::ToolAttrs::parse(args.into()) {
-        Ok(attrs) => attrs,
-        Err(error) => {
-            let error = error.to_compile_error();
-            return quote!(#item #error).into();
-        }
-    };
-    let model = model::ToolModel::new(
-        attrs,
-        model::Site::Free,
-        item.vis.clone(),
-        &item.sig,
-        &item.attrs,
-    );
-    let mut errors = attr::Errors::default();
-    validate::tool(&model, &mut errors);
-    if let Err(error) = errors.finish() {
-        let error = error.to_compile_error();
-        return quote!(#item #error).into();
-    }
-    let generated = expand::tool(&model);
-    quote!(#item #generated).into()
+    expand::tool_attribute(args.into(), input.into()).into()
 }
 
 /// Makes the `#[tool]` methods of an impl block a tool set: every
 /// `#[tool] async fn ..(&self, ..)` becomes a tool whose definition
-/// captures an `Arc<Self>`; the block gains `tool_definitions(&Arc<Self>)`
-/// and `register_tools(&Arc<Self>, &registry)`, and a typed client
+/// captures an `Arc<Self>`; the type gains `TOOL_NAMES`,
+/// `tool_definitions(&Arc<Self>)` and `register_tools(&Arc<Self>, &registry)`
+/// (the names `toolset!` gives a set), and a typed client
 /// `{Type}Client<T: Transport>` is generated with one method per tool
 /// (snake_case of the tool name: `notes.search` → `notes_search`).
 ///
@@ -248,8 +224,8 @@ pub fn tools(args: TokenStream, input: TokenStream) -> TokenStream {
     }
 }
 
-/// Declares a tool set of `#[tool]` types: a unit struct with `NAMES`,
-/// `definitions()` and `register(&registry)`, and a typed client
+/// Declares a tool set of `#[tool]` types: a unit struct with `TOOL_NAMES`,
+/// `tool_definitions()` and `register_tools(&registry)`, and a typed client
 /// `{Set}Client<T: Transport>` with one method per tool.
 ///
 /// ```
@@ -274,8 +250,8 @@ pub fn tools(args: TokenStream, input: TokenStream) -> TokenStream {
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let registry = ToolRegistry::new();
-/// Math::register(&registry)?;
-/// assert_eq!(Math::NAMES, ["math.add", "math.mul"]);
+/// Math::register_tools(&registry)?;
+/// assert_eq!(Math::TOOL_NAMES, ["math.add", "math.mul"]);
 /// let math = MathClient::new(InProcess::new(registry));
 /// assert_eq!(math.math_mul(Pair { a: 6, b: 7 }).await?, 42);
 /// # Ok(()) }
@@ -294,4 +270,15 @@ pub fn toolset(input: TokenStream) -> TokenStream {
         Ok(tokens) => tokens.into(),
         Err(error) => error.to_compile_error().into(),
     }
+}
+
+/// The naming rules shared with `gonk_tools`: expands to the items of
+/// this crate's `rules.rs`, so both crates compile one source. Not a
+/// public API.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __rules(_input: TokenStream) -> TokenStream {
+    include_str!("rules.rs")
+        .parse()
+        .expect("rules.rs is valid Rust")
 }

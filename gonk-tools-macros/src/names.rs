@@ -1,35 +1,10 @@
-//! Naming rules shared by `#[tool]` and the tool sets: the tool-name rule,
-//! the generated type name, the client method name, and "did you mean".
+//! Naming helpers of the macros: the generated type name, the client
+//! method as a `String` (the rule itself is in [`rules`](crate::rules),
+//! shared with the runtime), identifiers, and "did you mean".
 
 use proc_macro2::{Ident, Span};
 
-/// The tool-name rule (MCP's): 1–128 chars of `A-Za-z0-9_.-`, starting with
-/// a letter. The error says what is wrong; the caller adds how to fix it.
-pub fn check_tool_name(name: &str) -> Result<(), String> {
-    let Some(first) = name.chars().next() else {
-        return Err("the tool name is empty".into());
-    };
-    if name.len() > 128 {
-        return Err(format!(
-            "the tool name `{name}` is {} characters long; the limit is 128",
-            name.len()
-        ));
-    }
-    if !first.is_ascii_alphabetic() {
-        return Err(format!(
-            "the tool name `{name}` starts with `{first}`; it must start with a letter"
-        ));
-    }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
-    {
-        return Err(format!(
-            "the tool name `{name}` contains `{bad}`; only A-Z a-z 0-9 `_` `.` `-` are allowed"
-        ));
-    }
-    Ok(())
-}
+use crate::rules;
 
 /// An identifier without its `r#` prefix.
 pub fn unraw(ident: &Ident) -> String {
@@ -37,12 +12,18 @@ pub fn unraw(ident: &Ident) -> String {
     s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
 }
 
-/// `notes_search` → `NotesSearch`: every `_`-separated word capitalized.
+/// The type `#[tool]` generates for a fn: `notes_search` → `NotesSearch`,
+/// every `_`-separated word capitalized. A word that starts with a digit
+/// keeps its `_` (`tool_000` → `Tool_000`), so the client method of the
+/// type is still the fn's (`tool_000`), not `tool000`.
 pub fn camel_case(snake: &str) -> String {
     let mut out = String::with_capacity(snake.len());
     for word in snake.split('_').filter(|w| !w.is_empty()) {
         let mut chars = word.chars();
         if let Some(first) = chars.next() {
+            if first.is_ascii_digit() && !out.is_empty() {
+                out.push('_');
+            }
             out.extend(first.to_uppercase());
             out.push_str(chars.as_str());
         }
@@ -50,27 +31,11 @@ pub fn camel_case(snake: &str) -> String {
     out
 }
 
-/// The client method of a tool name (or a CamelCase type name):
-/// separators become `_`, an upper-case letter after a lower-case letter
-/// or digit starts a new word, all lower case. Must agree with
-/// `gonk_tools::__private::client_method`.
+/// The client method of a tool name or a generated type name
+/// ([`rules::client_method`]).
 pub fn client_method(name: &str) -> String {
-    let mut out = String::with_capacity(name.len() + 4);
-    let mut prev: Option<char> = None;
-    for c in name.chars() {
-        if matches!(c, '.' | '-' | '_') {
-            out.push('_');
-        } else if c.is_ascii_uppercase() {
-            if prev.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit()) {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-        prev = Some(c);
-    }
-    out
+    let (bytes, len) = rules::client_method(name);
+    String::from_utf8_lossy(&bytes[..len]).into_owned()
 }
 
 /// `method` as an identifier (a raw one for keywords), or `None` when it
@@ -98,18 +63,19 @@ pub fn did_you_mean<'a>(unknown: &str, candidates: &[&'a str]) -> Option<&'a str
         .map(|(_, c)| c)
 }
 
-/// `unknown X; expected one of ...; did you mean ...?`
+/// `unknown X: did you mean Y?` when a candidate is close, else
+/// `unknown X: expected one of ...`.
 pub fn unknown_message(what: &str, unknown: &str, candidates: &[&str]) -> String {
-    let list = candidates
-        .iter()
-        .map(|c| format!("`{c}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
     match did_you_mean(unknown, candidates) {
-        Some(best) => {
-            format!("unknown {what} `{unknown}`: did you mean `{best}`? (expected one of {list})")
+        Some(best) => format!("unknown {what} `{unknown}`: did you mean `{best}`?"),
+        None => {
+            let list = candidates
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!("unknown {what} `{unknown}`: expected one of {list}")
         }
-        None => format!("unknown {what} `{unknown}`: expected one of {list}"),
     }
 }
 
@@ -118,25 +84,52 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names() {
-        assert!(check_tool_name("notes.search").is_ok());
-        assert!(check_tool_name("").is_err());
-        assert!(check_tool_name("1abc").is_err());
-        assert!(check_tool_name("a b").is_err());
-        assert!(check_tool_name(&"a".repeat(129)).is_err());
-        assert!(check_tool_name(&"a".repeat(128)).is_ok());
-    }
-
-    #[test]
     fn cases() {
         assert_eq!(camel_case("notes_search"), "NotesSearch");
         assert_eq!(camel_case("search2"), "Search2");
+        assert_eq!(camel_case("tool_000"), "Tool_000");
+        assert_eq!(camel_case("v2_api"), "V2Api");
         assert_eq!(client_method("notes.search"), "notes_search");
         assert_eq!(client_method("NotesSearch"), "notes_search");
         assert_eq!(client_method("notes.createNote"), "notes_create_note");
         assert_eq!(client_method("v2Api"), "v2_api");
         assert_eq!(client_method("HTTPGet"), "httpget");
-        assert_eq!(client_method(&camel_case("fs_read_file2")), "fs_read_file2");
+        // The method of the generated type is the method of the fn name.
+        for name in [
+            "fs_read_file2",
+            "tool_000",
+            "v2_api",
+            "a_1_b",
+            "notes_search",
+        ] {
+            assert_eq!(
+                client_method(&camel_case(name)),
+                client_method(name),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn names() {
+        use rules::{check_tool_name, NameError};
+        assert_eq!(check_tool_name("notes.search"), Ok(()));
+        assert_eq!(check_tool_name("tool_000"), Ok(()));
+        assert_eq!(check_tool_name(""), Err(NameError::Empty));
+        assert_eq!(
+            check_tool_name("1abc"),
+            Err(NameError::FirstNotLetter { first: '1' })
+        );
+        assert_eq!(check_tool_name("a b"), Err(NameError::BadChar { bad: ' ' }));
+        assert_eq!(
+            check_tool_name(&"a".repeat(129)),
+            Err(NameError::TooLong { len: 129 })
+        );
+        assert!(check_tool_name(&"a".repeat(128)).is_ok());
+        assert!(rules::client_method_is("notes.search", "notes_search"));
+        assert!(!rules::client_method_is("notes.search", "search"));
+        assert!(rules::same_client_method("notes.search", "notes_search"));
+        assert!(!rules::same_client_method("notes.search", "notes.find"));
     }
 
     #[test]
@@ -150,5 +143,13 @@ mod tests {
             Some("description")
         );
         assert_eq!(did_you_mean("zzzz", &["read", "write", "exec"]), None);
+        assert_eq!(
+            unknown_message("key", "nmae", &["name", "tags"]),
+            "unknown key `nmae`: did you mean `name`?"
+        );
+        assert_eq!(
+            unknown_message("key", "zzzz", &["name", "tags"]),
+            "unknown key `zzzz`: expected one of `name`, `tags`"
+        );
     }
 }

@@ -1,27 +1,34 @@
-//! The rules a tool must follow, checked on the [`ToolModel`]; every
-//! violation is an error spanned on the offending token that says how to
-//! fix it.
+//! The rules a tool and a tool set must follow: [`tool`] checks one
+//! [`ToolModel`] (name, description, signature, parameters); [`method_set`]
+//! and [`toolset_entries`] check a set (duplicate names, two tools on one
+//! client method, methods that cannot exist); [`toolset_consts`] writes the
+//! set checks that only the compiler can evaluate, because `toolset!` sees
+//! types, not names. Every violation is an error spanned on the offending
+//! token that says how to fix it.
 
-use quote::ToTokens;
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote_spanned, ToTokens};
+use syn::Path;
 
-use crate::attr::Errors;
+use crate::errors::Errors;
+use crate::expand::respan;
 use crate::model::{Param, ReceiverKind, Return, Site, ToolModel};
-use crate::names;
+use crate::{names, rules};
 
 /// Checks one tool; all problems at once.
 pub fn tool(model: &ToolModel, errors: &mut Errors) {
     let sig = &model.sig;
     let fn_name = names::unraw(&model.fn_ident);
 
-    if let Err(reason) = names::check_tool_name(&model.name) {
+    if let Err(error) = rules::check_tool_name(&model.name) {
         let fix = if model.attrs.name.is_some() {
-            "a tool name is 1-128 characters of A-Z a-z 0-9 `_` `.` `-` starting with a letter, e.g. `notes.search`".to_owned()
+            format!("{}, e.g. `notes.search`", rules::NAME_RULE)
         } else {
             format!("the name defaults to the fn name; rename `{fn_name}` or set `#[tool(name = \"...\")]`")
         };
         errors.push_at(
             model.name_span,
-            format!("invalid tool name: {reason} ({fix})"),
+            format!("invalid tool name: {} ({fix})", error.describe(&model.name)),
         );
     }
 
@@ -178,4 +185,186 @@ pub fn tool(model: &ToolModel, errors: &mut Errors) {
             "`degraded_description` is shown only when `capability_for` reports Degraded: add `capability_for = path::to_probe`",
         );
     }
+}
+
+/// Client methods that the generated client itself defines.
+const RESERVED_METHODS: &[&str] = &["new", "transport", "into_transport"];
+
+/// The identifier of client method `method` of `tool`, or an error when the
+/// client cannot have it.
+fn method_ident(method: &str, span: Span, tool: &str, errors: &mut Errors) -> Option<Ident> {
+    if RESERVED_METHODS.contains(&method) {
+        errors.push_at(
+            span,
+            format!("tool `{tool}` maps to the client method `{method}`, which the client defines itself; rename the tool"),
+        );
+        return None;
+    }
+    let ident = names::method_ident(method, span);
+    if ident.is_none() {
+        errors.push_at(
+            span,
+            format!("tool `{tool}` maps to the client method `{method}`, which is not a Rust identifier; rename the tool"),
+        );
+    }
+    ident
+}
+
+/// The tools of a `#[tools]` impl block as a set: no name twice, no client
+/// method twice. Returns the client method of each tool, `None` where the
+/// tool was refused.
+pub fn method_set(models: &[ToolModel], errors: &mut Errors) -> Vec<Option<Ident>> {
+    let mut methods = Vec::with_capacity(models.len());
+    for (i, model) in models.iter().enumerate() {
+        if let Some(first) = models[..i].iter().find(|m| m.name == model.name) {
+            errors.push_at(
+                model.name_span,
+                format!(
+                    "duplicate tool name `{}` in this tool set (also used by `{}`): give one of them another `#[tool(name = \"...\")]`",
+                    model.name, first.fn_ident
+                ),
+            );
+            methods.push(None);
+            continue;
+        }
+        let method = names::client_method(&model.name);
+        if let Some(first) = models[..i]
+            .iter()
+            .find(|m| rules::same_client_method(&m.name, &model.name))
+        {
+            errors.push_at(
+                model.name_span,
+                format!(
+                    "tools `{}` and `{}` both map to the client method `{method}`: rename one of them (separators `.` `-` `_` all become `_`)",
+                    first.name, model.name
+                ),
+            );
+            methods.push(None);
+            continue;
+        }
+        methods.push(method_ident(&method, model.name_span, &model.name, errors));
+    }
+    methods
+}
+
+/// One entry of `toolset!`: the tool's type, and the client method given
+/// for it (`method = Type`), if any.
+pub struct Entry<'a> {
+    pub ty: &'a Path,
+    pub method: Option<&'a Ident>,
+}
+
+impl Entry<'_> {
+    /// The last segment of the type, without `r#`.
+    pub fn type_name(&self) -> String {
+        self.ty
+            .segments
+            .last()
+            .map(|s| names::unraw(&s.ident))
+            .unwrap_or_default()
+    }
+
+    /// The client method: the one given, else the one of the type name.
+    pub fn method(&self) -> String {
+        match self.method {
+            Some(m) => names::unraw(m),
+            None => names::client_method(&self.type_name()),
+        }
+    }
+
+    fn method_span(&self) -> Span {
+        self.method
+            .map(Ident::span)
+            .unwrap_or_else(|| syn::spanned::Spanned::span(self.ty))
+    }
+
+    fn display(&self) -> String {
+        self.ty.to_token_stream().to_string().replace(' ', "")
+    }
+}
+
+/// The entries of `toolset!` as far as the macro can see them: not empty,
+/// no client method twice. Returns each entry's client method, `None` where
+/// it was refused.
+pub fn toolset_entries(
+    set: &Ident,
+    entries: &[Entry<'_>],
+    errors: &mut Errors,
+) -> Vec<Option<Ident>> {
+    if entries.is_empty() {
+        errors.push_spanned(
+            set,
+            "this tool set has no tools: list the types `#[tool]` generates, `{ NotesSearch, NotesCreate }`",
+        );
+    }
+    let mut methods: Vec<Option<Ident>> = Vec::with_capacity(entries.len());
+    for (j, entry) in entries.iter().enumerate() {
+        let method = entry.method();
+        if let Some(i) = entries[..j].iter().position(|e| e.method() == method) {
+            errors.push_at(
+                entry.method_span(),
+                format!(
+                    "`{}` and `{}` both map to the client method `{method}` in tool set `{set}`: list each tool once, and give tools distinct names",
+                    entries[i].display(),
+                    entry.type_name(),
+                ),
+            );
+            methods.push(None);
+            continue;
+        }
+        methods.push(method_ident(
+            &method,
+            entry.method_span(),
+            &entry.type_name(),
+            errors,
+        ));
+    }
+    methods
+}
+
+/// The set checks `toolset!` leaves to the compiler, as constants spanned
+/// on each entry: no tool name twice, no two names on one client method
+/// (names are constants of the tool types, unknown to the macro), and each
+/// entry's method is the snake_case of its tool's name.
+pub fn toolset_consts(krate: &Path, set: &Ident, entries: &[Entry<'_>]) -> TokenStream {
+    let mut checks = TokenStream::new();
+    for (j, entry) in entries.iter().enumerate() {
+        let span = syn::spanned::Spanned::span(entry.ty);
+        let k = respan(krate.to_token_stream(), span);
+        let this = respan(entry.ty.to_token_stream(), span);
+        let type_name = entry.type_name();
+        let method = entry.method();
+        let mut tests = Vec::new();
+        for earlier in &entries[..j] {
+            let other = respan(earlier.ty.to_token_stream(), span);
+            let other_name = earlier.display();
+            let duplicate = format!(
+                "duplicate tool name in tool set `{set}`: `{type_name}` has the same name as `{other_name}`; give one of them another `#[tool(name = \"...\")]`"
+            );
+            let collision = format!(
+                "`{type_name}` and `{other_name}` map to the same client method in tool set `{set}` (their names differ only in separators); rename one of them"
+            );
+            tests.push(quote_spanned! {span=>
+                if #k::__private::str_eq(<#this as #k::Tool>::NAME, <#other as #k::Tool>::NAME) {
+                    ::std::panic!(#duplicate);
+                }
+                if #k::__private::same_client_method(<#this as #k::Tool>::NAME, <#other as #k::Tool>::NAME) {
+                    ::std::panic!(#collision);
+                }
+            });
+        }
+        let mismatch = format!(
+            "in tool set `{set}`, the tool `{type_name}` would get the client method `{method}`, which is not the snake_case of its name: list it as `<snake_case of the name> = {type_name}` (for a tool named `notes.search`: `notes_search = {type_name}`)"
+        );
+        checks.extend(quote_spanned! {span=>
+            const _: () = {
+                #(#tests)*
+                if !#k::__private::client_method_is(<#this as #k::Tool>::NAME, #method) {
+                    ::std::panic!(#mismatch);
+                }
+            };
+            const _: fn() -> #k::ToolDefinition = <#this as #k::StaticTool>::definition;
+        });
+    }
+    checks
 }

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use futures::future::BoxFuture;
 use futures::Stream;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -426,22 +427,29 @@ impl ToolContext {
 
     /// Typed composition: calls tool `T` with its input and returns its
     /// output, through the full dispatch path.
-    pub async fn call<T>(&self, input: T::Input) -> Result<T::Output, ToolError>
+    ///
+    /// (A boxed future rather than an `async fn`: when `T` is not a tool,
+    /// the compiler reports that once, not once per use of the future.)
+    pub fn call<T>(&self, input: T::Input) -> BoxFuture<'static, Result<T::Output, ToolError>>
     where
         T: Tool,
         T::Input: Serialize + schemars::JsonSchema,
         T::Output: DeserializeOwned,
     {
         // `None` fields are sent absent, as the input schema describes them.
-        let input = crate::schema::encode_input(&input).map_err(|e| {
-            ToolError::internal(format!(
-                "the input of {} could not be serialized to JSON: {e}",
-                T::NAME
-            ))
-        })?;
-        let output = collect_tool_outcome(self.invoke(T::NAME, input), |_| {}).await?;
-        serde_json::from_value(output.data).map_err(|e| {
-            ToolError::internal(format!("output of {} did not match its type: {e}", T::NAME))
+        let events = crate::schema::encode_input(&input)
+            .map(|input| self.invoke(T::NAME, input))
+            .map_err(|e| {
+                ToolError::internal(format!(
+                    "the input of {} could not be serialized to JSON: {e}",
+                    T::NAME
+                ))
+            });
+        Box::pin(async move {
+            let output = collect_tool_outcome(events?, |_| {}).await?;
+            serde_json::from_value(output.data).map_err(|e| {
+                ToolError::internal(format!("output of {} did not match its type: {e}", T::NAME))
+            })
         })
     }
 

@@ -216,8 +216,12 @@ fn quote_container(value: &Value, len: usize, entries: &str) -> String {
 /// structured details.
 ///
 /// Handlers return it (or any `E: Into<ToolError>`); the dispatch path turns
-/// it into an `error` event. `std::io::Error` and `serde_json::Error` convert
-/// to `INTERNAL`, so `?` works in handlers.
+/// it into an `error` event. `std::io::Error`, `serde_json::Error`,
+/// `Box<dyn Error + Send + Sync>` and (feature `anyhow`) `anyhow::Error`
+/// convert to `INTERNAL` with the error chain as the message
+/// (`outer: cause: root cause`), so `?` works in handlers; a `ToolError`
+/// boxed or wrapped in one of them keeps its own code. For a code of your
+/// own, implement `From<YourError> for ToolError`.
 #[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, Deserialize)]
 #[error("{code}: {message}")]
 pub struct ToolError {
@@ -289,8 +293,81 @@ impl From<serde_json::Error> for ToolError {
     }
 }
 
+/// `error`, then each of its sources, joined by `": "` (anyhow's `{:#}`).
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
+impl From<Box<dyn std::error::Error + Send + Sync>> for ToolError {
+    fn from(error: Box<dyn std::error::Error + Send + Sync>) -> Self {
+        match error.downcast::<ToolError>() {
+            Ok(tool_error) => *tool_error,
+            Err(error) => ToolError::internal(chain(&*error)),
+        }
+    }
+}
+
+#[cfg(feature = "anyhow")]
+impl From<anyhow::Error> for ToolError {
+    fn from(error: anyhow::Error) -> Self {
+        match error.downcast::<ToolError>() {
+            Ok(tool_error) => tool_error,
+            Err(error) => ToolError::internal(format!("{error:#}")),
+        }
+    }
+}
+
 impl From<std::convert::Infallible> for ToolError {
     fn from(never: std::convert::Infallible) -> Self {
         match never {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot load the index")]
+    struct Load(#[source] std::io::Error);
+
+    #[test]
+    fn boxed_errors_are_internal_with_their_chain() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "index.db is missing");
+        let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(Load(io));
+        let error = ToolError::from(boxed);
+        assert_eq!(error.code, ErrorCode::Internal);
+        assert_eq!(error.message, "cannot load the index: index.db is missing");
+
+        let own = ToolError::new(ErrorCode::custom("NOT_FOUND"), "no note 7");
+        let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(own.clone());
+        assert_eq!(
+            ToolError::from(boxed),
+            own,
+            "a boxed ToolError keeps its code"
+        );
+    }
+
+    #[cfg(feature = "anyhow")]
+    #[test]
+    fn anyhow_errors_are_internal_with_their_chain() {
+        use anyhow::Context;
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "index.db is missing");
+        let error: anyhow::Error = Err::<(), _>(io)
+            .context("cannot load the index")
+            .unwrap_err();
+        let error = ToolError::from(error);
+        assert_eq!(error.code, ErrorCode::Internal);
+        assert_eq!(error.message, "cannot load the index: index.db is missing");
+
+        let own = ToolError::new(ErrorCode::custom("NOT_FOUND"), "no note 7");
+        assert_eq!(ToolError::from(anyhow::Error::new(own.clone())), own);
     }
 }

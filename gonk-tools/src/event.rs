@@ -1,4 +1,4 @@
-//! [`ToolEvent`] and [`ToolDisplay`]: what a call streams back, in the seed's
+//! [`ToolEvent`] and [`ToolDisplay`]: what a call streams back, in one
 //! JSON wire shape (`{"type": "progress", "percent": 50}`; absent optionals
 //! are absent keys, never `null`).
 

@@ -1,12 +1,52 @@
 //! # gonk-tools
 //!
-//! Define a tool for an LLM agent **once** — an `async fn` — and serve it
-//! **everywhere** (MCP, a command line, Pi, WebSocket, typed Rust clients)
-//! through **one dispatch contract**: the input schema you advertise is the
-//! schema that is enforced, cancellation drops the handler, a panic is an
-//! `INTERNAL` error and never a crash, and every call records one metric.
+//! Define a tool for an LLM agent **once** — an `async fn` with
+//! [`#[tool]`](macro@tool) — and serve it on every surface (MCP over stdio
+//! and streamable HTTP, a command line, the Pi coding agent, typed Rust
+//! clients) through **one dispatch contract**: the input schema you advertise is the schema that
+//! is enforced, cancellation drops the handler, a panic is an `INTERNAL`
+//! error and never a crash, and every call records one metric.
 //!
 //! ## Quick start
+//!
+//! Add the crates a tool needs (serde and schemars for the derives, tokio
+//! to run it):
+//!
+//! ```sh
+//! cargo add gonk-tools serde schemars tokio -F tokio/macros,tokio/rt-multi-thread
+//! ```
+//!
+//! A tool is an `async fn` with `#[tool]`: the doc comment is its
+//! description, the input type's schema is what clients see and what
+//! every call is checked against.
+//!
+//! ```
+//! use gonk_tools::prelude::*;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Person {
+//!     /// Who to greet.
+//!     name: String,
+//! }
+//!
+//! /// Greet someone by name.
+//! #[tool]
+//! async fn greet(person: Person) -> String {
+//!     format!("Hello, {}!", person.name)
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = ToolRegistry::new();
+//! registry.register(Greet::definition())?;
+//! let events = registry.invoke("greet", json!({"name": "Ada"}), ToolContext::new());
+//! assert_eq!(collect_tool_outcome(events, |_| {}).await?.data, "Hello, Ada!");
+//! # Ok(()) }
+//! ```
+//!
+//! ## Add what you need
+//!
+//! Attributes add metadata; `schemars` attributes add constraints, and the
+//! schema is enforced before the handler runs:
 //!
 //! ```
 //! use gonk_tools::prelude::*;
@@ -20,20 +60,18 @@
 //!     limit: Option<u32>,
 //! }
 //!
+//! /// Search the notes.
+//! #[tool(name = "notes.search", approval = "read",
+//!        capabilities(reads_fs, idempotent), mcp(read_only, idempotent))]
+//! async fn notes_search(input: SearchNotes) -> Vec<String> {
+//!     vec![input.query; input.limit.unwrap_or(1) as usize]
+//! }
+//!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let registry = ToolRegistry::new();
-//! registry.register(
-//!     ToolDefinition::builder("notes.search")
-//!         .description("Search notes.")
-//!         .approval(ApprovalTier::Read)
-//!         .handler(|input: SearchNotes, _ctx| async move {
-//!             let limit = input.limit.unwrap_or(10) as usize;
-//!             Ok::<_, ToolError>(vec![input.query; 1].into_iter().take(limit).collect::<Vec<_>>())
-//!         })
-//!         .build(),
-//! )?;
+//! registry.register(NotesSearch::definition())?;
 //!
-//! // The schema is enforced before the handler runs: two violations, two issues.
+//! // Two violations, two issues.
 //! let events = registry.invoke("notes.search", json!({"query": "", "limit": 99}), ToolContext::new());
 //! let error = collect_tool_outcome(events, |_| {}).await.unwrap_err();
 //! assert_eq!(error.code, ErrorCode::InvalidInput);
@@ -42,17 +80,23 @@
 //! # Ok(()) }
 //! ```
 //!
+//! From there: [`State<T>`] for application state, [`toolset!`] for a set
+//! registered in one call with a typed client, [`client`] for clients over
+//! any transport, the `mcp`, `cli` and `pi` features for the surfaces. Tools known
+//! only at run time use the builder the macro expands to,
+//! [`ToolDefinition::builder`].
+//!
 //! ## Map of the crate
 //!
 //! * [`definition`] — [`ToolDefinition`], its metadata and the
 //!   [`ToolBuilder`](definition::ToolBuilder); [`tool`](mod@tool) — the [`Tool`] trait
-//!   that `#[tool]` implements.
+//!   that `#[tool]` implements, and what a tool's types must be.
 //! * [`schema`] — client-ready schemas from `schemars`, compiled once and
 //!   enforced on every call.
 //! * [`context`] — [`ToolContext`]: cancellation, logger, cwd/env, scope,
 //!   call stack, composition, duplex input; [`state`] — [`State<T>`];
 //!   [`scope`] — the five-tier scope store.
-//! * [`event`] — [`ToolEvent`] and [`ToolDisplay`] in the seed's wire shape;
+//! * [`event`] — [`ToolEvent`] and [`ToolDisplay`] in their JSON wire shape;
 //!   [`error`] — [`ToolError`] and [`ErrorCode`]; [`outcome`] —
 //!   [`ToolOutput`] and [`collect_tool_outcome`].
 //! * [`registry`] — [`ToolRegistry`]: register, sources, merge / extract /
@@ -95,6 +139,7 @@ pub mod dispatch;
 pub mod error;
 pub mod event;
 pub mod metrics;
+mod names;
 pub mod outcome;
 pub mod registry;
 pub mod schema;

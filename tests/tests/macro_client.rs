@@ -164,7 +164,7 @@ toolset! {
 
 fn client() -> NotesToolsClient<InProcess> {
     let registry = ToolRegistry::builder().state(Store::default()).build();
-    NotesTools::register(&registry).expect("the tool set registers");
+    NotesTools::register_tools(&registry).expect("the tool set registers");
     NotesToolsClient::new(InProcess::new(registry))
 }
 
@@ -172,7 +172,7 @@ fn client() -> NotesToolsClient<InProcess> {
 async fn every_tool_answers_through_the_typed_client() {
     let client = client();
     assert_eq!(
-        NotesTools::NAMES,
+        NotesTools::TOOL_NAMES,
         [
             "notes.search",
             "notes.create",
@@ -246,7 +246,7 @@ async fn display_survives_the_typed_call() {
 #[tokio::test]
 async fn streaming_events_arrive_in_order() {
     let registry = ToolRegistry::builder().state(Store::default()).build();
-    NotesTools::register(&registry).unwrap();
+    NotesTools::register_tools(&registry).unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
     let transport =
@@ -337,7 +337,7 @@ fn metadata_comes_from_the_attributes() {
 #[test]
 fn missing_state_is_refused_at_registration() {
     let registry = ToolRegistry::new();
-    let error = NotesTools::register(&registry).unwrap_err();
+    let error = NotesTools::register_tools(&registry).unwrap_err();
     assert!(
         matches!(&error, gonk_tools::RegistryError::MissingState { type_name, .. } if type_name.ends_with("Store")),
         "{error}"

@@ -346,7 +346,7 @@ toolset! {
 
 fn registry() -> ToolRegistry {
     let registry = ToolRegistry::new();
-    Echo::register(&registry).unwrap();
+    Echo::register_tools(&registry).unwrap();
     registry
 }
 

@@ -29,7 +29,7 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let registry = ToolRegistry::new();
-//! Math::register(&registry)?;
+//! Math::register_tools(&registry)?;
 //! let client = MathClient::new(InProcess::new(registry));
 //! assert_eq!(client.math_add(Pair { a: 2, b: 3 }).await?, 5);
 //! # Ok(()) }
@@ -37,6 +37,7 @@
 mod error;
 mod in_process;
 
+use futures::future::BoxFuture;
 use futures::StreamExt;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -49,7 +50,7 @@ pub use in_process::{InProcess, Tap};
 use crate::dispatch::ToolEventStream;
 use crate::event::ToolEvent;
 use crate::outcome::{collect_tool_outcome, ToolOutput};
-use crate::tool::Tool;
+use crate::tool::{ClientInput, ClientOutput, Tool};
 
 /// How a client reaches tools: one call is a name and a JSON input in, the
 /// call's event stream out (logs, progress, data chunks, then a `result` or
@@ -80,6 +81,34 @@ impl<T: Transport + ?Sized> Transport for std::sync::Arc<T> {
 impl<T: Transport + ?Sized> Transport for Box<T> {
     fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
         (**self).invoke(name, input)
+    }
+}
+
+/// The future of a typed call: the tool's output, or why the call failed.
+pub type ToolFuture<'a, O> = BoxFuture<'a, Result<O, ClientError>>;
+
+/// A transport that can call tool `X` by its types: every [`Transport`],
+/// for every tool whose input is `Serialize` and output `Deserialize`.
+///
+/// Each method of a generated client requires `T: CallTool<ThatTool>`, so
+/// the bounds are checked where a method is called: a tool set that is
+/// only served needs no `Serialize` on its inputs. (The future is boxed:
+/// when a bound does not hold, the compiler reports it once, not once per
+/// use of the future.)
+pub trait CallTool<X: Tool>: Transport {
+    /// Calls `X` with `input` and returns its typed output ([`call`]).
+    fn call_tool(&self, input: X::Input) -> ToolFuture<'_, X::Output>;
+}
+
+impl<T, X> CallTool<X> for T
+where
+    T: Transport + ?Sized,
+    X: Tool,
+    X::Input: ClientInput + JsonSchema + Send,
+    X::Output: ClientOutput + Send,
+{
+    fn call_tool(&self, input: X::Input) -> ToolFuture<'_, X::Output> {
+        Box::pin(call::<X>(self, input))
     }
 }
 

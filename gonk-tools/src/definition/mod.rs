@@ -250,27 +250,9 @@ impl fmt::Debug for ToolDefinition {
 }
 
 /// Checks a tool name: 1–128 chars of `A-Za-z0-9_.-`, starting with a
-/// letter (MCP's rule). The error says what is wrong.
+/// letter (MCP's rule; the rule `#[tool]` checks at compile time). The
+/// error says what is wrong, and the rule.
 pub fn validate_tool_name(name: &str) -> Result<(), String> {
-    let Some(first) = name.chars().next() else {
-        return Err("tool name is empty; use 1-128 characters of A-Za-z0-9_.-".into());
-    };
-    if name.len() > 128 {
-        return Err(format!(
-            "tool name `{name}` is {} characters long; the limit is 128",
-            name.len()
-        ));
-    }
-    if !first.is_ascii_alphabetic() {
-        return Err(format!("tool name `{name}` must start with a letter"));
-    }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
-    {
-        return Err(format!(
-            "tool name `{name}` contains `{bad}`; use only A-Za-z0-9 and `_` `.` `-`"
-        ));
-    }
-    Ok(())
+    crate::names::check_tool_name(name)
+        .map_err(|error| format!("{} ({})", error.describe(name), crate::names::NAME_RULE))
 }

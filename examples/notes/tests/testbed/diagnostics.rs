@@ -1,6 +1,9 @@
 //! Diagnostic tools: they make every path of a surface observable from
 //! outside (cancellation, each display kind, every event channel, duplex
 //! refusal, dispatch errors) without touching the notes themselves.
+//!
+//! Only served, never called through their typed client: most inputs
+//! derive `Deserialize` and no `Serialize`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -31,7 +34,7 @@ fn default_sleep_ms() -> u64 {
 }
 
 /// Input of `diag.sleep` and `diag.block`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Sleep {
     /// How long to sleep, in milliseconds.
     #[serde(default = "default_sleep_ms")]
@@ -82,7 +85,7 @@ pub async fn diag_block(input: Sleep, ctx: ToolContext) -> Value {
 }
 
 /// Display kinds `diag.display` can return.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// A text block.
@@ -104,7 +107,7 @@ pub enum Kind {
 }
 
 /// Input of `diag.display`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct DisplayInput {
     /// The blocks to return, in order; none means a result without display.
     #[serde(default)]
@@ -193,7 +196,7 @@ fn default_code() -> String {
 }
 
 /// Input of `diag.fail`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Fail {
     /// The error code to raise.
     #[serde(default = "default_code")]
@@ -216,7 +219,7 @@ pub async fn diag_fail(input: Fail) -> Result<Value, ToolError> {
 }
 
 /// Input of `diag.invoke`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Invoke {
     /// The tool to call through the dispatch path.
     pub tool: String,

@@ -7,5 +7,5 @@
 mod diagnostics;
 
 fn main() -> std::process::ExitCode {
-    notes::cli::run(diagnostics::Diagnostics::definitions())
+    notes::cli::run(diagnostics::Diagnostics::tool_definitions())
 }

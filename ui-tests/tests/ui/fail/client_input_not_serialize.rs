@@ -1,3 +1,4 @@
+use gonk_tools::client::InProcess;
 use gonk_tools::prelude::*;
 
 #[derive(Deserialize, JsonSchema)]
@@ -15,4 +16,10 @@ toolset! {
     pub struct Notes { NotesSearch }
 }
 
-fn main() {}
+async fn search(client: NotesClient<InProcess>) {
+    let _ = client.notes_search(Query { text: "a".into() }).await;
+}
+
+fn main() {
+    let _ = search;
+}

@@ -28,7 +28,7 @@ impl Thing {
 
 fn main() {
     let registry = gonk_tools::ToolRegistry::new();
-    Math::register(&registry).unwrap();
+    Math::register_tools(&registry).unwrap();
     std::sync::Arc::new(Thing).register_tools(&registry).unwrap();
     let _client = MathClient::new(gonk_tools::client::InProcess::new(registry.clone()));
     let _client = ThingClient::new(gonk_tools::client::InProcess::new(registry));

@@ -31,6 +31,21 @@ async fn result_custom() -> Result<u8, MyError> { Err(MyError) }
 #[tool]
 async fn result_alias() -> std::io::Result<u8> { Ok(3) }
 
+/// Returns a boxed error: `INTERNAL`, with the error chain.
+#[tool]
+async fn result_boxed() -> Result<u8, Box<dyn std::error::Error + Send + Sync>> {
+    let parsed: u8 = "x".parse()?;
+    Ok(parsed)
+}
+
+/// Returns `anyhow::Result`: `INTERNAL`, with the error chain.
+#[tool]
+async fn result_anyhow() -> anyhow::Result<u8> {
+    use anyhow::Context;
+    let parsed: u8 = "x".parse().context("reading the count")?;
+    Ok(parsed)
+}
+
 /// Returns data plus display.
 #[tool]
 async fn output() -> ToolOutput<u8> { ToolOutput::new(4).with_display("four") }
@@ -71,6 +86,8 @@ async fn main() {
             ResultToolError::definition(),
             ResultCustom::definition(),
             ResultAlias::definition(),
+            ResultBoxed::definition(),
+            ResultAnyhow::definition(),
             Output::definition(),
             ResultOutput::definition(),
             Streaming::definition(),
@@ -87,6 +104,13 @@ async fn main() {
     assert_eq!(call("result_tool_error").await.unwrap().data, 2);
     assert_eq!(call("result_custom").await.unwrap_err().code, ErrorCode::custom("MINE"));
     assert_eq!(call("result_alias").await.unwrap().data, 3);
+    let boxed = call("result_boxed").await.unwrap_err();
+    assert_eq!((boxed.code, boxed.message.as_str()), (ErrorCode::Internal, "invalid digit found in string"));
+    let anyhow = call("result_anyhow").await.unwrap_err();
+    assert_eq!(
+        (anyhow.code, anyhow.message.as_str()),
+        (ErrorCode::Internal, "reading the count: invalid digit found in string")
+    );
     let out = call("output").await.unwrap();
     assert_eq!((out.data, out.display), (json!(4), Some(ToolDisplay::Text("four".into()))));
     assert_eq!(call("result_output").await.unwrap().data, 5);

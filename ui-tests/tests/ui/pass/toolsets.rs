@@ -26,7 +26,7 @@ toolset! {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let registry = ToolRegistry::new();
-    NotesTools::register(&registry).unwrap();
+    NotesTools::register_tools(&registry).unwrap();
     let client = Notes::new(InProcess::new(registry));
     assert_eq!(client.notes_search(Query { text: "a".into() }).await.unwrap(), ["a"]);
     assert_eq!(client.notes_count_matches(Query { text: "a".into() }).await.unwrap(), 1);

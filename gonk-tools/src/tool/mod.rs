@@ -1,6 +1,14 @@
 //! The [`Tool`] trait: a tool known at compile time, as `#[tool]` makes it,
 //! and the two ways to get its definition ([`StaticTool`] for free
-//! functions, [`MethodTool`] for `&self` methods of a `#[tools]` impl).
+//! functions, [`MethodTool`] for `&self` methods of a `#[tools]` impl);
+//! what its types must be ([`DeserializeInput`], [`SerializeOutput`], …).
+
+mod requirements;
+
+pub use requirements::{
+    ClientInput, ClientOutput, DeserializeInput, InputSchema, IntoToolError, OutputSchema,
+    SerializeOutput,
+};
 
 use std::fmt;
 use std::sync::Arc;

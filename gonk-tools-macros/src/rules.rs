@@ -1,0 +1,140 @@
+// The naming rules, written once. The macro crate compiles this file as
+// its `rules` module (compile-time checks with spans); `gonk_tools` gets the
+// same items through the hidden `gonk_tools_macros::__rules!()`, which
+// expands to this file's text (registration checks, and the constants that
+// `toolset!` evaluates). So this file uses nothing but `core` and `std`
+// prelude items, and no inner attributes or `//!` docs.
+
+/// The longest tool name, in bytes (MCP's limit).
+pub const NAME_MAX: usize = 128;
+
+/// Why a tool name breaks the rule: 1–128 characters of `A-Za-z0-9_.-`,
+/// starting with a letter (MCP's rule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameError {
+    /// The name is empty.
+    Empty,
+    /// The name is longer than [`NAME_MAX`].
+    TooLong {
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// The name does not start with an ASCII letter.
+    FirstNotLetter {
+        /// Its first character.
+        first: char,
+    },
+    /// The name holds a character outside `A-Za-z0-9_.-`.
+    BadChar {
+        /// The first such character.
+        bad: char,
+    },
+}
+
+/// Checks `name` against the tool-name rule.
+pub fn check_tool_name(name: &str) -> Result<(), NameError> {
+    let Some(first) = name.chars().next() else {
+        return Err(NameError::Empty);
+    };
+    if name.len() > NAME_MAX {
+        return Err(NameError::TooLong { len: name.len() });
+    }
+    if !first.is_ascii_alphabetic() {
+        return Err(NameError::FirstNotLetter { first });
+    }
+    match name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+    {
+        Some(bad) => Err(NameError::BadChar { bad }),
+        None => Ok(()),
+    }
+}
+
+impl NameError {
+    /// What is wrong with `name`, as a sentence; the caller adds how to
+    /// fix it.
+    pub fn describe(&self, name: &str) -> String {
+        match self {
+            NameError::Empty => "the tool name is empty".to_owned(),
+            NameError::TooLong { len } => {
+                format!("the tool name `{name}` is {len} characters long; the limit is {NAME_MAX}")
+            }
+            NameError::FirstNotLetter { first } => {
+                format!("the tool name `{name}` starts with `{first}`; it must start with a letter")
+            }
+            NameError::BadChar { bad } => format!(
+                "the tool name `{name}` contains `{bad}`; only A-Z a-z 0-9 `_` `.` `-` are allowed"
+            ),
+        }
+    }
+}
+
+/// The rule itself, for messages.
+pub const NAME_RULE: &str =
+    "a tool name is 1-128 characters of A-Z a-z 0-9 `_` `.` `-` starting with a letter";
+
+/// The longest client method: a [`NAME_MAX`] name with an `_` before
+/// every hump.
+pub const METHOD_MAX: usize = 2 * NAME_MAX;
+
+/// The client method of a tool name (or of the CamelCase type `#[tool]`
+/// generates): separators (`.` `-` `_`) become `_`; an upper-case letter
+/// after a lower-case letter or a digit starts a new `_` word; everything
+/// is lower-cased. `notes.search` and `NotesSearch` both give
+/// `notes_search`; `notes.createNote` gives `notes_create_note`. The
+/// method is the first `len` bytes of the array (a `const fn`, so
+/// `toolset!` can check it at compile time).
+pub const fn client_method(name: &str) -> ([u8; METHOD_MAX], usize) {
+    let name = name.as_bytes();
+    let mut out = [0u8; METHOD_MAX];
+    let mut len = 0;
+    let mut i = 0;
+    while i < name.len() && len + 2 <= METHOD_MAX {
+        let c = name[i];
+        if c == b'.' || c == b'-' || c == b'_' {
+            out[len] = b'_';
+            len += 1;
+        } else if c.is_ascii_uppercase() {
+            if i > 0 && (name[i - 1].is_ascii_lowercase() || name[i - 1].is_ascii_digit()) {
+                out[len] = b'_';
+                len += 1;
+            }
+            out[len] = c.to_ascii_lowercase();
+            len += 1;
+        } else {
+            out[len] = c;
+            len += 1;
+        }
+        i += 1;
+    }
+    (out, len)
+}
+
+/// Whether the client method of `name` is `method`.
+pub const fn client_method_is(name: &str, method: &str) -> bool {
+    let (out, len) = client_method(name);
+    bytes_eq(&out, len, method.as_bytes())
+}
+
+/// Whether two tool names map to the same client method.
+pub const fn same_client_method(a: &str, b: &str) -> bool {
+    let (a, a_len) = client_method(a);
+    let (b, b_len) = client_method(b);
+    a_len == b_len && bytes_eq(&a, a_len, b.split_at(b_len).0)
+}
+
+/// Whether the first `len` bytes of `a` are `b`.
+const fn bytes_eq(a: &[u8], len: usize, b: &[u8]) -> bool {
+    if b.len() != len {
+        return false;
+    }
+    let mut i = 0;
+    while i < len {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}

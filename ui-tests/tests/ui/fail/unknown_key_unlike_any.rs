@@ -1,0 +1,7 @@
+use gonk_tools::prelude::*;
+
+/// Search notes.
+#[tool(timeout = 30)]
+async fn notes_search() {}
+
+fn main() {}
