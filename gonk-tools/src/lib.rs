@@ -63,6 +63,9 @@
 //! * [`metrics`] — one [`MetricRecord`](metrics::MetricRecord) per call.
 //! * [`client`] — typed clients over a [`Transport`](client::Transport);
 //!   [`InProcess`](client::InProcess) runs them against a registry here.
+//! * [`ws`] — the WebSocket projection: request/reply and broadcast over
+//!   any message transport (the socket server and client are behind the
+//!   `ws` feature).
 //! * [`macro@tool`], [`macro@tools`], [`toolset!`] — define tools as async
 //!   fns, group them into sets with typed clients, checked at compile time.
 #![deny(missing_docs)]
@@ -84,6 +87,7 @@ pub mod scope;
 pub mod security;
 pub mod state;
 pub mod tool;
+pub mod ws;
 
 pub use context::ToolContext;
 pub use definition::ToolDefinition;
