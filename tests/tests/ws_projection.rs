@@ -590,7 +590,9 @@ async fn the_entry_gate_checks_the_requested_op_only_not_composed_children() {
 async fn an_auth_context_from_the_caller_authorizes_the_root_and_every_composed_child() {
     let child_runs = Runs::default();
     let registry = composing_registry(&child_runs);
-    let asked: Arc<Mutex<Vec<(String, Vec<String>)>>> = Arc::default();
+    // (tool, call stack) of every tool.invoke question.
+    type Asked = Arc<Mutex<Vec<(String, Vec<String>)>>>;
+    let asked: Asked = Arc::default();
     let log = asked.clone();
     let policy: Arc<dyn AuthorizationPolicy> =
         Arc::new(policy_fn(move |req: &AuthorizationRequest<'_>| {

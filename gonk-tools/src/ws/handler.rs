@@ -248,12 +248,15 @@ impl<C: Send + Sync + 'static> WsHandler<C> {
     }
 }
 
+/// Which tools a handler serves.
+type Keep = dyn Fn(&ToolDefinition) -> bool + Send + Sync;
+
 /// Configures a [`WsHandler`]: the entry gate, the context factory, the
 /// broadcast policy and emitter, and which ops are served.
 #[must_use = "call .build() to get the handler"]
 pub struct WsHandlerBuilder<C> {
     registry: ToolRegistry,
-    keep: Option<Box<dyn Fn(&ToolDefinition) -> bool>>,
+    keep: Option<Box<Keep>>,
     authorize: Option<Arc<dyn WsAuthorize<C>>>,
     context: Option<Arc<ContextFactory<C>>>,
     policy: Arc<BroadcastPolicy>,
@@ -324,7 +327,10 @@ impl<C: Send + Sync + 'static> WsHandlerBuilder<C> {
     /// Serves only the tools for which `keep` is true; a request naming
     /// another answers `No such op` (the served tools may still compose
     /// it).
-    pub fn filter(mut self, keep: impl Fn(&ToolDefinition) -> bool + 'static) -> Self {
+    pub fn filter(
+        mut self,
+        keep: impl Fn(&ToolDefinition) -> bool + Send + Sync + 'static,
+    ) -> Self {
         self.keep = Some(Box::new(keep));
         self
     }
