@@ -324,6 +324,23 @@ impl<C: Send + Sync + 'static> WsHandlerBuilder<C> {
         self
     }
 
+    /// Adds an infallible emitter next to the host's (a server's fan-out to
+    /// its sockets): it runs first, so a failing host emitter cannot stop it.
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
+    pub(crate) fn also_emit(mut self, emit: impl Fn(&WsBroadcast) + Send + Sync + 'static) -> Self {
+        self.emitter = Some(match self.emitter.take() {
+            None => Arc::new(move |message: &WsBroadcast| {
+                emit(message);
+                Ok(())
+            }),
+            Some(host) => Arc::new(move |message: &WsBroadcast| {
+                emit(message);
+                host(message)
+            }),
+        });
+        self
+    }
+
     /// Serves only the tools for which `keep` is true; a request naming
     /// another answers `No such op` (the served tools may still compose
     /// it).
