@@ -1,13 +1,14 @@
 //! `notes`: a small notes app whose tools are defined once (`tools.rs`) and
 //! served as a command line (this file) — every tool a subcommand — and
-//! over MCP (`mcp.rs`: `notes mcp`, `notes serve`, `notes demo`).
+//! over MCP (`mcp.rs`: `notes mcp`, `notes serve`, `notes demo`) and
+//! WebSocket (`ws.rs`: `/ws` and a live page on `notes serve`'s port).
 //!
 //! ```text
 //! notes notes.create "Release checklist" --body "- tag v1" --tags release
 //! notes notes.search release --limit 5
 //! notes --db /tmp/notes.db list
 //! notes mcp                      # MCP over stdio
-//! notes serve --port 8808        # MCP over HTTP at http://127.0.0.1:8808/mcp
+//! notes serve --port 8808        # MCP at /mcp, WebSocket at /ws, a page at /
 //! notes demo                     # server + MCP client, end to end
 //! ```
 
@@ -15,6 +16,7 @@ mod diagnostics;
 mod mcp;
 mod store;
 mod tools;
+mod ws;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

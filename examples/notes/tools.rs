@@ -104,6 +104,29 @@ pub struct SearchResult {
     pub hits: Vec<Hit>,
 }
 
+fn default_list_limit() -> u32 {
+    50
+}
+
+/// Input of `notes.list`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListNotes {
+    /// How many notes to return, most recently changed first.
+    #[serde(default = "default_list_limit")]
+    #[schemars(range(min = 1, max = 200))]
+    pub limit: u32,
+    /// Include archived notes.
+    #[serde(default)]
+    pub include_archived: bool,
+}
+
+/// Output of `notes.list`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NoteList {
+    /// The notes, most recently changed first.
+    pub notes: Vec<Note>,
+}
+
 /// Input of `notes.rename`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RenameNote {
@@ -259,6 +282,39 @@ fn search() -> ToolDefinition {
         .build()
 }
 
+fn list() -> ToolDefinition {
+    ToolDefinition::builder("notes.list")
+        .description("List the most recently changed notes, newest first.")
+        .category(CATEGORY)
+        .approval(ApprovalTier::Read)
+        .capabilities(Capabilities {
+            reads_fs: true,
+            idempotent: true,
+            ..Capabilities::default()
+        })
+        .mcp(mcp(true, false, true))
+        .cli(cli(&[], &["ls"], &["notes notes.list --limit 5"]))
+        .requires_state::<Store>()
+        .output_schema_for::<NoteList>()
+        .handler_with_output(|input: ListNotes, ctx: ToolContext| async move {
+            let notes = with_db(&ctx, move |db| {
+                sql::recent(db, input.limit, input.include_archived)
+            })
+            .await?;
+            let display = if notes.is_empty() {
+                "No notes yet.".to_owned()
+            } else {
+                notes
+                    .iter()
+                    .map(|note| format!("{:>4}  {}", note.id, note.title))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            Ok::<_, ToolError>(ToolOutput::new(NoteList { notes }).with_display(display))
+        })
+        .build()
+}
+
 fn rename() -> ToolDefinition {
     ToolDefinition::builder("notes.rename")
         .description("Give a note a new title.")
@@ -374,7 +430,15 @@ fn export() -> ToolDefinition {
 
 /// Every notes tool.
 pub fn definitions() -> Vec<ToolDefinition> {
-    vec![create(), get(), search(), rename(), archive(), export()]
+    vec![
+        create(),
+        get(),
+        search(),
+        list(),
+        rename(),
+        archive(),
+        export(),
+    ]
 }
 
 /// A registry holding `store` as state and every notes tool.
