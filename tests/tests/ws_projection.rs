@@ -320,6 +320,63 @@ async fn a_streaming_request_gets_its_events_before_the_reply() {
     assert_eq!(seen, 0);
 }
 
+/// Records the lines a host's logger receives.
+#[derive(Clone, Default)]
+struct HostLog(Arc<Mutex<Vec<String>>>);
+
+impl gonk_tools::context::LogSink for HostLog {
+    fn log(&self, record: &gonk_tools::context::LogRecord<'_>) {
+        self.0.lock().unwrap().push(record.message.to_owned());
+    }
+}
+
+#[tokio::test]
+async fn a_streaming_request_also_hears_ctx_log_and_progress_and_the_host_logger_still_does() {
+    let registry = ToolRegistry::new();
+    registry
+        .register(
+            ToolDefinition::builder("reporter")
+                .description("Logs and reports progress from a plain handler.")
+                .approval(ApprovalTier::Read)
+                .handler(|_: Empty, ctx: ToolContext| async move {
+                    ctx.log().info("starting");
+                    tokio::task::yield_now().await;
+                    ctx.progress(50.0, Some("half".to_owned()));
+                    ctx.log().warn("almost");
+                    Ok::<_, ToolError>("done")
+                })
+                .build(),
+        )
+        .unwrap();
+    let host = HostLog::default();
+    let host_log = host.clone();
+    let handler = WsHandler::builder(&registry)
+        .context(move |_: &()| Ok::<_, HookError>(ToolContext::new().with_logger(host_log.clone())))
+        .build();
+    let mut seen = Vec::new();
+    let reply = handler
+        .handle_with_events(request("reporter", json!({})).streaming(), &(), |e| {
+            seen.push(serde_json::to_value(&e.event).unwrap())
+        })
+        .await;
+    assert_eq!(reply, WsReply::result(Some(json!("r1")), json!("done")));
+    assert_eq!(
+        seen,
+        [
+            json!({"type": "log", "level": "info", "message": "starting"}),
+            json!({"type": "progress", "percent": 50.0, "message": "half"}),
+            json!({"type": "log", "level": "warn", "message": "almost"}),
+        ]
+    );
+    assert_eq!(*host.0.lock().unwrap(), ["starting", "almost"]);
+
+    let mut seen = 0;
+    handler
+        .handle_with_events(request("reporter", json!({})), &(), |_| seen += 1)
+        .await;
+    assert_eq!(seen, 0, "not a streaming request");
+}
+
 // ---------------------------------------------------------------- op table
 
 #[tokio::test]

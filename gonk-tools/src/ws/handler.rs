@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::authorize::{AuthorizeFn, WsAuthorize};
 use super::broadcast::{default_policy, BroadcastEmitter, BroadcastPolicy};
+use super::forward;
 use super::hook::{self, HookError};
 use super::message::{WsBroadcast, WsEvent, WsReply, WsRequest};
 use crate::context::ToolContext;
@@ -185,9 +186,34 @@ impl<C: Send + Sync + 'static> WsHandler<C> {
                 }
             },
         };
+        // A streaming request also hears the call's ctx.log() lines and
+        // ctx.notify() events, in order with what the handler streams.
+        let (forward, mut forwarded) = tokio::sync::mpsc::unbounded_channel();
+        let ctx = if stream {
+            forward::forwarding(ctx, forward)
+        } else {
+            drop(forward);
+            ctx
+        };
         let mut events = inner.registry.invoke(&op, input, ctx);
         let mut last = None;
-        while let Some(event) = events.next().await {
+        loop {
+            let event = tokio::select! {
+                biased;
+                Some(event) = forwarded.recv() => {
+                    on_event(WsEvent { req_id: req_id.clone(), event });
+                    continue;
+                }
+                event = events.next() => event,
+            };
+            // What the handler reported before this event goes out first.
+            while let Ok(early) = forwarded.try_recv() {
+                on_event(WsEvent {
+                    req_id: req_id.clone(),
+                    event: early,
+                });
+            }
+            let Some(event) = event else { break };
             match event {
                 ToolEvent::Result { data, .. } => last = Some(data),
                 // An error is terminal: the call's stream (and handler) is dropped.

@@ -33,6 +33,7 @@
 
 mod authorize;
 mod broadcast;
+mod forward;
 mod handler;
 mod hook;
 mod message;

@@ -1,0 +1,110 @@
+//! Shared by the `ws_notes_*` tests: the independent WebSocket clients and
+//! the browser driver (installed once by `.ci/install-ws-clients`), and
+//! `notes serve` started as a real process.
+#![allow(dead_code)] // each test file uses a part of it
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use crate::mcp_support::{client_script, notes_command, root, ServerProcess};
+
+/// The API key the tests start `notes serve` with.
+pub const KEY: &str = "ws-test-key";
+
+/// Python with `websockets`, and a Node project with `ws` and
+/// `playwright-core`.
+pub struct WsClients {
+    /// The venv's interpreter.
+    pub python: PathBuf,
+    /// The Node project directory.
+    pub node_dir: PathBuf,
+}
+
+/// Installs the clients (once; the script is idempotent and locked).
+pub fn ws_clients() -> &'static WsClients {
+    static CLIENTS: OnceLock<WsClients> = OnceLock::new();
+    CLIENTS.get_or_init(|| {
+        let dir = root().join("target").join("ws-clients");
+        let status = Command::new("bash")
+            .arg(root().join(".ci").join("install-ws-clients"))
+            .env("WS_CLIENTS_DIR", &dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .status()
+            .expect("bash runs .ci/install-ws-clients");
+        assert!(
+            status.success(),
+            ".ci/install-ws-clients failed: the WebSocket tests need python3 (with venv), node/npm \
+             and Debian's chromium (run `bash .ci/install-ws-clients` to see why)"
+        );
+        WsClients {
+            python: dir.join("venv").join("bin").join("python"),
+            node_dir: dir.join("node"),
+        }
+    })
+}
+
+/// Runs a Python client script with the venv holding `websockets`.
+pub fn run_python(script: &str, args: &[&str]) -> Output {
+    Command::new(&ws_clients().python)
+        .arg(client_script(script))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the venv's python runs")
+}
+
+/// Runs a Node script from the Node project (so it resolves `ws` and
+/// `playwright-core`).
+pub fn run_node(script: &str, args: &[&str]) -> Output {
+    let clients = ws_clients();
+    let copy = clients.node_dir.join(script);
+    std::fs::copy(client_script(script), &copy).expect("copy the script next to node_modules");
+    Command::new("node")
+        .arg(&copy)
+        .args(args)
+        .current_dir(&clients.node_dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("node runs")
+}
+
+/// `notes serve` on a free port, an in-memory database, with the key and
+/// the write tools; the diagnostic tools are on.
+pub struct NotesServer {
+    process: ServerProcess,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+}
+
+impl NotesServer {
+    /// Starts it with `extra` arguments after `serve`.
+    pub fn start(extra: &[&str]) -> NotesServer {
+        let mut command = notes_command();
+        command.args(["--db", ":memory:", "serve", "--port", "0", "--api-key", KEY]);
+        command.args(extra);
+        let process = ServerProcess::start(command);
+        let addr = process
+            .url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+            .to_owned();
+        NotesServer { process, addr }
+    }
+
+    /// `ws://ADDR/ws`.
+    pub fn ws_url(&self) -> String {
+        format!("ws://{}/ws", self.addr)
+    }
+
+    /// `http://ADDR/` (the page).
+    pub fn page_url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    /// Whether it is still running.
+    pub fn is_running(&mut self) -> bool {
+        self.process.is_running()
+    }
+}
