@@ -186,64 +186,61 @@ impl<C: Send + Sync + 'static> WsHandler<C> {
                 }
             },
         };
-        // A streaming request also hears the call's ctx.log() lines and
-        // ctx.notify() events, in order with what the handler streams.
-        let (forward, mut forwarded) = tokio::sync::mpsc::unbounded_channel();
-        let ctx = if stream {
-            forward::forwarding(ctx, forward)
-        } else {
-            drop(forward);
-            ctx
-        };
-        let mut events = inner.registry.invoke(&op, input, ctx);
-        let mut last = None;
-        loop {
-            let event = tokio::select! {
-                biased;
-                Some(event) = forwarded.recv() => {
-                    on_event(WsEvent { req_id: req_id.clone(), event });
-                    continue;
-                }
-                event = events.next() => event,
-            };
-            // What the handler reported before this event goes out first.
-            while let Ok(early) = forwarded.try_recv() {
+        let mut fold = Fold::default();
+        if stream {
+            // A streaming request also hears the call's ctx.log() lines and
+            // ctx.notify() events, in order with what the handler streams.
+            let (forward, mut forwarded) = tokio::sync::mpsc::unbounded_channel();
+            let mut events = inner
+                .registry
+                .invoke(&op, input, forward::forwarding(ctx, forward));
+            let mut send = |event| {
                 on_event(WsEvent {
                     req_id: req_id.clone(),
-                    event: early,
-                });
-            }
-            let Some(event) = event else { break };
-            match event {
-                ToolEvent::Result { data, .. } => last = Some(data),
-                // An error is terminal: the call's stream (and handler) is dropped.
-                ToolEvent::Error {
-                    code,
-                    message,
-                    details,
-                } => {
-                    drop(events);
-                    return WsReply::error(
-                        req_id,
-                        ToolError {
-                            code,
-                            message,
-                            details,
-                        },
-                    );
-                }
-                event if stream => on_event(WsEvent {
-                    req_id: req_id.clone(),
                     event,
-                }),
-                _ => {}
+                })
+            };
+            while !fold.failed() {
+                let event = tokio::select! {
+                    biased;
+                    Some(event) = forwarded.recv() => {
+                        send(event);
+                        continue;
+                    }
+                    event = events.next() => event,
+                };
+                // What the handler reported before this event goes out first.
+                while let Ok(early) = forwarded.try_recv() {
+                    send(early);
+                }
+                let Some(event) = event else { break };
+                if let Some(event) = fold.take(event) {
+                    send(event);
+                }
+            }
+        } else {
+            let mut events = inner.registry.invoke(&op, input, ctx);
+            while !fold.failed() {
+                let Some(event) = events.next().await else {
+                    break;
+                };
+                fold.take(event);
             }
         }
-        let Some(result) = last else {
-            return WsReply::error(
-                req_id,
-                ToolError::new(ErrorCode::NoResult, "Tool produced no result"),
-            );
+        // An error is terminal: the call's stream (and handler) is dropped by now.
+        let result = match fold {
+            Fold {
+                error: Some(error), ..
+            } => return WsReply::error(req_id, error),
+            Fold {
+                last: Some(result), ..
+            } => result,
+            Fold { last: None, .. } => {
+                return WsReply::error(
+                    req_id,
+                    ToolError::new(ErrorCode::NoResult, "Tool produced no result"),
+                )
+            }
         };
         self.broadcast(&tool, &op, &result);
         WsReply::result(req_id, result)
@@ -271,6 +268,40 @@ impl<C: Send + Sync + 'static> WsHandler<C> {
         if let Err(failure) = hook::call("broadcast emitter", || emit(&message)) {
             tracing::warn!(target: "gonk_tools::ws", op, error = %failure.message, "the broadcast emitter failed");
         }
+    }
+}
+
+/// A call's events folded into its reply: the last result wins; an error
+/// is terminal.
+#[derive(Default)]
+struct Fold {
+    last: Option<Value>,
+    error: Option<ToolError>,
+}
+
+impl Fold {
+    /// Takes an outcome event; hands back any other event.
+    fn take(&mut self, event: ToolEvent) -> Option<ToolEvent> {
+        match event {
+            ToolEvent::Result { data, .. } => self.last = Some(data),
+            ToolEvent::Error {
+                code,
+                message,
+                details,
+            } => {
+                self.error = Some(ToolError {
+                    code,
+                    message,
+                    details,
+                })
+            }
+            other => return Some(other),
+        }
+        None
+    }
+
+    fn failed(&self) -> bool {
+        self.error.is_some()
     }
 }
 
