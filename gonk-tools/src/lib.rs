@@ -52,7 +52,7 @@
 //! * [`context`] — [`ToolContext`]: cancellation, logger, cwd/env, scope,
 //!   call stack, composition, duplex input; [`state`] — [`State<T>`];
 //!   [`scope`] — the five-tier scope store.
-//! * [`event`] — [`ToolEvent`] and [`Display`] in the seed's wire shape;
+//! * [`event`] — [`ToolEvent`] and [`ToolDisplay`] in the seed's wire shape;
 //!   [`error`] — [`ToolError`] and [`ErrorCode`]; [`outcome`] —
 //!   [`ToolOutput`] and [`collect_tool_outcome`].
 //! * [`registry`] — [`ToolRegistry`]: register, sources, merge / extract /
@@ -93,7 +93,7 @@ pub use context::ToolContext;
 pub use definition::ToolDefinition;
 pub use dispatch::ToolEventStream;
 pub use error::{ErrorCode, ToolError, ValidationIssue};
-pub use event::{Display, DisplayBlock, LogLevel, ToolEvent};
+pub use event::{DisplayBlock, LogLevel, ToolDisplay, ToolEvent};
 pub use outcome::{collect_tool_outcome, ToolOutput};
 pub use registry::{RegistryError, ToolRegistry};
 pub use state::State;
@@ -117,7 +117,7 @@ pub mod prelude {
         ApprovalSpec, ApprovalTier, Capabilities, ToolDefinition, ValidateOutput, Visibility,
     };
     pub use crate::error::{ErrorCode, ToolError};
-    pub use crate::event::{Display, DisplayBlock, LogLevel, ToolEvent};
+    pub use crate::event::{DisplayBlock, LogLevel, ToolDisplay, ToolEvent};
     pub use crate::outcome::{collect_tool_outcome, ToolOutput};
     pub use crate::registry::ToolRegistry;
     pub use crate::state::State;

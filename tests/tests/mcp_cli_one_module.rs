@@ -17,7 +17,6 @@ fn cli(db: &str, args: &[&str]) -> std::process::Output {
         .arg("--db")
         .arg(db)
         .args(args)
-        .env_remove("NOTES_DIAGNOSTICS")
         .output()
         .expect("run the notes CLI")
 }
@@ -43,11 +42,7 @@ async fn the_same_tools_answer_on_the_cli_and_over_mcp() {
 
     // …the MCP server of the same binary lists the same tools and finds it.
     let mut command = tokio::process::Command::new(bin("notes"));
-    command
-        .arg("--db")
-        .arg(&db)
-        .arg("mcp")
-        .env_remove("NOTES_DIAGNOSTICS");
+    command.arg("--db").arg(&db).arg("mcp");
     let client = McpClient::connect_stdio(command)
         .await
         .expect("notes mcp starts");

@@ -1,0 +1,21 @@
+//! The notes example: a small notes app on embedded SQLite whose tools are
+//! defined once, as `#[tool]` fns (`tools`), and served unchanged as a
+//! command line (`cli`), over MCP (`mcp`) and over WebSocket with a live
+//! page (`ws`). The `notes` binary (`main.rs`) runs it; tests reuse the
+//! tools and their typed client.
+//!
+//! ```text
+//! notes notes.create "Release checklist" --body "- tag v1" --tags release
+//! notes notes.search release --limit 5
+//! notes --db /tmp/notes.db list
+//! notes mcp                      # MCP over stdio
+//! notes serve --port 8808        # MCP at /mcp, WebSocket at /ws, a page at /
+//! notes demo                     # server + typed MCP client, end to end
+//! ```
+
+pub mod cli;
+pub mod mcp;
+pub mod saved;
+pub mod store;
+pub mod tools;
+pub mod ws;
