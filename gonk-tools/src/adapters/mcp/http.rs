@@ -393,13 +393,6 @@ pub async fn serve_http(
     if let Some(routes) = also_serve {
         app = app.merge(routes);
     }
-    // Small responses on a kept-alive connection must not wait for the
-    // client's delayed ACK (Nagle).
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(error) = tcp.set_nodelay(true) {
-            tracing::debug!(target: "gonk_tools::mcp", %error, "could not set TCP_NODELAY");
-        }
-    });
     let shutdown = cancel.clone();
     let task = tokio::spawn(async move {
         axum::serve(listener, app)
