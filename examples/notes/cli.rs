@@ -1,5 +1,6 @@
 //! The notes command line: every tool a subcommand (the `Cli` adapter),
-//! plus `mcp`, `serve` and `demo` (`mcp.rs`) and the global `--db`.
+//! plus `mcp`, `serve` and `demo` (`mcp.rs`), `pi` and `pi-extension`
+//! (`pi.rs`), and the global `--db`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,7 +11,7 @@ use gonk_tools::adapters::cli::{exit, Cli};
 use gonk_tools::ToolDefinition;
 
 use crate::store::{self, Store};
-use crate::{mcp, saved, tools};
+use crate::{mcp, pi, saved, tools};
 
 /// The id of the global `--db` option.
 const DB: &str = "db";
@@ -64,6 +65,13 @@ pub fn run(extra: Vec<ToolDefinition>) -> ExitCode {
         .command(mcp::serve_command(), {
             let registry = served.clone();
             move |matches| mcp::run_serve(registry.clone(), matches)
+        })
+        .command(pi::bridge_command(), {
+            let registry = served.clone();
+            move |_| pi::run_bridge(registry.clone())
+        })
+        .command(pi::extension_command(), |matches| {
+            pi::run_extension(matches.get_one::<PathBuf>(DB).cloned())
         })
         .command(mcp::demo_command(), move |matches| {
             let db_given = matches.get_one::<PathBuf>(DB).is_some();

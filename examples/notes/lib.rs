@@ -1,8 +1,8 @@
 //! The notes example: a small notes app on embedded SQLite whose tools are
 //! defined once, as `#[tool]` fns (`tools`), and served unchanged as a
-//! command line (`cli`), over MCP (`mcp`) and over WebSocket with a live
-//! page (`ws`). The `notes` binary (`main.rs`) runs it; tests reuse the
-//! tools and their typed client.
+//! command line (`cli`), over MCP (`mcp`), in the Pi coding agent (`pi`)
+//! and over WebSocket with a live page (`ws`). The `notes` binary
+//! (`main.rs`) runs it; tests reuse the tools and their typed client.
 //!
 //! ```text
 //! notes notes.create "Release checklist" --body "- tag v1" --tags release
@@ -11,10 +11,12 @@
 //! notes mcp                      # MCP over stdio
 //! notes serve --port 8808        # MCP at /mcp, WebSocket at /ws, a page at /
 //! notes demo                     # server + typed MCP client, end to end
+//! notes pi-extension > notes.ts  # then `pi -e ./notes.ts`
 //! ```
 
 pub mod cli;
 pub mod mcp;
+pub mod pi;
 pub mod saved;
 pub mod store;
 pub mod tools;

@@ -68,10 +68,17 @@
 //!   `ws` feature).
 //! * [`macro@tool`], [`macro@tools`], [`toolset!`] — define tools as async
 //!   fns, group them into sets with typed clients, checked at compile time.
+//! * `adapters` — the surfaces, each behind its cargo feature: `cli` (every
+//!   tool a clap subcommand), `mcp` (stdio and streamable HTTP on rmcp),
+//!   `pi` (the Pi coding agent: the projection to Pi's tool shape, the
+//!   JSON-lines bridge `serve_pi`, and the TypeScript extension that ships
+//!   with the crate, written out by `write_pi_extension`) and `ws` (the
+//!   [`ws`] projection on a real socket: `ws_router`, `serve_ws`, and
+//!   `WsClient`, a client transport).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-#[cfg(any(feature = "cli", feature = "mcp", feature = "ws"))]
+#[cfg(any(feature = "cli", feature = "mcp", feature = "pi", feature = "ws"))]
 pub mod adapters;
 pub mod client;
 pub mod context;
