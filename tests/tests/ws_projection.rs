@@ -2,7 +2,8 @@
 //! rule of the request/reply handler, the entry gate, the context factory
 //! and broadcast, against a fixture registry.
 
-use std::io::Write;
+mod log_capture;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -14,8 +15,8 @@ use gonk_tools::ws::{
     broadcasts_by_default, HookError, WsAuthorize, WsBroadcast, WsEvent, WsHandler, WsReply,
     WsRequest,
 };
+use log_capture::Capture;
 use serde_json::Value;
-use tracing_subscriber::fmt::MakeWriter;
 
 #[derive(Deserialize, JsonSchema)]
 struct Empty {}
@@ -174,33 +175,6 @@ impl Broadcasts {
             .iter()
             .map(|b| b.op.clone())
             .collect()
-    }
-}
-
-/// Everything the fmt subscriber writes.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl Capture {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Capture {
-    type Writer = Capture;
-    fn make_writer(&'a self) -> Capture {
-        self.clone()
     }
 }
 

@@ -4,10 +4,10 @@
 #![allow(dead_code)] // each test file uses a part of it
 
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::sync::OnceLock;
 
-use crate::mcp_support::{client_script, notes_command, root, ServerProcess};
+use crate::mcp_support::{install, notes_command, run_node_in, run_python_with, ServerProcess};
 
 /// The API key the tests start `notes serve` with.
 pub const KEY: &str = "ws-test-key";
@@ -25,18 +25,11 @@ pub struct WsClients {
 pub fn ws_clients() -> &'static WsClients {
     static CLIENTS: OnceLock<WsClients> = OnceLock::new();
     CLIENTS.get_or_init(|| {
-        let dir = root().join("target").join("ws-clients");
-        let status = Command::new("bash")
-            .arg(root().join(".ci").join("install-ws-clients"))
-            .env("WS_CLIENTS_DIR", &dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .status()
-            .expect("bash runs .ci/install-ws-clients");
-        assert!(
-            status.success(),
-            ".ci/install-ws-clients failed: the WebSocket tests need python3 (with venv), node/npm \
-             and Debian's chromium (run `bash .ci/install-ws-clients` to see why)"
+        let dir = install(
+            "install-ws-clients",
+            "WS_CLIENTS_DIR",
+            "ws-clients",
+            "the WebSocket tests need python3 (with venv), node/npm and Debian's chromium",
         );
         WsClients {
             python: dir.join("venv").join("bin").join("python"),
@@ -47,27 +40,13 @@ pub fn ws_clients() -> &'static WsClients {
 
 /// Runs a Python client script with the venv holding `websockets`.
 pub fn run_python(script: &str, args: &[&str]) -> Output {
-    Command::new(&ws_clients().python)
-        .arg(client_script(script))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the venv's python runs")
+    run_python_with(&ws_clients().python, script, args)
 }
 
 /// Runs a Node script from the Node project (so it resolves `ws` and
 /// `playwright-core`).
 pub fn run_node(script: &str, args: &[&str]) -> Output {
-    let clients = ws_clients();
-    let copy = clients.node_dir.join(script);
-    std::fs::copy(client_script(script), &copy).expect("copy the script next to node_modules");
-    Command::new("node")
-        .arg(&copy)
-        .args(args)
-        .current_dir(&clients.node_dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("node runs")
+    run_node_in(&ws_clients().node_dir, script, args)
 }
 
 /// `notes serve` on a free port, an in-memory database, with the key and
