@@ -1,7 +1,7 @@
 //! The notes example: a small notes app on embedded SQLite whose tools are
 //! defined once, as `#[tool]` fns (`tools`), and served unchanged as a
-//! command line (`cli`), over MCP (`mcp`) and in the Pi coding agent
-//! (`pi`). The `notes` binary
+//! command line (`cli`), over MCP (`mcp`), in the Pi coding agent (`pi`)
+//! and over WebSocket with a live page (`ws`). The `notes` binary
 //! (`main.rs`) runs it; tests reuse the tools and their typed client.
 //!
 //! ```text
@@ -9,7 +9,7 @@
 //! notes notes.search release --limit 5
 //! notes --db /tmp/notes.db list
 //! notes mcp                      # MCP over stdio
-//! notes serve --port 8808        # MCP over HTTP at http://127.0.0.1:8808/mcp
+//! notes serve --port 8808        # MCP at /mcp, WebSocket at /ws, a page at /
 //! notes demo                     # server + typed MCP client, end to end
 //! notes pi-extension > notes.ts  # then `pi -e ./notes.ts`
 //! ```
@@ -20,3 +20,4 @@ pub mod pi;
 pub mod saved;
 pub mod store;
 pub mod tools;
+pub mod ws;

@@ -1,7 +1,9 @@
 //! The notes tools over MCP — the same registry the command line runs:
 //!
 //! * `notes mcp` serves them on stdin/stdout (what an MCP client launches);
-//! * `notes serve` serves them over streamable HTTP at `http://HOST:PORT/mcp`;
+//! * `notes serve` serves them over streamable HTTP at `http://HOST:PORT/mcp`,
+//!   and on the same port over WebSocket at `/ws` with a page at `/`
+//!   ([`crate::ws`]);
 //! * `notes demo` starts that HTTP server on a throwaway database, connects
 //!   an MCP client to it and calls every tool through the typed
 //!   [`NotesToolsClient`], end to end.
@@ -20,10 +22,13 @@ use gonk_tools::client::{ClientError, Tap};
 use gonk_tools::prelude::*;
 use gonk_tools::ToolRegistry;
 
+use tokio_util::sync::CancellationToken;
+
 use crate::store::{Store, MEMORY};
 use crate::tools::{
     CreateNote, ExportFormat, ExportNotes, NoteId, NotesToolsClient, RenameNote, SearchNotes,
 };
+use crate::ws::WsSettings;
 
 /// The port `notes serve` listens on unless `--port` says otherwise.
 pub const DEFAULT_PORT: u16 = 8808;
@@ -73,7 +78,10 @@ pub async fn run_stdio(registry: ToolRegistry) -> ExitCode {
 /// `notes serve`.
 pub fn serve_command() -> Command {
     Command::new("serve")
-        .about("Serve the notes tools over MCP streamable HTTP at http://HOST:PORT/mcp")
+        .about(
+            "Serve the notes tools over MCP streamable HTTP at http://HOST:PORT/mcp, over \
+             WebSocket at ws://HOST:PORT/ws, and a live notes page at http://HOST:PORT/",
+        )
         .arg(
             Arg::new("host")
                 .long("host")
@@ -100,7 +108,7 @@ pub fn serve_command() -> Command {
             Arg::new("allow-writes")
                 .long("allow-writes")
                 .action(ArgAction::SetTrue)
-                .help("Expose the write tools (create, rename, archive); by default HTTP withholds them"),
+                .help("Expose the write tools (create, rename, archive) over MCP and WebSocket; by default HTTP withholds them"),
         )
         .arg(
             Arg::new("allow-insecure-remote")
@@ -124,22 +132,39 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
     if matches.get_flag("allow-writes") {
         server = server.write_policy(WriteToolPolicy::Permissive);
     }
-    let mut options = McpHttpOptions::new(server)
-        .allow_insecure_remote(matches.get_flag("allow-insecure-remote"));
     let key = matches.get_one::<String>("api-key").cloned().or_else(|| {
         std::env::var("NOTES_API_KEY")
             .ok()
             .filter(|k| !k.is_empty())
     });
+    let withheld = !matches.get_flag("allow-writes");
+    // One port for every surface: /mcp, /ws and the page at /.
+    let ws_stop = CancellationToken::new();
+    let page_and_socket = crate::ws::routes(
+        &registry,
+        WsSettings {
+            allow_writes: !withheld,
+            api_key: key.clone(),
+            bind: host,
+            shutdown: ws_stop.clone(),
+        },
+    );
+    let mut options = McpHttpOptions::new(server)
+        .allow_insecure_remote(matches.get_flag("allow-insecure-remote"))
+        .also_serve(page_and_socket);
     if let Some(key) = key {
         options = options.api_key(key);
     }
-    let withheld = !matches.get_flag("allow-writes");
     let server = match serve_http(SocketAddr::new(host, port), registry, options).await {
         Ok(server) => server,
         Err(error) => return failure(error),
     };
     eprintln!("notes: serving MCP at {}", server.url());
+    eprintln!(
+        "notes: serving WebSocket at ws://{}/ws",
+        server.local_addr()
+    );
+    eprintln!("notes: page at http://{}/", server.local_addr());
     if withheld {
         eprintln!(
             "notes: write tools (notes.create, notes.rename, notes.archive) are withheld over HTTP; \
@@ -151,6 +176,7 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         if tokio::signal::ctrl_c().await.is_ok() {
             eprintln!("notes: shutting down");
         }
+        ws_stop.cancel();
         stop.cancel();
     });
     match server.wait().await {

@@ -330,6 +330,25 @@ pub mod sql {
     }
 
     /// Every note, oldest first.
+    /// The `limit` most recently changed notes, newest first.
+    pub fn recent(
+        db: &Connection,
+        limit: u32,
+        include_archived: bool,
+    ) -> Result<Vec<Note>, ToolError> {
+        let mut statement = db
+            .prepare(&format!(
+                "SELECT {COLUMNS} FROM notes WHERE (?1 OR archived = 0) \
+                 ORDER BY updated_at DESC, id DESC LIMIT ?2"
+            ))
+            .map_err(db_error)?;
+        let rows = statement
+            .query_map(params![include_archived, limit], note_from)
+            .map_err(db_error)?;
+        rows.map(|row| row.map_err(db_error)).collect()
+    }
+
+    /// Every note (without archived ones unless asked), oldest first.
     pub fn all(db: &Connection, include_archived: bool) -> Result<Vec<Note>, ToolError> {
         let mut statement = db
             .prepare(&format!(

@@ -1,7 +1,7 @@
-//! The notes tools: six `#[tool]` fns, grouped by `toolset!` into
+//! The notes tools: seven `#[tool]` fns, grouped by `toolset!` into
 //! [`NotesTools`] (registration) and [`NotesToolsClient`] (a typed client
 //! over any transport), and served unchanged by every surface: the command
-//! line (`cli.rs`) and MCP (`mcp.rs`).
+//! line (`cli.rs`), MCP (`mcp.rs`) and WebSocket (`ws.rs`).
 //!
 //! Each tool takes the [`Store`] as `State<Store>` (registry state), so
 //! registering the set in a registry without a store fails at start-up.
@@ -64,6 +64,29 @@ pub struct SearchResult {
     pub query: String,
     /// The hits, best first.
     pub hits: Vec<Hit>,
+}
+
+fn default_list_limit() -> u32 {
+    50
+}
+
+/// Input of `notes.list`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ListNotes {
+    /// How many notes to return, most recently changed first.
+    #[serde(default = "default_list_limit")]
+    #[schemars(range(min = 1, max = 200))]
+    pub limit: u32,
+    /// Include archived notes.
+    #[serde(default)]
+    pub include_archived: bool,
+}
+
+/// Output of `notes.list`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct NoteList {
+    /// The notes, most recently changed first.
+    pub notes: Vec<Note>,
 }
 
 /// Input of `notes.rename`.
@@ -232,6 +255,34 @@ fn hit_line(hit: &Hit) -> String {
     }
 }
 
+/// List the most recently changed notes, newest first.
+#[tool(
+    name = "notes.list",
+    category = "notes",
+    approval = "read",
+    capabilities(reads_fs, idempotent),
+    mcp(read_only, destructive = false, idempotent, open_world = false),
+    cli(aliases = ["ls"], examples = ["notes notes.list --limit 5"])
+)]
+pub async fn notes_list(
+    input: ListNotes,
+    store: State<Store>,
+) -> Result<ToolOutput<NoteList>, ToolError> {
+    let notes = store
+        .run(move |db| sql::recent(db, input.limit, input.include_archived))
+        .await?;
+    let display = if notes.is_empty() {
+        "No notes yet.".to_owned()
+    } else {
+        notes
+            .iter()
+            .map(|note| format!("{:>4}  {}", note.id, note.title))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    Ok(ToolOutput::new(NoteList { notes }).with_display(display))
+}
+
 /// Give a note a new title.
 #[tool(
     name = "notes.rename",
@@ -348,6 +399,7 @@ toolset! {
         NotesCreate,
         NotesGet,
         NotesSearch,
+        NotesList,
         NotesRename,
         NotesArchive,
         NotesExport,

@@ -107,13 +107,18 @@
 //! * [`metrics`] — one [`MetricRecord`](metrics::MetricRecord) per call.
 //! * [`client`] — typed clients over a [`Transport`](client::Transport);
 //!   [`InProcess`](client::InProcess) runs them against a registry here.
+//! * [`ws`] — the WebSocket projection: request/reply and broadcast over
+//!   any message transport (the socket server and client are behind the
+//!   `ws` feature).
 //! * [`macro@tool`], [`macro@tools`], [`toolset!`] — define tools as async
 //!   fns, group them into sets with typed clients, checked at compile time.
 //! * `adapters` — the surfaces, each behind its cargo feature: `cli` (every
-//!   tool a clap subcommand), `mcp` (stdio and streamable HTTP on rmcp) and
+//!   tool a clap subcommand), `mcp` (stdio and streamable HTTP on rmcp),
 //!   `pi` (the Pi coding agent: the projection to Pi's tool shape, the
 //!   JSON-lines bridge `serve_pi`, and the TypeScript extension that ships
-//!   with the crate, written out by `write_pi_extension`).
+//!   with the crate, written out by `write_pi_extension`) and `ws` (the
+//!   [`ws`] projection on a real socket: `ws_router`, `serve_ws`, and
+//!   `WsClient`, a client transport).
 //!
 //! **Layering.** The core (definition, schema, context, event, error,
 //! outcome, registry, metrics) knows security only by its public types:
@@ -130,7 +135,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-#[cfg(any(feature = "cli", feature = "mcp", feature = "pi"))]
+#[cfg(any(feature = "cli", feature = "mcp", feature = "pi", feature = "ws"))]
 pub mod adapters;
 pub mod client;
 pub mod context;
@@ -147,6 +152,7 @@ pub mod scope;
 pub mod security;
 pub mod state;
 pub mod tool;
+pub mod ws;
 
 pub use context::ToolContext;
 pub use definition::ToolDefinition;

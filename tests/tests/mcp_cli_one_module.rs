@@ -67,7 +67,11 @@ async fn the_same_tools_answer_on_the_cli_over_mcp_and_in_pi() {
         .collect();
     cli_names.sort();
     assert_eq!(cli_names, mcp_names, "both surfaces expose the same tools");
-    assert_eq!(mcp_names.len(), 6, "{mcp_names:?}");
+    assert_eq!(
+        mcp_names.len(),
+        notes::tools::NotesTools::NAMES.len(),
+        "{mcp_names:?}"
+    );
 
     let found = collect_tool_outcome(
         client.invoke("notes.search", json!({"query": "CLI"})),

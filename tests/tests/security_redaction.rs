@@ -3,17 +3,17 @@
 //! audit sink) appear in no event, no receipt and no log line — with every
 //! `tracing` event of the run captured at TRACE level.
 
+mod log_capture;
 mod security_support;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use gonk_tools::context::TracingLog;
 use gonk_tools::prelude::*;
 use gonk_tools::security::*;
+use log_capture::Capture;
 use security_support::*;
-use tracing_subscriber::fmt::MakeWriter;
 
 const SECRET_META: &str = "meta-SECRET-1f9a";
 const SECRET_INPUT: &str = "input-SECRET-77c2";
@@ -29,33 +29,6 @@ const SECRETS: [&str; 6] = [
     SECRET_RESOLVER,
     SECRET_SINK,
 ];
-
-/// Collects everything the fmt subscriber writes.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl Capture {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Capture {
-    type Writer = Capture;
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
 
 /// Stores every receipt in memory and logs it through `TracingAuditSink`,
 /// so receipts are checked both as values and as log lines.

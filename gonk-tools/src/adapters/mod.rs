@@ -7,3 +7,5 @@ pub mod cli;
 pub mod mcp;
 #[cfg(feature = "pi")]
 pub mod pi;
+#[cfg(feature = "ws")]
+pub mod ws;

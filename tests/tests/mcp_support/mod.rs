@@ -81,22 +81,35 @@ pub struct Clients {
     pub node_dir: PathBuf,
 }
 
+/// Runs an install script of `.ci/` (idempotent and locked) with its
+/// target directory `target/<dir>` in the environment variable `env`, and
+/// returns that directory; panics saying what the tests need when it fails.
+pub fn install(script: &str, env: &str, dir: &str, needs: &str) -> PathBuf {
+    let dir = root().join("target").join(dir);
+    let status = Command::new("bash")
+        .arg(root().join(".ci").join(script))
+        .env(env, &dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .status()
+        .unwrap_or_else(|e| panic!("bash cannot run .ci/{script}: {e}"));
+    assert!(
+        status.success(),
+        ".ci/{script} failed: {needs} (run `bash .ci/{script}` to see why)"
+    );
+    dir
+}
+
 /// Installs the clients (once; the script is idempotent and locked) and
 /// returns where they are.
 pub fn clients() -> &'static Clients {
     static CLIENTS: OnceLock<Clients> = OnceLock::new();
     CLIENTS.get_or_init(|| {
-        let dir = root().join("target").join("mcp-clients");
-        let status = Command::new("bash")
-            .arg(root().join(".ci").join("install-mcp-clients"))
-            .env("MCP_CLIENTS_DIR", &dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .status()
-            .expect("bash runs .ci/install-mcp-clients");
-        assert!(
-            status.success(),
-            ".ci/install-mcp-clients failed: the MCP client tests need python3 (with venv) and node/npm"
+        let dir = install(
+            "install-mcp-clients",
+            "MCP_CLIENTS_DIR",
+            "mcp-clients",
+            "the MCP client tests need python3 (with venv) and node/npm",
         );
         Clients {
             python: dir.join("venv").join("bin").join("python"),
@@ -112,7 +125,12 @@ pub fn client_script(name: &str) -> PathBuf {
 
 /// Runs a Python client script; returns its output.
 pub fn run_python(script: &str, args: &[&str]) -> Output {
-    Command::new(&clients().python)
+    run_python_with(&clients().python, script, args)
+}
+
+/// Runs a Python client script with the interpreter `python` (a venv's).
+pub fn run_python_with(python: &Path, script: &str, args: &[&str]) -> Output {
+    Command::new(python)
         .arg(client_script(script))
         .args(args)
         .stdin(Stdio::null())
@@ -123,13 +141,17 @@ pub fn run_python(script: &str, args: &[&str]) -> Output {
 /// Runs a Node client script from the Node project (so it resolves the
 /// installed packages); returns its output.
 pub fn run_node(script: &str, args: &[&str]) -> Output {
-    let clients = clients();
-    let copy = clients.node_dir.join(script);
+    run_node_in(&clients().node_dir, script, args)
+}
+
+/// Runs a Node client script from the Node project `node_dir`.
+pub fn run_node_in(node_dir: &Path, script: &str, args: &[&str]) -> Output {
+    let copy = node_dir.join(script);
     std::fs::copy(client_script(script), &copy).expect("copy the script next to node_modules");
     Command::new("node")
         .arg(&copy)
         .args(args)
-        .current_dir(&clients.node_dir)
+        .current_dir(node_dir)
         .stdin(Stdio::null())
         .output()
         .expect("node runs")

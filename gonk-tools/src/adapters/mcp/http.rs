@@ -49,6 +49,7 @@ pub struct McpHttpOptions {
     pub(crate) host_check: bool,
     pub(crate) max_body_bytes: usize,
     pub(crate) sse_keep_alive: Option<Duration>,
+    pub(crate) also_serve: Option<axum::Router>,
 }
 
 impl std::fmt::Debug for McpHttpOptions {
@@ -63,6 +64,7 @@ impl std::fmt::Debug for McpHttpOptions {
             .field("allowed_origins", &self.allowed_origins)
             .field("host_check", &self.host_check)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("also_serve", &self.also_serve.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -81,6 +83,7 @@ impl McpHttpOptions {
             host_check: true,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             sse_keep_alive: Some(Duration::from_secs(15)),
+            also_serve: None,
         }
     }
 
@@ -193,6 +196,19 @@ impl McpHttpOptions {
     /// The SSE keep-alive interval (default 15 s; `None` disables it).
     pub fn sse_keep_alive(mut self, interval: Option<Duration>) -> Self {
         self.sse_keep_alive = interval;
+        self
+    }
+
+    /// Also serves `routes` on the same listener (e.g. a WebSocket
+    /// endpoint and a page next to `/mcp`): one port for every surface.
+    /// Used by [`serve_http`] only ([`mcp_router`] is already a router to
+    /// merge). The MCP endpoint's checks (API key, Host/Origin allow-list,
+    /// body limit) do not cover these routes: they guard themselves.
+    pub fn also_serve(mut self, routes: axum::Router) -> Self {
+        self.also_serve = Some(match self.also_serve.take() {
+            Some(existing) => existing.merge(routes),
+            None => routes,
+        });
         self
     }
 
@@ -372,7 +388,11 @@ pub async fn serve_http(
     }
     let cancel = CancellationToken::new();
     let path = options.path.clone();
-    let app = router_with_cancel(registry, options, cancel.clone());
+    let also_serve = options.also_serve.take();
+    let mut app = router_with_cancel(registry, options, cancel.clone());
+    if let Some(routes) = also_serve {
+        app = app.merge(routes);
+    }
     let shutdown = cancel.clone();
     let task = tokio::spawn(async move {
         axum::serve(listener, app)
