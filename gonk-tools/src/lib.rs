@@ -61,6 +61,10 @@
 //! * [`security`] — authenticated dispatch: principal, auth context and
 //!   policy, approval, resource resolution, redacted audit receipts.
 //! * [`metrics`] — one [`MetricRecord`](metrics::MetricRecord) per call.
+//! * [`providers`] — the tools as OpenAI, Anthropic and Gemini take them,
+//!   and the provider's tool calls run through dispatch; [`names`] — the
+//!   reversible mapping of tool names onto surfaces that cannot carry them;
+//!   [`render`] — results and errors as plain text.
 //! * [`client`] — typed clients over a [`Transport`](client::Transport);
 //!   [`InProcess`](client::InProcess) runs them against a registry here.
 //! * [`macro@tool`], [`macro@tools`], [`toolset!`] — define tools as async
@@ -77,8 +81,11 @@ pub mod dispatch;
 pub mod error;
 pub mod event;
 pub mod metrics;
+pub mod names;
 pub mod outcome;
+pub mod providers;
 pub mod registry;
+pub mod render;
 pub mod schema;
 pub mod scope;
 pub mod security;

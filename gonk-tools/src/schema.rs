@@ -365,3 +365,29 @@ impl CompiledSchema {
         Err(issues)
     }
 }
+
+/// Whether `schema` describes JSON objects (`"type": "object"`).
+pub fn is_object_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
+/// The key a non-object input travels under on surfaces whose arguments
+/// are always an object (MCP, model providers): `{"value": …}`.
+pub const WRAPPED_INPUT_KEY: &str = "value";
+
+/// For a surface that only passes objects as arguments: `None` when
+/// `schema` already describes objects, else the object schema that carries
+/// the value under [`WRAPPED_INPUT_KEY`] (`{"value": <schema>}`, required,
+/// nothing else allowed). Calls of such a tool arrive wrapped and are
+/// unwrapped before dispatch.
+pub fn wrap_non_object(schema: &Value) -> Option<Value> {
+    if is_object_schema(schema) {
+        return None;
+    }
+    Some(serde_json::json!({
+        "type": "object",
+        "properties": { WRAPPED_INPUT_KEY: schema },
+        "required": [WRAPPED_INPUT_KEY],
+        "additionalProperties": false,
+    }))
+}
