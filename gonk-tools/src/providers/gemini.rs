@@ -35,11 +35,12 @@ impl Provider for Gemini {
         let notes = match openapi_schema(&parameters) {
             Ok(converted) => {
                 // A function without parameters leaves them unset.
-                let empty = converted
-                    .schema
-                    .get("properties")
-                    .and_then(Value::as_object)
-                    .is_some_and(Map::is_empty);
+                let empty = converted.schema.get("anyOf").is_none()
+                    && converted
+                        .schema
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .is_some_and(Map::is_empty);
                 if !empty {
                     entry.insert("parameters".into(), converted.schema);
                 }

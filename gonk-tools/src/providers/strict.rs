@@ -37,6 +37,17 @@ const STRING_FORMATS: &[&str] = &[
     "uuid",
 ];
 
+/// Keywords outside the strict subset that only narrow what is valid: they
+/// move into the description.
+const RESTATED: &[&str] = &[
+    "minLength",
+    "maxLength",
+    "minProperties",
+    "maxProperties",
+    "uniqueItems",
+    "default",
+];
+
 /// Keywords strict mode has no use for and that say nothing to a model.
 const SILENT: &[&str] = &[
     "$schema",
@@ -179,6 +190,16 @@ impl Walk {
             return;
         }
         let mut restate = Vec::new();
+        // In a fixed order, so descriptions read the same whatever order the map keeps.
+        for key in RESTATED {
+            if let Some(value) = map.remove(*key) {
+                restate.push(restated(key, &value));
+                self.notes.push(format!(
+                    "{}: `{key}` is not in the strict subset; it is stated in the description and still enforced",
+                    shown(at)
+                ));
+            }
+        }
         let keys: Vec<String> = map.keys().cloned().collect();
         for key in keys {
             match key.as_str() {
@@ -217,16 +238,7 @@ impl Walk {
                         }
                     }
                 }
-                "minLength" | "maxLength" | "minProperties" | "maxProperties" | "uniqueItems"
-                | "default" => {
-                    if let Some(value) = map.remove(&key) {
-                        restate.push(restated(&key, &value));
-                        self.notes.push(format!(
-                            "{}: `{key}` is not in the strict subset; it is stated in the description and still enforced",
-                            shown(at)
-                        ));
-                    }
-                }
+                k if RESTATED.contains(&k) => {}
                 "oneOf" => {
                     if let Some(alternatives) = map.remove("oneOf") {
                         map.insert("anyOf".into(), alternatives);
