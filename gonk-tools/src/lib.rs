@@ -65,6 +65,9 @@
 //!   and the provider's tool calls run through dispatch; [`names`] — the
 //!   reversible mapping of tool names onto surfaces that cannot carry them;
 //!   [`render`] — results and errors as plain text.
+//! * [`surface`] — a registry's advertised surface as stable JSON, and
+//!   [`assert_surface!`] to pin it in CI with classified (breaking /
+//!   additive) changes.
 //! * [`client`] — typed clients over a [`Transport`](client::Transport);
 //!   [`InProcess`](client::InProcess) runs them against a registry here.
 //! * [`macro@tool`], [`macro@tools`], [`toolset!`] — define tools as async
@@ -90,6 +93,7 @@ pub mod schema;
 pub mod scope;
 pub mod security;
 pub mod state;
+pub mod surface;
 pub mod tool;
 
 pub use context::ToolContext;
