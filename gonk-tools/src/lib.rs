@@ -75,7 +75,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-#[cfg(any(feature = "cli", feature = "mcp"))]
+#[cfg(any(feature = "cli", feature = "mcp", feature = "rig"))]
 pub mod adapters;
 pub mod client;
 pub mod context;

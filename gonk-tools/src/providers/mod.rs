@@ -126,12 +126,12 @@
 //! hidden tool answers exactly like a missing one.
 
 mod anthropic;
-mod args;
+pub(crate) mod args;
 mod gemini;
 mod openai;
 mod openapi;
 mod provider_tools;
-mod reply;
+pub(crate) mod reply;
 mod strict;
 
 pub use anthropic::Anthropic;
