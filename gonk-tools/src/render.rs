@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::error::{ErrorCode, ValidationIssue};
-use crate::event::{Display, DisplayBlock, ResourceContents};
+use crate::event::{DisplayBlock, ResourceContents, ToolDisplay};
 
 /// `value` as indented JSON.
 pub(crate) fn pretty(value: &Value) -> String {
@@ -65,10 +65,10 @@ pub fn block_text(block: &DisplayBlock) -> String {
 }
 
 /// A display as text: the string, or its blocks one after another.
-pub fn display_text(display: &Display) -> String {
+pub fn display_text(display: &ToolDisplay) -> String {
     match display {
-        Display::Text(text) => text.clone(),
-        Display::Blocks(blocks) => blocks.iter().map(block_text).collect::<Vec<_>>().join("\n"),
+        ToolDisplay::Text(text) => text.clone(),
+        ToolDisplay::Blocks(blocks) => blocks.iter().map(block_text).collect::<Vec<_>>().join("\n"),
     }
 }
 
@@ -139,7 +139,7 @@ mod tests {
             },
         ];
         assert_eq!(
-            display_text(&Display::Blocks(blocks)),
+            display_text(&ToolDisplay::Blocks(blocks)),
             "plain\n# Title\n```rust\nfn main() {}\n```\n{\n  \"a\": 1\n}\nNote 1: https://example.invalid/n/1\n[image image/png — a chart]"
         );
         assert_eq!(display_text(&"done".into()), "done");

@@ -3,18 +3,13 @@
 //! that asks for `notes_search`, reads the tool result rig hands back, and
 //! answers with it.
 
-#[allow(dead_code)]
-#[path = "../store.rs"]
-mod store;
-#[allow(dead_code)]
-#[path = "../tools.rs"]
-mod tools;
-
 use std::sync::{Arc, Mutex};
 
 use gonk_tools::adapters::rig::RigTools;
 use gonk_tools::metrics::{InMemoryMetrics, MetricOutcome};
 use gonk_tools::prelude::*;
+use notes::store::{Store, MEMORY};
+use notes::tools::NotesTools;
 use rig_core::agent::AgentBuilder;
 use rig_core::completion::{
     AssistantContent, CompletionError, CompletionModel, CompletionRequest, CompletionResponse,
@@ -122,16 +117,14 @@ impl CompletionModel for Scripted {
 
 /// The notes registry on an in-memory database holding two notes, with a
 /// metrics sink.
-async fn notes() -> (ToolRegistry, Arc<InMemoryMetrics>) {
-    let store = Arc::new(store::Store::new(Some(":memory:".into())));
+async fn notes_registry() -> (ToolRegistry, Arc<InMemoryMetrics>) {
+    let store = Arc::new(Store::new(Some(MEMORY.into())));
     let metrics = Arc::new(InMemoryMetrics::new());
     let registry = ToolRegistry::builder()
         .metrics(metrics.clone())
         .state_arc(store)
         .build();
-    registry
-        .register_all(tools::definitions())
-        .expect("the notes tools register");
+    NotesTools::register(&registry).expect("the notes tools register");
     for (title, body) in [("Release checklist", "- tag v1"), ("Groceries", "milk")] {
         let created = registry.invoke(
             "notes.create",
@@ -148,7 +141,7 @@ async fn notes() -> (ToolRegistry, Arc<InMemoryMetrics>) {
 
 #[tokio::test]
 async fn a_rig_agent_calls_a_notes_tool_through_dispatch() {
-    let (registry, metrics) = notes().await;
+    let (registry, metrics) = notes_registry().await;
     let model = Scripted::new(vec![
         Reply::Call {
             name: "notes_search",
@@ -193,7 +186,7 @@ async fn a_rig_agent_calls_a_notes_tool_through_dispatch() {
 
 #[tokio::test]
 async fn the_model_reads_dispatch_errors_and_can_correct_itself() {
-    let (registry, metrics) = notes().await;
+    let (registry, metrics) = notes_registry().await;
     let model = Scripted::new(vec![
         Reply::Call {
             name: "notes_search",

@@ -5,5 +5,7 @@
 pub mod cli;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "pi")]
+pub mod pi;
 #[cfg(feature = "rig")]
 pub mod rig;

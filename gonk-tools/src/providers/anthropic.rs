@@ -7,7 +7,7 @@ use super::reply::outcome_text;
 use super::{input_parameters, CallError, CallForm, Provider, ToolCall, ToolProjection};
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
-use crate::event::{Display, DisplayBlock};
+use crate::event::{DisplayBlock, ToolDisplay};
 use crate::names::NameRules;
 use crate::outcome::ToolOutput;
 use crate::render::block_text;
@@ -35,7 +35,7 @@ fn text<'a>(value: &'a Value, key: &str) -> Result<&'a str, CallError> {
 /// A successful result's content blocks: images as image blocks, the
 /// rest as text.
 fn content(output: &ToolOutput<Value>) -> Vec<Value> {
-    let Some(Display::Blocks(blocks)) = &output.display else {
+    let Some(ToolDisplay::Blocks(blocks)) = &output.display else {
         let (text, _) = outcome_text(&Ok(output.clone()));
         return vec![json!({"type": "text", "text": text})];
     };

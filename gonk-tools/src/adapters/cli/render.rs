@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::progress::Progress;
 use crate::error::ErrorCode;
-use crate::event::{Display, ToolEvent};
+use crate::event::{ToolDisplay, ToolEvent};
 use crate::render::{display_text, error_text};
 
 /// How events are written.
@@ -54,10 +54,10 @@ fn with_newline(mut text: String) -> String {
 
 /// A result as terminal text: its display, else its data as pretty JSON
 /// (nothing for `null` data).
-pub(crate) fn render_result(data: &Value, display: Option<&Display>) -> String {
+pub(crate) fn render_result(data: &Value, display: Option<&ToolDisplay>) -> String {
     match display {
-        Some(Display::Text(text)) => with_newline(text.clone()),
-        Some(display @ Display::Blocks(blocks)) if !blocks.is_empty() => {
+        Some(ToolDisplay::Text(text)) => with_newline(text.clone()),
+        Some(display @ ToolDisplay::Blocks(blocks)) if !blocks.is_empty() => {
             with_newline(display_text(display))
         }
         _ if data.is_null() => String::new(),
@@ -146,7 +146,7 @@ mod tests {
             "{\n  \"id\": 1\n}\n"
         );
         assert_eq!(
-            render_result(&json!(3), Some(&Display::Blocks(vec![]))),
+            render_result(&json!(3), Some(&ToolDisplay::Blocks(vec![]))),
             "3\n"
         );
         assert_eq!(render_result(&Value::Null, None), "");
