@@ -566,3 +566,74 @@ fn duplex_tools_and_filtered_tools_are_not_offered() {
     assert!(!names.contains(&"golden.Tree".to_owned()));
     assert_eq!(names.len(), TYPES.len() - 1);
 }
+
+/// The notes tools, as each provider gets them: pinned, and checked against
+/// the provider's rules like the golden types.
+#[test]
+fn notes_projections_for_every_provider() {
+    let registry = || {
+        notes::tools::registry(std::sync::Arc::new(notes::store::Store::new(Some(
+            notes::store::MEMORY.into(),
+        ))))
+        .expect("the notes tools register")
+    };
+    let pin =
+        |projections: &[ToolProjection]| Value::Array(projections.iter().map(pinned).collect());
+
+    let openai = ProviderTools::new(registry(), OpenAi::chat_completions())
+        .projections()
+        .unwrap();
+    golden::check("providers/openai/notes.json", &pin(&openai));
+    for projection in openai.iter() {
+        assert_function_name(&projection.name);
+        assert_eq!(
+            projection.entry["function"]["strict"], true,
+            "{}: {:?}",
+            projection.tool, projection.notes
+        );
+        assert_strict(
+            &projection.tool,
+            &projection.entry["function"]["parameters"],
+        );
+    }
+
+    let anthropic = ProviderTools::new(registry(), Anthropic)
+        .projections()
+        .unwrap();
+    golden::check("providers/anthropic/notes.json", &pin(&anthropic));
+    let registry_now = registry();
+    for projection in anthropic.iter() {
+        let def = registry_now.get(&projection.tool).unwrap();
+        assert_eq!(
+            &projection.entry["input_schema"],
+            def.effective_input_schema()
+        );
+    }
+
+    let gemini = ProviderTools::new(registry(), Gemini)
+        .projections()
+        .unwrap();
+    golden::check("providers/gemini/notes.json", &pin(&gemini));
+    for projection in gemini.iter() {
+        assert_function_name(&projection.name);
+        assert!(
+            projection.entry.get("parametersJsonSchema").is_none(),
+            "{}: {:?}",
+            projection.tool,
+            projection.notes
+        );
+        assert_gemini_schema(&projection.tool, &projection.entry["parameters"]);
+    }
+    let names: Vec<&str> = gemini.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "notes_create",
+            "notes_get",
+            "notes_search",
+            "notes_rename",
+            "notes_archive",
+            "notes_export"
+        ]
+    );
+}
