@@ -35,7 +35,7 @@
 //! [`crate::providers`] reads them (`null` for an optional field means
 //! absent). A failure reaches the model as `Error [CODE]: message` text
 //! and reaches rig's hooks as a classified
-//! [`ToolFailure`](rig_core::tool::ToolFailure) (`INVALID_INPUT` →
+//! [`ToolFailure`] (`INVALID_INPUT` →
 //! invalid arguments, `TOOL_NOT_FOUND` → not found, denials → permission
 //! denied, `ABORTED` → cancelled), with the code attached.
 
