@@ -71,19 +71,9 @@ fn registry(edit: impl FnOnce(&mut Spec)) -> ToolRegistry {
                 .build(),
         )
         .unwrap();
-    if !spec.drop_get {
-        registry
-            .register(
-                ToolDefinition::builder("notes.get")
-                    .description("Get a note.")
-                    .approval(ApprovalTier::Read)
-                    .input_json_schema(json!({"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}))
-                    .raw_handler(echo)
-                    .build(),
-            )
-            .unwrap();
-    }
-    if let Some(name) = spec.extra_tool {
+    // `notes.get`, and optionally the same tool under another name.
+    let get_tools = [(!spec.drop_get).then_some("notes.get"), spec.extra_tool];
+    for name in get_tools.into_iter().flatten() {
         registry
             .register(
                 ToolDefinition::builder(name)

@@ -51,14 +51,12 @@ use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::names::{NameError, NameMap, NameRules};
-use crate::outcome::{collect_tool_outcome, ToolOutput};
-use crate::providers;
+use crate::outcome::ToolOutput;
+use crate::providers::{self, Filter};
 use crate::registry::ToolRegistry;
 
 /// The names rig tools get: what every model provider accepts.
 const NAMES: NameRules = NameRules::FUNCTION_NAME.for_surface("rig");
-
-type Filter = Arc<dyn Fn(&ToolDefinition) -> bool + Send + Sync>;
 
 /// Turns a registry's tools into rig tools.
 #[derive(Clone)]
@@ -107,13 +105,7 @@ impl RigTools {
     /// One [`RigTool`] per offered tool, in registration order. Fails when
     /// two tools would share a name ([`NameError`]).
     pub fn tools(&self) -> Result<Vec<RigTool>, NameError> {
-        let defs: Vec<ToolDefinition> = self
-            .registry
-            .list()
-            .into_iter()
-            .filter(|def| !def.capabilities.duplex)
-            .filter(|def| self.filter.as_ref().is_none_or(|keep| keep(def)))
-            .collect();
+        let defs = providers::offered(&self.registry, self.filter.as_ref());
         let names = NameMap::build(&NAMES, defs.iter().map(|def| def.name.as_str()))?;
         Ok(defs
             .iter()
@@ -175,23 +167,8 @@ impl RigTool {
 
     /// Runs the call through dispatch.
     async fn run(&self, args: &str) -> Result<ToolOutput<Value>, ToolError> {
-        let arguments = if args.trim().is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_str(args).map_err(|e| {
-                providers::args::unreadable(&format!(
-                    "the arguments are not valid JSON ({e}): {args}"
-                ))
-            })?
-        };
-        let input = match self.registry.get(&self.tool) {
-            Some(def) => providers::args::prepare(&def, arguments),
-            None => arguments,
-        };
-        let events = self
-            .registry
-            .invoke(&self.tool, input, self.context.clone());
-        collect_tool_outcome(events, |_| {}).await
+        let arguments = providers::args::parse(args);
+        providers::args::run(&self.registry, &self.tool, arguments, self.context.clone()).await
     }
 }
 

@@ -4,7 +4,9 @@
 use serde_json::{json, Value};
 
 use super::reply::outcome_text;
-use super::{input_parameters, CallError, CallForm, Provider, ToolCall, ToolProjection};
+use super::{
+    input_parameters, required_str, CallError, CallForm, Provider, ToolCall, ToolProjection,
+};
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::event::{DisplayBlock, ToolDisplay};
@@ -22,14 +24,9 @@ const NAMES: NameRules = NameRules::FUNCTION_NAME.for_surface("Anthropic");
 const CALL_SHAPE: &str =
     "expected a `{\"type\": \"tool_use\", \"id\", \"name\", \"input\"}` content block";
 
-fn text<'a>(value: &'a Value, key: &str) -> Result<&'a str, CallError> {
-    value
-        .get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| CallError::NotACall {
-            expected: "an Anthropic tool_use block",
-            problem: format!("it has no string `{key}`; {CALL_SHAPE}"),
-        })
+/// `payload[key]` as a string.
+fn text<'a>(payload: &'a Value, key: &str) -> Result<&'a str, CallError> {
+    required_str(payload, key, "an Anthropic tool_use block", CALL_SHAPE)
 }
 
 /// A successful result's content blocks: images as image blocks, the

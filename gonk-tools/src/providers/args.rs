@@ -9,9 +9,39 @@
 
 use serde_json::{Map, Value};
 
+use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
 use crate::error::{ToolError, ValidationIssue};
+use crate::outcome::{collect_tool_outcome, ToolOutput};
+use crate::registry::ToolRegistry;
 use crate::schema::{wrap_non_object, WRAPPED_INPUT_KEY};
+
+/// Arguments sent as a JSON string: `""` means none (`null`), anything
+/// else must parse.
+pub(crate) fn parse(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_str(text)
+        .map_err(|e| format!("the arguments are not valid JSON ({e}): {text}"))
+}
+
+/// Runs registry tool `tool` with `arguments` as a model sent them (or
+/// why they could not be read) through dispatch, and collects the outcome.
+pub(crate) async fn run(
+    registry: &ToolRegistry,
+    tool: &str,
+    arguments: Result<Value, String>,
+    ctx: ToolContext,
+) -> Result<ToolOutput<Value>, ToolError> {
+    let arguments = arguments.map_err(|problem| unreadable(&problem))?;
+    let input = match registry.get(tool) {
+        Some(def) => prepare(&def, arguments),
+        // Removed meanwhile: dispatch answers TOOL_NOT_FOUND.
+        None => arguments,
+    };
+    collect_tool_outcome(registry.invoke(tool, input, ctx), |_| {}).await
+}
 
 /// `INVALID_INPUT` for arguments that could not be read at all.
 pub(crate) fn unreadable(problem: &str) -> ToolError {

@@ -5,7 +5,9 @@ use serde_json::{json, Map, Value};
 
 use super::openapi::openapi_schema;
 use super::reply::output_text;
-use super::{input_parameters, CallError, CallForm, Provider, ToolCall, ToolProjection};
+use super::{
+    input_parameters, required_str, CallError, CallForm, Provider, ToolCall, ToolProjection,
+};
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::names::NameRules;
@@ -69,13 +71,7 @@ impl Provider for Gemini {
 
     fn read_call(&self, payload: &Value) -> Result<ToolCall, CallError> {
         let call = payload.get("functionCall").unwrap_or(payload);
-        let name = call
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| CallError::NotACall {
-                expected: "a Gemini functionCall",
-                problem: format!("it has no string `name`; {CALL_SHAPE}"),
-            })?;
+        let name = required_str(call, "name", "a Gemini functionCall", CALL_SHAPE)?;
         Ok(ToolCall {
             id: call.get("id").and_then(Value::as_str).map(str::to_owned),
             name: name.to_owned(),

@@ -128,6 +128,7 @@
 mod anthropic;
 pub(crate) mod args;
 mod gemini;
+mod keywords;
 mod openai;
 mod openapi;
 mod provider_tools;
@@ -223,6 +224,41 @@ pub enum CallError {
     /// The tools cannot be offered at all (e.g. two share a name).
     #[error(transparent)]
     Names(#[from] crate::names::NameError),
+}
+
+/// A caller's choice of which tools to offer.
+pub(crate) type Filter = std::sync::Arc<dyn Fn(&ToolDefinition) -> bool + Send + Sync>;
+
+/// The tools of `registry` a model may be offered, in registration order:
+/// every tool `filter` keeps, duplex ones never (a model cannot stream
+/// input to them).
+pub(crate) fn offered(
+    registry: &crate::registry::ToolRegistry,
+    filter: Option<&Filter>,
+) -> Vec<ToolDefinition> {
+    registry
+        .list()
+        .into_iter()
+        .filter(|def| !def.capabilities.duplex)
+        .filter(|def| filter.is_none_or(|keep| keep(def)))
+        .collect()
+}
+
+/// `payload[key]` as a string, or a [`CallError`] saying the payload is not
+/// `expected` (whose shape is `shape`).
+pub(crate) fn required_str<'a>(
+    payload: &'a Value,
+    key: &str,
+    expected: &'static str,
+    shape: &str,
+) -> Result<&'a str, CallError> {
+    payload
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| CallError::NotACall {
+            expected,
+            problem: format!("it has no string `{key}`; {shape}"),
+        })
 }
 
 /// The input schema as a provider takes it: the schema dispatch enforces,

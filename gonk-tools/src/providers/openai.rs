@@ -3,9 +3,12 @@
 
 use serde_json::{json, Value};
 
+use super::args;
 use super::reply::outcome_text;
 use super::strict::strict_schema;
-use super::{input_parameters, CallError, CallForm, Provider, ToolCall, ToolProjection};
+use super::{
+    input_parameters, required_str, CallError, CallForm, Provider, ToolCall, ToolProjection,
+};
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::names::NameRules;
@@ -66,21 +69,14 @@ impl OpenAi {
 fn arguments(value: Option<&Value>) -> Result<Value, String> {
     match value {
         None | Some(Value::Null) => Ok(Value::Null),
-        Some(Value::String(text)) if text.trim().is_empty() => Ok(Value::Null),
-        Some(Value::String(text)) => serde_json::from_str(text)
-            .map_err(|e| format!("the arguments are not valid JSON ({e}): {text}")),
+        Some(Value::String(text)) => args::parse(text),
         Some(other) => Ok(other.clone()),
     }
 }
 
-fn text<'a>(value: &'a Value, key: &str) -> Result<&'a str, CallError> {
-    value
-        .get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| CallError::NotACall {
-            expected: "an OpenAI tool call",
-            problem: format!("it has no string `{key}`; {CALL_SHAPES}"),
-        })
+/// `payload[key]` as a string.
+fn text<'a>(payload: &'a Value, key: &str) -> Result<&'a str, CallError> {
+    required_str(payload, key, "an OpenAI tool call", CALL_SHAPES)
 }
 
 impl Provider for OpenAi {

@@ -12,6 +12,8 @@
 
 use serde_json::{Map, Value};
 
+use super::keywords::{restate, Findings, ANNOTATIONS};
+
 /// A converted schema and what was changed on the way.
 pub(crate) struct Converted {
     pub(crate) schema: Value,
@@ -32,21 +34,6 @@ const KEPT: &[&str] = &[
     "minimum",
     "maximum",
     "default",
-];
-
-/// Keywords with nothing to say to a model.
-const SILENT: &[&str] = &[
-    "$schema",
-    "$id",
-    "$anchor",
-    "$comment",
-    "$defs",
-    "examples",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "contentEncoding",
-    "contentMediaType",
 ];
 
 /// Keywords whose shapes the subset cannot express.
@@ -82,26 +69,17 @@ pub(crate) fn openapi_schema(schema: &Value) -> Result<Converted, Vec<String>> {
     let mut walk = Walk::default();
     let converted = walk.node(schema, "");
     match converted {
-        Some(schema) if walk.blockers.is_empty() => Ok(Converted {
+        Some(schema) if walk.found.blockers.is_empty() => Ok(Converted {
             schema,
-            notes: walk.notes,
+            notes: walk.found.notes,
         }),
-        _ => Err(walk.blockers),
+        _ => Err(walk.found.blockers),
     }
 }
 
 #[derive(Default)]
 struct Walk {
-    notes: Vec<String>,
-    blockers: Vec<String>,
-}
-
-fn shown(at: &str) -> &str {
-    if at.is_empty() {
-        "(input)"
-    } else {
-        at
-    }
+    found: Findings,
 }
 
 fn gemini_type(json_type: &str) -> Option<&'static str> {
@@ -119,7 +97,7 @@ fn gemini_type(json_type: &str) -> Option<&'static str> {
 
 impl Walk {
     fn block(&mut self, at: &str, why: impl std::fmt::Display) {
-        self.blockers.push(format!("{}: {why}", shown(at)));
+        self.found.block(at, why);
     }
 
     fn node(&mut self, schema: &Value, at: &str) -> Option<Value> {
@@ -131,7 +109,7 @@ impl Walk {
             return None;
         };
         let mut out = Map::new();
-        let mut restate = Vec::new();
+        let mut restated = Vec::new();
         let mut nullable = false;
         let types: Vec<&str> = match map.get("type") {
             Some(Value::String(t)) => vec![t.as_str()],
@@ -189,7 +167,7 @@ impl Walk {
                             out.insert(key.clone(), value.clone());
                         }
                         // Integer widths (`uint32`) are already bounds.
-                        Some(t) if t == "STRING" => restate.push(format!("format: {format}")),
+                        Some(t) if t == "STRING" => restated.push(format!("format: {format}")),
                         _ => {}
                     }
                 }
@@ -240,18 +218,15 @@ impl Walk {
                     }
                 }
                 "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" | "uniqueItems" => {
-                    restate.push(match key.as_str() {
+                    restated.push(match key.as_str() {
                         "exclusiveMinimum" => format!("greater than {value}"),
                         "exclusiveMaximum" => format!("less than {value}"),
                         "multipleOf" => format!("a multiple of {value}"),
                         _ => "items must be unique".into(),
                     });
-                    self.notes.push(format!(
-                        "{}: `{key}` is not in Gemini's schema; it is stated in the description and still enforced",
-                        shown(at)
-                    ));
+                    self.found.note(at, format!("`{key}` is not in Gemini's schema; it is stated in the description and still enforced"));
                 }
-                k if SILENT.contains(&k) => {}
+                k if ANNOTATIONS.contains(&k) || k == "$defs" => {}
                 k if BLOCKING.contains(&k) => {
                     let why = if k == "$ref" {
                         "refers to itself (a recursive type), which Gemini's schema cannot express"
@@ -261,10 +236,10 @@ impl Walk {
                     };
                     self.block(at, why);
                 }
-                k => self.notes.push(format!(
-                    "{}: dropped `{k}`, which Gemini's schema does not support",
-                    shown(at)
-                )),
+                k => self.found.note(
+                    at,
+                    format!("dropped `{k}`, which Gemini's schema does not support"),
+                ),
             }
         }
         let is_object = single_type.as_deref() == Some("OBJECT") || map.contains_key("properties");
@@ -296,14 +271,7 @@ impl Walk {
         if nullable {
             out.insert("nullable".into(), Value::Bool(true));
         }
-        if !restate.is_empty() {
-            let text = restate.join(", ");
-            let description = match out.get("description").and_then(Value::as_str) {
-                Some(description) if !description.is_empty() => format!("{description} ({text})"),
-                _ => format!("({text})"),
-            };
-            out.insert("description".into(), Value::String(description));
-        }
+        restate(&mut out, &restated);
         Some(Value::Object(out))
     }
 

@@ -6,15 +6,13 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
-use super::{args, CallError, Provider, ToolCall, ToolProjection};
+use super::{args, CallError, Filter, Provider, ToolCall, ToolProjection};
 use crate::context::ToolContext;
 use crate::definition::{CapabilityStatus, ToolDefinition};
 use crate::error::ToolError;
 use crate::names::{NameError, NameMap};
-use crate::outcome::{collect_tool_outcome, ToolOutput};
+use crate::outcome::ToolOutput;
 use crate::registry::ToolRegistry;
-
-type Filter = Arc<dyn Fn(&ToolDefinition) -> bool + Send + Sync>;
 
 /// A registry's tools offered to one provider `P` ([`OpenAi`](super::OpenAi),
 /// [`Anthropic`](super::Anthropic), [`Gemini`](super::Gemini)).
@@ -158,30 +156,14 @@ impl<P: Provider> ProviderTools<P> {
         let Some(tool) = names.tool_name(&call.name) else {
             return Ok(Err(ToolError::not_found(&call.name)));
         };
-        let arguments = match &call.arguments {
-            Ok(arguments) => arguments.clone(),
-            Err(problem) => return Ok(Err(args::unreadable(problem))),
-        };
-        let input = match self.registry.get(tool) {
-            Some(def) => args::prepare(&def, arguments),
-            // Removed since the snapshot: dispatch answers TOOL_NOT_FOUND.
-            None => arguments,
-        };
-        let events = self.registry.invoke(tool, input, ctx);
-        Ok(collect_tool_outcome(events, |_| {}).await)
+        Ok(args::run(&self.registry, tool, call.arguments.clone(), ctx).await)
     }
 
     /// The projection of the registry as it is now: the cached one when no
     /// offered tool changed, else a new one that reuses every unchanged
     /// tool's projection.
     fn snapshot(&self) -> Arc<Snapshot> {
-        let defs: Vec<ToolDefinition> = self
-            .registry
-            .list()
-            .into_iter()
-            .filter(|def| !def.capabilities.duplex)
-            .filter(|def| self.filter.as_ref().is_none_or(|keep| keep(def)))
-            .collect();
+        let defs = super::offered(&self.registry, self.filter.as_ref());
         let keys: Vec<Key> = defs.iter().map(key).collect();
         let previous = self.cache.read().ok().and_then(|cache| cache.clone());
         if let Some(snapshot) = &previous {

@@ -11,6 +11,8 @@
 
 use serde_json::{json, Map, Value};
 
+use super::keywords::{restate, Findings, ANNOTATIONS};
+
 /// A schema made strict, and what was changed on the way.
 pub(crate) struct Strict {
     pub(crate) schema: Value,
@@ -48,20 +50,6 @@ const RESTATED: &[&str] = &[
     "default",
 ];
 
-/// Keywords strict mode has no use for and that say nothing to a model.
-const SILENT: &[&str] = &[
-    "$schema",
-    "$id",
-    "$anchor",
-    "$comment",
-    "examples",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "contentEncoding",
-    "contentMediaType",
-];
-
 /// Keywords that change which shapes are valid and that strict mode lacks.
 const BLOCKING: &[&str] = &[
     "allOf",
@@ -88,7 +76,7 @@ pub(crate) fn strict_schema(schema: &Value) -> Result<Strict, Vec<String>> {
     let mut schema = schema.clone();
     if let Some(root) = schema.as_object() {
         if root.contains_key("anyOf") || root.contains_key("oneOf") {
-            walk.blockers.push(
+            walk.found.blockers.push(
                 "the input is one of several shapes (a Rust enum as the whole input); strict mode needs a single object at the root".into(),
             );
         }
@@ -100,42 +88,32 @@ pub(crate) fn strict_schema(schema: &Value) -> Result<Strict, Vec<String>> {
         }
     }
     if walk.properties > MAX_PROPERTIES {
-        walk.blockers.push(format!(
+        walk.found.blockers.push(format!(
             "{} properties; strict mode allows at most {MAX_PROPERTIES}",
             walk.properties
         ));
     }
     if walk.enum_values > MAX_ENUM_VALUES {
-        walk.blockers.push(format!(
+        walk.found.blockers.push(format!(
             "{} enum values; strict mode allows at most {MAX_ENUM_VALUES}",
             walk.enum_values
         ));
     }
-    if walk.blockers.is_empty() {
+    if walk.found.blockers.is_empty() {
         Ok(Strict {
             schema,
-            notes: walk.notes,
+            notes: walk.found.notes,
         })
     } else {
-        Err(walk.blockers)
+        Err(walk.found.blockers)
     }
 }
 
 #[derive(Default)]
 struct Walk {
-    notes: Vec<String>,
-    blockers: Vec<String>,
+    found: Findings,
     properties: usize,
     enum_values: usize,
-}
-
-/// How a path reads in notes (`(input)` for the root).
-fn shown(at: &str) -> &str {
-    if at.is_empty() {
-        "(input)"
-    } else {
-        at
-    }
 }
 
 fn type_names(map: &Map<String, Value>) -> Vec<&str> {
@@ -151,7 +129,7 @@ fn is_object(map: &Map<String, Value>) -> bool {
 }
 
 /// A keyword the description restates, as words.
-fn restated(keyword: &str, value: &Value) -> String {
+fn in_words(keyword: &str, value: &Value) -> String {
     let count = |unit: &str| match value.as_u64() {
         Some(1) => format!("1 {unit}"),
         _ => format!("{value} {unit}s"),
@@ -170,7 +148,7 @@ fn restated(keyword: &str, value: &Value) -> String {
 
 impl Walk {
     fn block(&mut self, at: &str, why: impl std::fmt::Display) {
-        self.blockers.push(format!("{}: {why}", shown(at)));
+        self.found.block(at, why);
     }
 
     /// Makes one schema node strict, in place.
@@ -189,15 +167,12 @@ impl Walk {
             );
             return;
         }
-        let mut restate = Vec::new();
+        let mut restated = Vec::new();
         // In a fixed order, so descriptions read the same whatever order the map keeps.
         for key in RESTATED {
             if let Some(value) = map.remove(*key) {
-                restate.push(restated(key, &value));
-                self.notes.push(format!(
-                    "{}: `{key}` is not in the strict subset; it is stated in the description and still enforced",
-                    shown(at)
-                ));
+                restated.push(in_words(key, &value));
+                self.found.note(at, format!("`{key}` is not in the strict subset; it is stated in the description and still enforced"));
             }
         }
         let keys: Vec<String> = map.keys().cloned().collect();
@@ -233,7 +208,7 @@ impl Walk {
                         if let Some(value) = map.remove("format") {
                             // Integer widths (`uint32`) are already bounds.
                             if on_string {
-                                restate.push(restated("format", &value));
+                                restated.push(in_words("format", &value));
                             }
                         }
                     }
@@ -242,16 +217,13 @@ impl Walk {
                 "oneOf" => {
                     if let Some(alternatives) = map.remove("oneOf") {
                         map.insert("anyOf".into(), alternatives);
-                        self.notes.push(format!(
-                            "{}: `oneOf` is offered as `anyOf` (strict mode has no `oneOf`); the alternatives exclude each other, so both accept the same values",
-                            shown(at)
-                        ));
+                        self.found.note(at, "`oneOf` is offered as `anyOf` (strict mode has no `oneOf`); the alternatives exclude each other, so both accept the same values");
                     }
                 }
                 "unevaluatedProperties" if map.get(&key) == Some(&Value::Bool(false)) => {
                     map.remove(&key);
                 }
-                k if SILENT.contains(&k) => {
+                k if ANNOTATIONS.contains(&k) => {
                     map.remove(k);
                 }
                 k if BLOCKING.contains(&k) || k == "unevaluatedProperties" => {
@@ -262,10 +234,10 @@ impl Walk {
                 }
                 k => {
                     map.remove(k);
-                    self.notes.push(format!(
-                        "{}: dropped `{k}`, which strict mode does not support",
-                        shown(at)
-                    ));
+                    self.found.note(
+                        at,
+                        format!("dropped `{k}`, which strict mode does not support"),
+                    );
                 }
             }
         }
@@ -289,14 +261,7 @@ impl Walk {
                 self.node(alternative, at, depth, false);
             }
         }
-        if !restate.is_empty() {
-            let text = restate.join(", ");
-            let description = match map.get("description").and_then(Value::as_str) {
-                Some(description) if !description.is_empty() => format!("{description} ({text})"),
-                _ => format!("({text})"),
-            };
-            map.insert("description".into(), Value::String(description));
-        }
+        restate(map, &restated);
     }
 
     /// Closes an object and makes every property required (optional ones
@@ -331,15 +296,7 @@ impl Walk {
             map.insert("type".into(), Value::String("object".into()));
         }
         map.insert("additionalProperties".into(), Value::Bool(false));
-        let required: Vec<String> = map
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let required = crate::schema::required_names(map);
         let Some(Value::Object(properties)) = map.get_mut("properties") else {
             self.block(at, "has `properties` that are not an object");
             return;

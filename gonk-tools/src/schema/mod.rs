@@ -264,15 +264,7 @@ fn simplify(value: &mut Value) {
         Value::Object(map) => {
             integer_bounds(map);
             unit_enum(map);
-            let required: Vec<String> = map
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| {
-                    r.iter()
-                        .filter_map(|v| v.as_str().map(str::to_owned))
-                        .collect()
-                })
-                .unwrap_or_default();
+            let required = required_names(map);
             if let Some(Value::Object(props)) = map.get_mut("properties") {
                 for (name, prop) in props.iter_mut() {
                     if !required.contains(name) {
@@ -368,6 +360,18 @@ impl CompiledSchema {
         }
         Err(issues)
     }
+}
+
+/// The names an object schema lists as `required`.
+pub(crate) fn required_names(map: &Map<String, Value>) -> Vec<String> {
+    map.get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Whether `schema` describes JSON objects (`"type": "object"`).

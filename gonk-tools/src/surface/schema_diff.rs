@@ -230,29 +230,20 @@ fn values(
         n.get("enum").and_then(Value::as_array),
     ) {
         (Some(a), Some(b)) => {
-            let removed: Vec<&Value> = a.iter().filter(|v| !b.contains(v)).collect();
-            let added: Vec<&Value> = b.iter().filter(|v| !a.contains(v)).collect();
-            let list = |vs: &[&Value]| {
-                vs.iter()
-                    .map(|v| v.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            if !removed.is_empty() {
-                push(
-                    changes,
-                    path,
-                    Effect::Narrowed,
-                    format!("enum values removed: {}", list(&removed)),
-                );
-            }
-            if !added.is_empty() {
-                push(
-                    changes,
-                    path,
-                    Effect::Widened,
-                    format!("enum values added: {}", list(&added)),
-                );
+            // Values only in `from`: removed (narrowed), then added (widened).
+            for (from, to, effect, verb) in [
+                (a, b, Effect::Narrowed, "removed"),
+                (b, a, Effect::Widened, "added"),
+            ] {
+                let only: Vec<String> = from
+                    .iter()
+                    .filter(|v| !to.contains(v))
+                    .map(Value::to_string)
+                    .collect();
+                if !only.is_empty() {
+                    let what = format!("enum values {verb}: {}", only.join(", "));
+                    push(changes, path, effect, what);
+                }
             }
         }
         (None, Some(_)) => push(changes, path, Effect::Narrowed, "now limited to an enum"),
@@ -303,13 +294,7 @@ fn bounds(
                 (Some(_), Some(_)) => Effect::Widened,
                 (None, None) => Effect::Changed,
             };
-            let show = |v: Option<&Value>| v.map_or_else(|| "none".to_owned(), Value::to_string);
-            push(
-                changes,
-                path,
-                effect,
-                format!("{key} {} → {}", show(a), show(b)),
-            );
+            push(changes, path, effect, moved(key, a, b));
         }
     }
     for key in CONSTRAINTS.iter().copied() {
@@ -320,14 +305,14 @@ fn bounds(
             // A pattern or format that is new or different refuses values the old one took.
             _ => Effect::Narrowed,
         };
-        let show = |v: Option<&Value>| v.map_or_else(|| "none".to_owned(), Value::to_string);
-        push(
-            changes,
-            path,
-            effect,
-            format!("{key} {} → {}", show(a), show(b)),
-        );
+        push(changes, path, effect, moved(key, a, b));
     }
+}
+
+/// `maximum 20 → 10`.
+fn moved(key: &str, before: Option<&Value>, after: Option<&Value>) -> String {
+    let show = |v: Option<&Value>| v.map_or_else(|| "none".to_owned(), Value::to_string);
+    format!("{key} {} → {}", show(before), show(after))
 }
 
 fn required(map: &Map<String, Value>) -> BTreeSet<&str> {
