@@ -1,20 +1,38 @@
 //! The notes command line: every tool a subcommand (the `Cli` adapter),
 //! plus `mcp`, `serve` and `demo` (`mcp.rs`), `pi` and `pi-extension`
-//! (`pi.rs`), and the global `--db`.
+//! (`pi.rs`), `surface`, and the global `--db`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use gonk_tools::adapters::cli::clap::{value_parser, Arg};
+use gonk_tools::adapters::cli::clap::{value_parser, Arg, Command};
 use gonk_tools::adapters::cli::{exit, Cli};
-use gonk_tools::ToolDefinition;
+use gonk_tools::{ToolDefinition, ToolRegistry};
 
 use crate::store::{self, Store};
 use crate::{mcp, pi, saved, tools};
 
 /// The id of the global `--db` option.
 const DB: &str = "db";
+
+/// `notes surface`: the advertised surface, as the CI snapshot pins it.
+fn surface_command() -> Command {
+    Command::new("surface").about(
+        "Print the tools' advertised surface (names, descriptions, schemas, approval, hints) as stable JSON; \
+         examples/notes/surface.json pins it",
+    )
+}
+
+/// Prints the surface of `registry` on stdout.
+fn run_surface(registry: &ToolRegistry) -> ExitCode {
+    use std::io::Write;
+    let surface = gonk_tools::surface::surface(registry);
+    let text = serde_json::to_string_pretty(&surface).unwrap_or_else(|e| e.to_string());
+    // A closed pipe (`notes surface | head`) is not an error worth a panic.
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
+    ExitCode::SUCCESS
+}
 
 fn failure(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("Error: {message}");
@@ -72,6 +90,13 @@ pub fn run(extra: Vec<ToolDefinition>) -> ExitCode {
         })
         .command(pi::extension_command(), |matches| {
             pi::run_extension(matches.get_one::<PathBuf>(DB).cloned())
+        })
+        .command(surface_command(), {
+            let registry = served.clone();
+            move |_| {
+                let code = run_surface(&registry);
+                async move { code }
+            }
         })
         .command(mcp::demo_command(), move |matches| {
             let db_given = matches.get_one::<PathBuf>(DB).is_some();

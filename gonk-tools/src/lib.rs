@@ -105,6 +105,13 @@
 //! * [`security`] — authenticated dispatch: principal, auth context and
 //!   policy, approval, resource resolution, redacted audit receipts.
 //! * [`metrics`] — one [`MetricRecord`](metrics::MetricRecord) per call.
+//! * [`providers`] — the tools as OpenAI, Anthropic and Gemini take them,
+//!   and the provider's tool calls run through dispatch; [`names`] — the
+//!   reversible mapping of tool names onto surfaces that cannot carry them;
+//!   [`render`] — results and errors as plain text.
+//! * [`surface`] — a registry's advertised surface as stable JSON, and
+//!   [`assert_surface!`] to pin it in CI with classified (breaking /
+//!   additive) changes.
 //! * [`client`] — typed clients over a [`Transport`](client::Transport);
 //!   [`InProcess`](client::InProcess) runs them against a registry here.
 //! * [`ws`] — the WebSocket projection: request/reply and broadcast over
@@ -135,7 +142,13 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-#[cfg(any(feature = "cli", feature = "mcp", feature = "pi", feature = "ws"))]
+#[cfg(any(
+    feature = "cli",
+    feature = "mcp",
+    feature = "pi",
+    feature = "rig",
+    feature = "ws"
+))]
 pub mod adapters;
 pub mod client;
 pub mod context;
@@ -144,13 +157,17 @@ pub mod dispatch;
 pub mod error;
 pub mod event;
 pub mod metrics;
-mod names;
+mod name_rules;
+pub mod names;
 pub mod outcome;
+pub mod providers;
 pub mod registry;
+pub mod render;
 pub mod schema;
 pub mod scope;
 pub mod security;
 pub mod state;
+pub mod surface;
 pub mod tool;
 pub mod ws;
 

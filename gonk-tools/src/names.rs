@@ -1,25 +1,293 @@
-//! The tool-name rule and the client-method rule, from the one source the
-//! macros check them with at compile time (`gonk-tools-macros/src/rules.rs`,
-//! expanded here by `__rules!`): registration checks names made at run
-//! time with the same rule and the same words, and `toolset!` evaluates
-//! [`client_method_is`] and [`same_client_method`] in constants.
+//! Tool names on surfaces that cannot carry every name the registry
+//! allows: a reversible [`NameMap`] from registry names to surface names.
+//!
+//! Registry names are 1–128 characters of `A-Za-z0-9_.-` (MCP's rule).
+//! Model providers are narrower — OpenAI, Anthropic and Gemini function
+//! names allow no `.` and at most 64 characters — and so is Pi. DESIGN §6:
+//! *every surface maps names it cannot carry reversibly, and refuses
+//! collisions with a clear error.* This module is that one rule:
+//!
+//! * a surface describes what it accepts with [`NameRules`];
+//! * [`NameMap::build`] turns each registry name into a surface name
+//!   (a character the surface refuses becomes `_`: `notes.search` →
+//!   `notes_search`) and keeps both directions, so a call that comes back
+//!   as `notes_search` runs `notes.search`;
+//! * two tools that would share a surface name, or a name the surface
+//!   cannot hold at all (too long), make the build fail with a
+//!   [`NameError`] naming both tools and what to do — never a silent
+//!   overwrite.
+//!
+//! Every adapter that renames tools (the model providers in
+//! [`providers`](crate::providers), the rig adapter, **and Pi**) should use
+//! this module rather than its own mapping, so a name maps the same way
+//! everywhere.
+//!
+//! ```
+//! use gonk_tools::names::{NameMap, NameRules};
+//!
+//! let map = NameMap::build(&NameRules::FUNCTION_NAME, ["notes.search", "notes.get"]).unwrap();
+//! assert_eq!(map.surface_name("notes.search"), Some("notes_search"));
+//! assert_eq!(map.tool_name("notes_search"), Some("notes.search"));
+//!
+//! let clash = NameMap::build(&NameRules::FUNCTION_NAME, ["notes.search", "notes_search"]);
+//! assert!(clash.unwrap_err().to_string().contains("both become"));
+//! ```
 
-gonk_tools_macros::__rules!();
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+/// What names a surface accepts.
+#[derive(Clone, Copy, Debug)]
+pub struct NameRules {
+    surface: &'static str,
+    max_len: usize,
+    allowed: fn(char) -> bool,
+}
+
+fn function_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+impl NameRules {
+    /// `^[A-Za-z0-9_-]{1,64}$`: the function-name rule shared by OpenAI,
+    /// Anthropic and Gemini (see [`providers`](crate::providers) for the
+    /// documents it comes from).
+    pub const FUNCTION_NAME: NameRules = NameRules::new("function", 64, function_name_char);
+
+    /// Rules for a surface called `surface` (used in error messages), whose
+    /// names have at most `max_len` characters, each one `allowed`.
+    ///
+    /// Registry names always start with a letter, so a surface that needs a
+    /// letter first needs no rule for it.
+    pub const fn new(surface: &'static str, max_len: usize, allowed: fn(char) -> bool) -> Self {
+        NameRules {
+            surface,
+            max_len,
+            allowed,
+        }
+    }
+
+    /// The same rules under another surface label (`"OpenAI"`), for error
+    /// messages.
+    pub const fn for_surface(self, surface: &'static str) -> Self {
+        NameRules { surface, ..self }
+    }
+
+    /// The surface's label, as error messages show it.
+    pub fn surface(&self) -> &'static str {
+        self.surface
+    }
+
+    /// `name` with every character the surface refuses replaced by `_`
+    /// (borrowed when nothing changes).
+    pub fn mangle<'a>(&self, name: &'a str) -> Cow<'a, str> {
+        if name.chars().all(self.allowed) {
+            Cow::Borrowed(name)
+        } else {
+            Cow::Owned(
+                name.chars()
+                    .map(|c| if (self.allowed)(c) { c } else { '_' })
+                    .collect(),
+            )
+        }
+    }
+
+    /// Why the surface cannot carry `name` as it is, if it cannot.
+    pub fn check(&self, name: &str) -> Result<(), String> {
+        let len = name.chars().count();
+        if len == 0 {
+            return Err("the name is empty".into());
+        }
+        if len > self.max_len {
+            return Err(format!(
+                "`{name}` is {len} characters long; {} names hold at most {}",
+                self.surface, self.max_len
+            ));
+        }
+        if let Some(bad) = name.chars().find(|c| !(self.allowed)(*c)) {
+            return Err(format!(
+                "`{name}` contains `{bad}`, which {} names cannot hold",
+                self.surface
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Why a [`NameMap`] could not be built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NameError {
+    /// Two tools would get the same surface name.
+    #[error("tools `{first}` and `{second}` both become the {surface} name `{name}`; rename one of them or leave one out (e.g. with ToolRegistry::filter), since a surface name must lead back to exactly one tool")]
+    Collision {
+        /// The surface (`"OpenAI"`).
+        surface: &'static str,
+        /// The shared surface name.
+        name: String,
+        /// The tool that claimed it first.
+        first: String,
+        /// The tool that claimed it second.
+        second: String,
+    },
+    /// A tool's name cannot be carried even after mapping.
+    #[error("tool `{tool}` cannot be offered as a {surface} name: {reason}; give it a shorter name or leave it out (e.g. with ToolRegistry::filter)")]
+    Unrepresentable {
+        /// The surface.
+        surface: &'static str,
+        /// The registry name.
+        tool: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Registry names ↔ surface names, both ways, for one set of tools.
+#[derive(Clone, Debug, Default)]
+pub struct NameMap {
+    to_surface: HashMap<String, String>,
+    to_tool: HashMap<String, String>,
+}
+
+impl NameMap {
+    /// Maps every name in `names` under `rules`.
+    pub fn build<'a>(
+        rules: &NameRules,
+        names: impl IntoIterator<Item = &'a str>,
+    ) -> Result<NameMap, NameError> {
+        NameMap::build_with(rules, names.into_iter().map(|name| (name, None)))
+    }
+
+    /// Maps every `(tool, requested)` pair: `requested` (a surface-name
+    /// hint such as `pi_name`) is used as it is and must already satisfy
+    /// `rules`; without one the tool's name is mapped.
+    pub fn build_with<'a>(
+        rules: &NameRules,
+        entries: impl IntoIterator<Item = (&'a str, Option<&'a str>)>,
+    ) -> Result<NameMap, NameError> {
+        let entries = entries.into_iter();
+        let mut map = NameMap {
+            to_surface: HashMap::with_capacity(entries.size_hint().0),
+            to_tool: HashMap::with_capacity(entries.size_hint().0),
+        };
+        for (tool, requested) in entries {
+            let surface_name = match requested {
+                Some(name) => Cow::Borrowed(name),
+                None => rules.mangle(tool),
+            };
+            rules
+                .check(&surface_name)
+                .map_err(|reason| NameError::Unrepresentable {
+                    surface: rules.surface,
+                    tool: tool.to_owned(),
+                    reason,
+                })?;
+            if let Some(first) = map.to_tool.get(surface_name.as_ref()) {
+                return Err(NameError::Collision {
+                    surface: rules.surface,
+                    name: surface_name.into_owned(),
+                    first: first.clone(),
+                    second: tool.to_owned(),
+                });
+            }
+            let surface_name = surface_name.into_owned();
+            map.to_tool.insert(surface_name.clone(), tool.to_owned());
+            map.to_surface.insert(tool.to_owned(), surface_name);
+        }
+        Ok(map)
+    }
+
+    /// The surface name of registry tool `tool`.
+    pub fn surface_name(&self, tool: &str) -> Option<&str> {
+        self.to_surface.get(tool).map(String::as_str)
+    }
+
+    /// The registry tool behind surface name `surface_name`.
+    pub fn tool_name(&self, surface_name: &str) -> Option<&str> {
+        self.to_tool.get(surface_name).map(String::as_str)
+    }
+
+    /// How many tools are mapped.
+    pub fn len(&self) -> usize {
+        self.to_surface.len()
+    }
+
+    /// Whether no tool is mapped.
+    pub fn is_empty(&self) -> bool {
+        self.to_surface.is_empty()
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const RULES: NameRules = NameRules::FUNCTION_NAME.for_surface("OpenAI");
+
     #[test]
-    fn the_runtime_has_the_macros_rules() {
-        assert_eq!(check_tool_name("notes.search"), Ok(()));
+    fn names_the_surface_carries_are_kept() {
+        let map = NameMap::build(&RULES, ["search", "notes-get", "a_b"]).unwrap();
+        for name in ["search", "notes-get", "a_b"] {
+            assert_eq!(map.surface_name(name), Some(name));
+            assert_eq!(map.tool_name(name), Some(name));
+        }
+    }
+
+    #[test]
+    fn dots_map_to_underscores_and_back() {
+        let map = NameMap::build(&RULES, ["notes.search", "a.b.c"]).unwrap();
+        assert_eq!(map.surface_name("notes.search"), Some("notes_search"));
+        assert_eq!(map.tool_name("notes_search"), Some("notes.search"));
+        assert_eq!(map.tool_name("a_b_c"), Some("a.b.c"));
         assert_eq!(
-            check_tool_name("notes search"),
-            Err(NameError::BadChar { bad: ' ' })
+            map.tool_name("notes.search"),
+            None,
+            "only surface names map back"
         );
-        assert!(client_method_is("notes.createNote", "notes_create_note"));
-        assert!(client_method_is("Tool_000", "tool_000"));
-        assert!(same_client_method("notes.search", "notes-search"));
-        assert!(!same_client_method("notes.search", "notes.find"));
+        assert_eq!(map.len(), 2);
+    }
+
+    #[test]
+    fn collisions_name_both_tools() {
+        let error = NameMap::build(&RULES, ["notes.search", "notes_search"]).unwrap_err();
+        assert_eq!(
+            error,
+            NameError::Collision {
+                surface: "OpenAI",
+                name: "notes_search".into(),
+                first: "notes.search".into(),
+                second: "notes_search".into(),
+            }
+        );
+        let message = error.to_string();
+        assert!(
+            message.contains(
+                "`notes.search` and `notes_search` both become the OpenAI name `notes_search`"
+            ),
+            "{message}"
+        );
+        assert!(message.contains("rename one of them"), "{message}");
+    }
+
+    #[test]
+    fn names_too_long_for_the_surface_are_refused() {
+        let long = format!("t{}", "x".repeat(64));
+        let error = NameMap::build(&RULES, [long.as_str()]).unwrap_err();
+        assert!(matches!(error, NameError::Unrepresentable { .. }));
+        assert!(error
+            .to_string()
+            .contains("65 characters long; OpenAI names hold at most 64"));
+        let fits = "t".repeat(64);
+        assert!(NameMap::build(&RULES, [fits.as_str()]).is_ok());
+    }
+
+    #[test]
+    fn requested_names_are_checked_not_mapped() {
+        let map = NameMap::build_with(&RULES, [("notes.search", Some("find"))]).unwrap();
+        assert_eq!(map.tool_name("find"), Some("notes.search"));
+        let error = NameMap::build_with(&RULES, [("a", Some("a.b"))]).unwrap_err();
+        assert!(error.to_string().contains("contains `.`"), "{error}");
+        let clash = NameMap::build_with(&RULES, [("a.b", None), ("c", Some("a_b"))]).unwrap_err();
+        assert!(matches!(clash, NameError::Collision { .. }));
     }
 }

@@ -7,5 +7,7 @@ pub mod cli;
 pub mod mcp;
 #[cfg(feature = "pi")]
 pub mod pi;
+#[cfg(feature = "rig")]
+pub mod rig;
 #[cfg(feature = "ws")]
 pub mod ws;

@@ -264,15 +264,7 @@ fn simplify(value: &mut Value) {
         Value::Object(map) => {
             integer_bounds(map);
             unit_enum(map);
-            let required: Vec<String> = map
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| {
-                    r.iter()
-                        .filter_map(|v| v.as_str().map(str::to_owned))
-                        .collect()
-                })
-                .unwrap_or_default();
+            let required = required_names(map);
             if let Some(Value::Object(props)) = map.get_mut("properties") {
                 for (name, prop) in props.iter_mut() {
                     if !required.contains(name) {
@@ -372,4 +364,42 @@ impl CompiledSchema {
         }
         Err(issues)
     }
+}
+
+/// The names an object schema lists as `required`.
+pub(crate) fn required_names(map: &Map<String, Value>) -> Vec<String> {
+    map.get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether `schema` describes JSON objects (`"type": "object"`).
+pub fn is_object_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
+/// The key a non-object input travels under on surfaces whose arguments
+/// are always an object (MCP, model providers): `{"value": …}`.
+pub const WRAPPED_INPUT_KEY: &str = "value";
+
+/// For a surface that only passes objects as arguments: `None` when
+/// `schema` already describes objects, else the object schema that carries
+/// the value under [`WRAPPED_INPUT_KEY`] (`{"value": <schema>}`, required,
+/// nothing else allowed). Calls of such a tool arrive wrapped and are
+/// unwrapped before dispatch.
+pub fn wrap_non_object(schema: &Value) -> Option<Value> {
+    if is_object_schema(schema) {
+        return None;
+    }
+    Some(serde_json::json!({
+        "type": "object",
+        "properties": { WRAPPED_INPUT_KEY: schema },
+        "required": [WRAPPED_INPUT_KEY],
+        "additionalProperties": false,
+    }))
 }

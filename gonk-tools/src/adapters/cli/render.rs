@@ -14,8 +14,9 @@ use std::io::Write;
 use serde_json::Value;
 
 use super::progress::Progress;
-use crate::error::{ErrorCode, ValidationIssue};
-use crate::event::{DisplayBlock, ResourceContents, ToolDisplay, ToolEvent};
+use crate::error::ErrorCode;
+use crate::event::{ToolDisplay, ToolEvent};
+use crate::render::{display_text, error_text};
 
 /// How events are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,101 +52,22 @@ fn with_newline(mut text: String) -> String {
     text
 }
 
-fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
-}
-
-/// One display block as terminal text.
-fn render_block(block: &DisplayBlock) -> String {
-    match block {
-        DisplayBlock::Text { text } | DisplayBlock::Markdown { text } => text.clone(),
-        DisplayBlock::Code {
-            language,
-            code,
-            caption,
-        } => {
-            let mut text = String::new();
-            if let Some(caption) = caption {
-                text.push_str(caption);
-                text.push('\n');
-            }
-            text.push_str("```");
-            text.push_str(language);
-            text.push('\n');
-            text.push_str(code);
-            if !code.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str("```");
-            text
-        }
-        DisplayBlock::Json { value, caption } => match caption {
-            Some(caption) => format!("{caption}\n{}", pretty(value)),
-            None => pretty(value),
-        },
-        DisplayBlock::Link { url, title } => match title {
-            Some(title) => format!("{title}: {url}"),
-            None => url.clone(),
-        },
-        DisplayBlock::Image { mime_type, alt, .. } => match alt {
-            Some(alt) => format!("[image {mime_type} — {alt}]"),
-            None => format!("[image {mime_type}]"),
-        },
-        DisplayBlock::Audio { mime_type, .. } => format!("[audio {mime_type}]"),
-        DisplayBlock::Resource {
-            uri,
-            mime_type,
-            contents,
-        } => match contents {
-            ResourceContents::Text { text } => text.clone(),
-            ResourceContents::Blob { .. } => match mime_type {
-                Some(mime) => format!("[resource {uri} ({mime})]"),
-                None => format!("[resource {uri}]"),
-            },
-        },
-    }
-}
-
 /// A result as terminal text: its display, else its data as pretty JSON
 /// (nothing for `null` data).
 pub(crate) fn render_result(data: &Value, display: Option<&ToolDisplay>) -> String {
     match display {
         Some(ToolDisplay::Text(text)) => with_newline(text.clone()),
-        Some(ToolDisplay::Blocks(blocks)) if !blocks.is_empty() => {
-            let parts: Vec<String> = blocks.iter().map(render_block).collect();
-            with_newline(parts.join("\n"))
+        Some(display @ ToolDisplay::Blocks(blocks)) if !blocks.is_empty() => {
+            with_newline(display_text(display))
         }
         _ if data.is_null() => String::new(),
-        _ => with_newline(pretty(data)),
+        _ => with_newline(crate::render::pretty(data)),
     }
 }
 
-/// An error as terminal text: `Error [CODE]: message`, then the details —
-/// validation issues one per line, anything else as pretty JSON.
+/// An error as terminal text (see [`crate::render::error_text`]).
 pub(crate) fn render_error(code: &ErrorCode, message: &str, details: Option<&Value>) -> String {
-    let mut text = format!("Error [{code}]: {message}\n");
-    if let Some(details) = details {
-        let issues: Option<Vec<ValidationIssue>> =
-            if matches!(code, ErrorCode::InvalidInput | ErrorCode::OutputInvalid) {
-                serde_json::from_value(details.clone()).ok()
-            } else {
-                None
-            };
-        match issues {
-            Some(issues) if !issues.is_empty() => {
-                for issue in issues {
-                    let path = if issue.path.is_empty() {
-                        "(input)"
-                    } else {
-                        &issue.path
-                    };
-                    text.push_str(&format!("  {path}: {}\n", issue.message));
-                }
-            }
-            _ => text.push_str(&with_newline(pretty(details))),
-        }
-    }
-    text
+    with_newline(error_text(code, message, details))
 }
 
 impl Renderer {
@@ -218,40 +140,6 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn display_blocks_render_per_kind() {
-        let blocks = vec![
-            DisplayBlock::Text {
-                text: "plain".into(),
-            },
-            DisplayBlock::Markdown {
-                text: "# Title".into(),
-            },
-            DisplayBlock::Code {
-                language: "rust".into(),
-                code: "fn main() {}".into(),
-                caption: None,
-            },
-            DisplayBlock::Json {
-                value: json!({"a": 1}),
-                caption: None,
-            },
-            DisplayBlock::Link {
-                url: "https://example.invalid/n/1".into(),
-                title: Some("Note 1".into()),
-            },
-            DisplayBlock::Image {
-                mime_type: "image/png".into(),
-                data: "AAAA".into(),
-                alt: Some("a chart".into()),
-            },
-        ];
-        assert_eq!(
-            render_result(&Value::Null, Some(&ToolDisplay::Blocks(blocks))),
-            "plain\n# Title\n```rust\nfn main() {}\n```\n{\n  \"a\": 1\n}\nNote 1: https://example.invalid/n/1\n[image image/png — a chart]\n"
-        );
-    }
-
-    #[test]
     fn results_without_display_print_their_data() {
         assert_eq!(
             render_result(&json!({"id": 1}), None),
@@ -266,20 +154,8 @@ mod tests {
     }
 
     #[test]
-    fn errors_show_code_message_and_details() {
-        let issues = json!([{"path": "/query", "message": "\"\" is shorter than 1 character"}]);
-        assert_eq!(
-            render_error(&ErrorCode::InvalidInput, "Input validation failed", Some(&issues)),
-            "Error [INVALID_INPUT]: Input validation failed\n  /query: \"\" is shorter than 1 character\n"
-        );
-        assert_eq!(
-            render_error(
-                &ErrorCode::custom("NOT_FOUND"),
-                "No note 7",
-                Some(&json!({"id": 7}))
-            ),
-            "Error [NOT_FOUND]: No note 7\n{\n  \"id\": 7\n}\n"
-        );
+    fn errors_are_the_core_text_on_their_own_line() {
+        // The text itself is `crate::render::error_text`'s (tested there).
         assert_eq!(
             render_error(&ErrorCode::Aborted, "Tool execution aborted", None),
             "Error [ABORTED]: Tool execution aborted\n"

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{McpServerOptions, WriteToolPolicy};
 use crate::definition::{Approval, ApprovalTier, ToolDefinition, Visibility};
@@ -71,29 +71,15 @@ pub(crate) fn exposure(
     Exposure::Listed
 }
 
-/// Whether a schema describes JSON objects (`"type": "object"`).
-pub(crate) fn is_object_schema(schema: &Value) -> bool {
-    schema.get("type").and_then(Value::as_str) == Some("object")
-}
+pub(crate) use crate::schema::is_object_schema;
 
 /// The advertised input schema and whether it wraps the tool's own schema
-/// as `{value}`.
+/// as `{value}` ([`crate::schema::wrap_non_object`]).
 pub(crate) fn input_schema(def: &ToolDefinition) -> (JsonObject, bool) {
     let schema = def.effective_input_schema();
-    match schema {
-        Value::Object(map) if is_object_schema(schema) => (map.clone(), false),
-        other => {
-            let wrapped = json!({
-                "type": "object",
-                "properties": { "value": other },
-                "required": ["value"],
-                "additionalProperties": false,
-            });
-            match wrapped {
-                Value::Object(map) => (map, true),
-                _ => unreachable!("json! of an object literal is an object"),
-            }
-        }
+    match crate::schema::wrap_non_object(schema) {
+        Some(Value::Object(map)) => (map, true),
+        _ => (schema.as_object().cloned().unwrap_or_default(), false),
     }
 }
 
@@ -177,6 +163,7 @@ mod tests {
     use super::*;
     use crate::definition::{Capabilities, McpAnnotations, McpHints};
     use crate::prelude::*;
+    use serde_json::json;
 
     async fn echo(v: Value, _ctx: ToolContext) -> Result<ToolOutput<Value>, ToolError> {
         Ok(ToolOutput::new(v))

@@ -1,0 +1,118 @@
+//! A registry's advertised surface — every tool's name, descriptions,
+//! input and output schemas, annotations, approval, visibility and surface
+//! hints — as stable, sorted JSON; and the snapshot check that keeps it
+//! from changing by accident.
+//!
+//! Pin the surface in a test; when it changes, the test fails with every
+//! change listed and classified as **breaking** (a tool removed or
+//! renamed, a new required input field, a narrowed input type or enum, an
+//! output field removed, the approval tier raised, …) or **additive**
+//! (a new tool, a new optional field, a widened input, a new output
+//! field, a reworded description, …):
+//!
+//! ```no_run
+//! # fn registry() -> gonk_tools::ToolRegistry { gonk_tools::ToolRegistry::new() }
+//! #[test]
+//! fn the_surface_is_pinned() {
+//!     gonk_tools::assert_surface!(registry(), "tests/golden/surface.json");
+//! }
+//! ```
+//!
+//! Accept an intended change by running the test with `GONK_BLESS=1`
+//! ([`UPDATE_VAR`]): the golden file is rewritten, and its diff is the
+//! change to review. [`diff`] classifies two surfaces without any file.
+
+mod diff;
+mod schema_diff;
+mod snapshot;
+
+pub use diff::{diff, Change, Part, Severity, SurfaceDiff};
+pub use snapshot::{assert_surface, check_surface, SnapshotError, SnapshotOutcome, UPDATE_VAR};
+
+use serde_json::{json, Map, Value};
+
+use crate::definition::{Approval, ApprovalTier, ToolDefinition};
+use crate::registry::ToolRegistry;
+
+/// The surface of `registry`: `{"tools": {NAME: {…}, …}}`, tools sorted by
+/// name and every object's keys sorted, so equal surfaces print equally.
+pub fn surface(registry: &ToolRegistry) -> Value {
+    let tools: Map<String, Value> = registry
+        .list()
+        .iter()
+        .map(|def| (def.name.clone(), tool_surface(def)))
+        .collect();
+    sorted(&json!({ "tools": tools }))
+}
+
+/// One tool's entry in the [`surface`].
+pub fn tool_surface(def: &ToolDefinition) -> Value {
+    let mut entry = Map::new();
+    entry.insert("description".into(), json!(def.description));
+    if let Some(degraded) = &def.degraded_description {
+        entry.insert("degradedDescription".into(), json!(degraded));
+    }
+    if let Some(category) = &def.category {
+        entry.insert("category".into(), json!(category));
+    }
+    entry.insert("visibility".into(), json!(def.visibility));
+    entry.insert("approval".into(), approval(def.approval.as_ref()));
+    entry.insert("capabilities".into(), json!(def.capabilities));
+    entry.insert("annotations".into(), json!(def.hints.mcp.annotations));
+    let mut hints = json!(def.hints);
+    if let Some(mcp) = hints.get_mut("mcp").and_then(Value::as_object_mut) {
+        mcp.remove("annotations");
+    }
+    entry.insert("hints".into(), hints);
+    for (key, values) in [
+        ("tags", &def.tags),
+        ("keywords", &def.keywords),
+        ("relatedTo", &def.related_to),
+    ] {
+        if !values.is_empty() {
+            entry.insert(key.into(), json!(values));
+        }
+    }
+    if let Some(cost) = def.cost {
+        entry.insert("cost".into(), json!(cost));
+    }
+    if let Some(latency) = def.latency {
+        entry.insert("latency".into(), json!(latency));
+    }
+    entry.insert("input".into(), def.effective_input_schema().clone());
+    if let Some(output) = &def.output_schema {
+        entry.insert("output".into(), output.clone());
+    }
+    sorted(&Value::Object(entry))
+}
+
+/// The approval as the surface shows it: the static tier (with override
+/// and reason), `{"dynamic": true}`, or — undeclared — `exec`, which is
+/// what dispatch resolves it to.
+fn approval(approval: Option<&Approval>) -> Value {
+    match approval {
+        Some(Approval::Static(spec)) => json!(spec),
+        Some(Approval::Dynamic(_)) => json!({"dynamic": true}),
+        None => {
+            json!({"tier": ApprovalTier::Exec, "override": false, "reason": "undeclared: resolves to exec"})
+        }
+    }
+}
+
+/// `value` with every object's keys in sorted order (whatever order the
+/// JSON map type keeps).
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
