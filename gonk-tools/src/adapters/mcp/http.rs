@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::task::JoinHandle;
@@ -374,6 +375,13 @@ pub async fn serve_http(
     let path = options.path.clone();
     let app = router_with_cancel(registry, options, cancel.clone());
     let shutdown = cancel.clone();
+    // Without TCP_NODELAY the last chunk of every response on a kept-alive
+    // connection waits for the client's delayed ACK (~40 ms on Linux).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(target: "gonk_tools::mcp", %error, "could not set TCP_NODELAY");
+        }
+    });
     let task = tokio::spawn(async move {
         axum::serve(listener, app)
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
