@@ -231,3 +231,20 @@ pub fn wait_for_file(path: &Path, within: Duration) -> Option<String> {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Waits for `child` to exit; kills it and panics if it is still running
+/// after `bound` (a guard against a hang, not a timing assertion).
+pub fn wait_with_bound(child: &mut Child, bound: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(status) = child.try_wait().expect("the child can be waited for") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the process did not exit within {bound:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

@@ -259,48 +259,35 @@ impl McpServer {
                 http,
             });
 
-        let mut notifier = Notifier::new(
-            context.peer.clone(),
-            progress_token,
-            Arc::clone(&self.level),
-            tools::mcp_name(&def).to_owned(),
-        );
-        let closed = self.closed.clone();
-        let disconnected = request_state.map(|state| state.disconnected);
-        let external_cancel = async move {
-            match disconnected {
-                Some(disconnected) => tokio::select! {
-                    _ = closed.cancelled() => {},
-                    _ = disconnected.cancelled() => {},
-                },
-                None => closed.cancelled().await,
-            }
+        let mut relay = Relay {
+            notifier: Notifier::new(
+                context.peer.clone(),
+                progress_token,
+                Arc::clone(&self.level),
+                tools::mcp_name(&def).to_owned(),
+            ),
+            closed: self.closed.clone(),
+            disconnected: request_state.map(|state| state.disconnected),
         };
-        tokio::pin!(external_cancel);
-        let mut external_fired = false;
-
         let mut events = shared.registry.invoke(&def.name, input, ctx);
         let mut result: Option<ToolOutput<Value>> = None;
         let mut error = None;
         loop {
             tokio::select! {
                 biased;
-                Some(out) = outbound.recv() => notifier.send(out.tool.as_deref(), &out.event).await,
-                _ = &mut external_cancel, if !external_fired => {
-                    external_fired = true;
-                    token.cancel();
-                }
+                _ = relay.gone(), if !token.is_cancelled() => token.cancel(),
+                Some(out) = outbound.recv() => relay.send(out.tool.as_deref(), &out.event).await,
                 event = events.next() => match event {
                     None => break,
                     Some(ToolEvent::Result { data, display }) => result = Some(ToolOutput { data, display }),
                     Some(event @ ToolEvent::Error { .. }) => error = event.as_error(),
-                    Some(event) => notifier.send(None, &event).await,
+                    Some(event) => relay.send(None, &event).await,
                 },
             }
         }
         drop(events);
         while let Ok(out) = outbound.try_recv() {
-            notifier.send(out.tool.as_deref(), &out.event).await;
+            relay.send(out.tool.as_deref(), &out.event).await;
         }
 
         match (error, result) {
@@ -317,6 +304,58 @@ impl McpServer {
                 placement,
             ),
         }
+    }
+}
+
+/// Sends one call's notifications while its client is there. Once the
+/// connection is gone (end of stdin, or the HTTP response dropped) nothing
+/// more is sent, and a send already waiting is abandoned: rmcp stops
+/// servicing sends when its input ends, so awaiting one would hold the
+/// call — and its cancellation — until rmcp's own drain timeout.
+struct Relay {
+    notifier: Notifier,
+    closed: CancellationToken,
+    disconnected: Option<CancellationToken>,
+}
+
+impl Relay {
+    fn is_gone(&self) -> bool {
+        self.closed.is_cancelled()
+            || self
+                .disconnected
+                .as_ref()
+                .is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// Resolves when the connection is gone.
+    async fn gone(&self) {
+        gone(&self.closed, self.disconnected.as_ref()).await
+    }
+
+    async fn send(&mut self, tool: Option<&str>, event: &ToolEvent) {
+        if self.is_gone() {
+            return;
+        }
+        let Relay {
+            notifier,
+            closed,
+            disconnected,
+        } = self;
+        tokio::select! {
+            biased;
+            _ = gone(closed, disconnected.as_ref()) => {}
+            _ = notifier.send(tool, event) => {}
+        }
+    }
+}
+
+async fn gone(closed: &CancellationToken, disconnected: Option<&CancellationToken>) {
+    match disconnected {
+        Some(disconnected) => tokio::select! {
+            _ = closed.cancelled() => {},
+            _ = disconnected.cancelled() => {},
+        },
+        None => closed.cancelled().await,
     }
 }
 
