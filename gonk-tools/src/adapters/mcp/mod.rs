@@ -60,6 +60,8 @@
 mod client;
 mod content;
 mod http;
+mod jsonrpc;
+mod lines;
 mod notify;
 mod security;
 mod server;
@@ -74,6 +76,7 @@ pub use client::{McpClient, McpClientError, McpHttpClientOptions};
 pub use http::{
     mcp_router, serve_http, HttpServeError, McpHttpOptions, McpHttpServer, DEFAULT_MAX_BODY_BYTES,
 };
+pub use lines::DEFAULT_MAX_LINE_BYTES;
 pub use security::{HttpAuthRejection, HttpAuthenticator};
 pub use server::{McpRequestContext, McpServer};
 pub use stdio::{serve_io, serve_stdio, McpServeError};
@@ -137,6 +140,7 @@ pub struct McpServerOptions {
     pub(crate) only_always_visible: bool,
     pub(crate) default_log_level: LogLevel,
     pub(crate) base_context: Option<Arc<BaseContextFn>>,
+    pub(crate) max_line_bytes: usize,
 }
 
 impl fmt::Debug for McpServerOptions {
@@ -148,6 +152,7 @@ impl fmt::Debug for McpServerOptions {
             .field("allow_write_tools", &self.allow_write_tools)
             .field("only_always_visible", &self.only_always_visible)
             .field("default_log_level", &self.default_log_level)
+            .field("max_line_bytes", &self.max_line_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -167,6 +172,7 @@ impl McpServerOptions {
             only_always_visible: false,
             default_log_level: LogLevel::Info,
             base_context: None,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
         }
     }
 
@@ -232,6 +238,16 @@ impl McpServerOptions {
     /// (default `info`).
     pub fn default_log_level(mut self, level: LogLevel) -> Self {
         self.default_log_level = level;
+        self
+    }
+
+    /// Over stdio, the longest accepted line (one JSON-RPC message) in
+    /// bytes; default [`DEFAULT_MAX_LINE_BYTES`] (16 MiB). A longer line is
+    /// skipped and answered with a `-32600` error (with the request's id
+    /// when it appears in the line's first 4 KiB). Over HTTP the limit is
+    /// [`McpHttpOptions::max_body_bytes`].
+    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line_bytes = bytes;
         self
     }
 

@@ -1,15 +1,11 @@
 //! The stdio transport: one MCP session over stdin/stdout (or any pair of
 //! byte streams).
 
-use std::io;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
 use rmcp::service::ServerInitializeError;
 use rmcp::ServiceExt;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio_util::sync::CancellationToken;
+use tokio::io::{AsyncRead, AsyncWrite};
 
+use super::lines::LineTransport;
 use super::server::McpServer;
 use super::{McpServerOptions, WriteToolPolicy};
 use crate::registry::ToolRegistry;
@@ -33,33 +29,11 @@ impl From<ServerInitializeError> for McpServeError {
     }
 }
 
-/// A reader that cancels a token when it reaches end of input: the client
-/// closed the connection, so the session's running calls are cancelled at
-/// once (rmcp itself waits for in-flight calls before it gives up on them).
-struct EofSignal<R> {
-    inner: R,
-    closed: CancellationToken,
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for EofSignal<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
-        match &poll {
-            Poll::Ready(Ok(())) if buf.filled().len() == before => self.closed.cancel(),
-            Poll::Ready(Err(_)) => self.closed.cancel(),
-            _ => {}
-        }
-        poll
-    }
-}
-
-/// Serves `registry` as one MCP session over `read`/`write` until the
-/// client disconnects. End of input cancels the running calls.
+/// Serves `registry` as one MCP session over `read`/`write` (newline-
+/// delimited JSON-RPC) until the client disconnects. End of input cancels
+/// the running calls. A line that is not a valid message gets its JSON-RPC
+/// error (`-32700`, `-32600`, `-32602`); a line over
+/// [`McpServerOptions::max_line_bytes`] gets `-32600` and is skipped.
 pub async fn serve_io<R, W>(
     registry: ToolRegistry,
     options: McpServerOptions,
@@ -70,12 +44,10 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let max_line = options.max_line_bytes;
     let server = McpServer::new(registry, options, WriteToolPolicy::Warn);
-    let read = EofSignal {
-        inner: read,
-        closed: server.closed_token().clone(),
-    };
-    let running = server.serve((read, write)).await?;
+    let transport = LineTransport::new(read, write, max_line, server.closed_token().clone());
+    let running = server.serve(transport).await?;
     running.waiting().await?;
     Ok(())
 }
