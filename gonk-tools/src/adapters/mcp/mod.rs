@@ -57,9 +57,12 @@
 //! (clients validate any `structuredContent` against the output schema);
 //! the text content is the same `"Error [CODE]: message"` either way.
 
+mod admission;
 mod client;
 mod content;
+mod host;
 mod http;
+mod inflight;
 mod jsonrpc;
 mod lines;
 mod notify;
@@ -71,15 +74,20 @@ mod tools;
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use client::{McpClient, McpClientError, McpHttpClientOptions};
 pub use http::{
     mcp_router, serve_http, HttpServeError, McpHttpOptions, McpHttpServer, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
 };
+pub use inflight::DEFAULT_MAX_IN_FLIGHT_CALLS;
 pub use lines::DEFAULT_MAX_LINE_BYTES;
 pub use security::{HttpAuthRejection, HttpAuthenticator};
 pub use server::{McpRequestContext, McpServer};
-pub use stdio::{serve_io, serve_stdio, McpServeError};
+pub use stdio::{
+    serve_io, serve_io_with_shutdown, serve_stdio, serve_stdio_with_shutdown, McpServeError,
+};
 pub use tools::{is_write_tool, project_tool};
 
 /// The head of an HTTP request, as the [`HttpAuthenticator`] sees it.
@@ -111,6 +119,9 @@ pub enum WriteToolPolicy {
     Permissive,
 }
 
+/// The default grace period of a graceful shutdown: 10 s.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
 /// A predicate deciding whether a tool is exposed at all.
 pub type ToolFilter = dyn Fn(&ToolDefinition) -> bool + Send + Sync;
 
@@ -141,6 +152,8 @@ pub struct McpServerOptions {
     pub(crate) default_log_level: LogLevel,
     pub(crate) base_context: Option<Arc<BaseContextFn>>,
     pub(crate) max_line_bytes: usize,
+    pub(crate) max_in_flight_calls: usize,
+    pub(crate) shutdown_grace: Duration,
 }
 
 impl fmt::Debug for McpServerOptions {
@@ -153,6 +166,8 @@ impl fmt::Debug for McpServerOptions {
             .field("only_always_visible", &self.only_always_visible)
             .field("default_log_level", &self.default_log_level)
             .field("max_line_bytes", &self.max_line_bytes)
+            .field("max_in_flight_calls", &self.max_in_flight_calls)
+            .field("shutdown_grace", &self.shutdown_grace)
             .finish_non_exhaustive()
     }
 }
@@ -173,6 +188,8 @@ impl McpServerOptions {
             default_log_level: LogLevel::Info,
             base_context: None,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_in_flight_calls: DEFAULT_MAX_IN_FLIGHT_CALLS,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
     }
 
@@ -248,6 +265,25 @@ impl McpServerOptions {
     /// [`McpHttpOptions::max_body_bytes`].
     pub fn max_line_bytes(mut self, bytes: usize) -> Self {
         self.max_line_bytes = bytes;
+        self
+    }
+
+    /// The most `tools/call`s running at once, server-wide (over HTTP,
+    /// across every session); default [`DEFAULT_MAX_IN_FLIGHT_CALLS`]. A
+    /// call past the limit is refused at once with a JSON-RPC error
+    /// (`-32000`, "Server busy: …", `data.code` = `"BUSY"`); the typed
+    /// [`McpClient`] reports it as a `BUSY` error.
+    pub fn max_in_flight_calls(mut self, max: usize) -> Self {
+        self.max_in_flight_calls = max.max(1);
+        self
+    }
+
+    /// How long a graceful shutdown lets running calls finish before it
+    /// cancels them (default 10 s). A call cancelled by the shutdown ends
+    /// with an `ABORTED` error saying so; new calls during the shutdown
+    /// are refused (`-32000`, `data.code` = `"SHUTTING_DOWN"`).
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
         self
     }
 

@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::content::{error_result, success_result, unknown_tool, ErrorPlacement};
+use super::inflight::InFlight;
 use super::notify::{LevelFilter, McpLogSink, Notifier, Outbound};
 use super::security::RequestState;
 use super::tools::{self, Exposure};
@@ -80,6 +81,7 @@ struct Shared {
     registry: ToolRegistry,
     options: McpServerOptions,
     policy: WriteToolPolicy,
+    inflight: InFlight,
 }
 
 /// An MCP server over a [`ToolRegistry`]: one value per session (clone it
@@ -132,6 +134,7 @@ impl McpServer {
         let level = Arc::new(LevelFilter::new(options.default_log_level));
         McpServer {
             shared: Arc::new(Shared {
+                inflight: InFlight::new(options.max_in_flight_calls),
                 registry,
                 options,
                 policy,
@@ -155,6 +158,11 @@ impl McpServer {
     /// cancels the session's running calls.
     pub fn closed_token(&self) -> &CancellationToken {
         &self.closed
+    }
+
+    /// The running calls of this server (shared by its sessions).
+    pub(crate) fn inflight(&self) -> &InFlight {
+        &self.shared.inflight
     }
 
     /// The write-tool policy in force.
@@ -269,6 +277,8 @@ impl McpServer {
             closed: self.closed.clone(),
             disconnected: request_state.map(|state| state.disconnected),
         };
+        let shutdown = shared.inflight.abort_token().clone();
+        let mut cancelled_by_shutdown = false;
         let mut events = shared.registry.invoke(&def.name, input, ctx);
         let mut result: Option<ToolOutput<Value>> = None;
         let mut error = None;
@@ -276,6 +286,10 @@ impl McpServer {
             tokio::select! {
                 biased;
                 _ = relay.gone(), if !token.is_cancelled() => token.cancel(),
+                _ = shutdown.cancelled(), if !token.is_cancelled() => {
+                    cancelled_by_shutdown = true;
+                    token.cancel();
+                }
                 Some(out) = outbound.recv() => relay.send(out.tool.as_deref(), &out.event).await,
                 event = events.next() => match event {
                     None => break,
@@ -290,6 +304,13 @@ impl McpServer {
             relay.send(out.tool.as_deref(), &out.event).await;
         }
 
+        if cancelled_by_shutdown {
+            if let Some(aborted) = error.as_mut().filter(|e| e.code == ErrorCode::Aborted) {
+                aborted.message =
+                    "The server is shutting down: the call was cancelled before it finished"
+                        .to_owned();
+            }
+        }
         match (error, result) {
             (Some(error), _)
                 if error.code == ErrorCode::ToolNotFound
@@ -398,6 +419,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let _permit = self.shared.inflight.admit()?;
         Ok(self.call(request, context).await.into())
     }
 
