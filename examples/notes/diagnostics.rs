@@ -57,6 +57,8 @@ pub struct Sleep {
     /// A file that receives `dropped` if the handler is dropped before it
     /// finishes, `completed` otherwise.
     pub marker: Option<String>,
+    /// A file that receives `started` when the handler starts.
+    pub started: Option<String>,
 }
 
 fn sleep() -> ToolDefinition {
@@ -67,6 +69,9 @@ fn sleep() -> ToolDefinition {
         .capabilities(Capabilities { long_running: true, ..Capabilities::default() })
         .handler(|input: Sleep, ctx: ToolContext| async move {
             let mut marker = DropMarker { path: input.marker.map(PathBuf::from), armed: true };
+            if let Some(started) = &input.started {
+                let _ = std::fs::write(started, "started");
+            }
             ctx.log().info(&format!("sleeping for {} ms", input.ms));
             tokio::time::sleep(Duration::from_millis(input.ms)).await;
             marker.armed = false;
