@@ -4,92 +4,15 @@
 
 mod mcp_support;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::time::Duration;
 
-use mcp_support::{notes_command, wait_with_bound};
+use mcp_support::raw_stdio::Wire;
+use mcp_support::wait_with_bound;
 use serde_json::{json, Value};
-
-struct Wire {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-}
-
-impl Wire {
-    fn start() -> Wire {
-        let mut child = notes_command()
-            .args(["--db", ":memory:", "mcp"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("notes mcp starts");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut wire = Wire {
-            child,
-            stdin,
-            stdout,
-            next_id: 1000,
-        };
-        wire.raw(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"}}})
-            .to_string(),
-        );
-        let init = wire.answer();
-        assert_eq!(init["id"], 1, "{init}");
-        wire.raw(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        wire
-    }
-
-    fn raw(&mut self, line: &str) {
-        self.stdin.write_all(line.as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// The next message that is not a notification.
-    fn answer(&mut self) -> Value {
-        loop {
-            let mut line = String::new();
-            assert!(
-                self.stdout.read_line(&mut line).unwrap() > 0,
-                "notes closed stdout instead of answering"
-            );
-            let message: Value =
-                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
-            if message.get("method").is_none() {
-                return message;
-            }
-        }
-    }
-
-    /// A fresh `tools/call` succeeds.
-    fn fresh_call_succeeds(&mut self, after: &str) {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.raw(
-            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                    "params": {"name": "notes.search", "arguments": {"query": "x"}}})
-            .to_string(),
-        );
-        let answer = self.answer();
-        assert_eq!(answer["id"], id, "after {after}: {answer}");
-        assert_eq!(
-            answer["result"]["isError"], false,
-            "after {after}: {answer}"
-        );
-    }
-}
 
 #[test]
 fn every_malformed_line_gets_its_json_rpc_error_and_the_server_keeps_serving() {
-    let mut wire = Wire::start();
+    let mut wire = Wire::start(&[]);
     let cases: Vec<(&str, String, i64, Value)> = vec![
         ("unparseable JSON", r#"{"jsonrpc": "2.0", "id": 5,"#.into(), -32700, Value::Null),
         ("not JSON at all", "hello".into(), -32700, Value::Null),
@@ -162,7 +85,7 @@ fn every_malformed_line_gets_its_json_rpc_error_and_the_server_keeps_serving() {
                 .is_some_and(|m| m.len() < 400),
             "{name}: {answer}"
         );
-        wire.fresh_call_succeeds(name);
+        wire.call_succeeds("notes.search", json!({"query": "x"}), name);
     }
     // An unknown method is still rmcp's -32601.
     wire.raw(r#"{"jsonrpc":"2.0","id":11,"method":"no/such/method","params":{}}"#);
@@ -172,21 +95,13 @@ fn every_malformed_line_gets_its_json_rpc_error_and_the_server_keeps_serving() {
         (json!(11), json!(-32601)),
         "{answer}"
     );
-    wire.fresh_call_succeeds("an unknown method");
+    wire.call_succeeds("notes.search", json!({"query": "x"}), "an unknown method");
 
     // A parse error just before end of input is still answered, then notes exits 0.
     wire.raw("{oops");
-    let Wire {
-        mut child,
-        stdin,
-        mut stdout,
-        ..
-    } = wire;
-    drop(stdin);
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    let answer: Value = serde_json::from_str(&line).unwrap();
+    wire.close_stdin();
+    let answer = wire.answer();
     assert_eq!(answer["error"]["code"], -32700, "{answer}");
-    let status = wait_with_bound(&mut child, Duration::from_secs(60));
+    let status = wait_with_bound(&mut wire.child, Duration::from_secs(60));
     assert!(status.success(), "{status}");
 }

@@ -172,7 +172,6 @@ async fn eof_while_a_notification_is_stuck(progress_token: bool) {
 
     // End of input.
     let dropped = signals.dropped.notified();
-    drop(send);
     client_write.shutdown().await.unwrap();
     tokio::time::timeout(Duration::from_secs(4), dropped)
         .await

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub mod raw_http;
+pub mod raw_stdio;
 
 /// The workspace root.
 pub fn root() -> PathBuf {
@@ -199,6 +200,26 @@ impl ServerProcess {
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
     }
+
+    /// Sends it SIGTERM.
+    #[cfg(unix)]
+    pub fn terminate(&self) {
+        signal(&self.child, libc::SIGTERM);
+    }
+
+    /// Waits for it to exit (see [`wait_with_bound`]).
+    pub fn wait(&mut self, bound: Duration) -> std::process::ExitStatus {
+        wait_with_bound(&mut self.child, bound)
+    }
+}
+
+/// Sends `signal` to `child`.
+#[cfg(unix)]
+pub fn signal(child: &Child, signal: libc::c_int) {
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    // SAFETY: kill(2) with a pid we spawned; no memory is involved.
+    let rc = unsafe { libc::kill(pid, signal) };
+    assert_eq!(rc, 0, "kill({pid}, {signal}) failed");
 }
 
 impl Drop for ServerProcess {

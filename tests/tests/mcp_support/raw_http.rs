@@ -38,10 +38,10 @@ impl Answer {
             return value;
         }
         text.lines()
+            .rev()
             .filter_map(|line| line.strip_prefix("data:"))
             .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-            .filter(|m| m.get("id").is_some())
-            .last()
+            .find(|m| m.get("id").is_some())
             .unwrap_or_else(|| panic!("no JSON-RPC answer in: {text}"))
     }
 }
