@@ -49,6 +49,20 @@
 //! * A tool reaches the MCP peer (to request sampling or elicitation) with
 //!   `ctx.host::<McpRequestContext>()`.
 //!
+//! ## Hostile input and bounds
+//!
+//! Every incoming message passes a JSON-RPC layer of ours before rmcp:
+//! malformed JSON, invalid request objects and malformed params of the
+//! methods we serve get `-32700` / `-32600` / `-32602` (over HTTP with status
+//! `400`; a body over the limit gets `413`, before it is read when its
+//! `Content-Length` says so). Running calls are capped server-wide
+//! ([`McpServerOptions::max_in_flight_calls`], "Server busy"), HTTP sessions
+//! by number and idle time ([`McpHttpOptions::max_sessions`],
+//! [`McpHttpOptions::session_idle_timeout`]). A graceful shutdown
+//! ([`McpHttpServer::shutdown`], [`serve_stdio_with_shutdown`]) lets running
+//! calls finish within [`McpServerOptions::shutdown_grace`] and answers the
+//! rest with an `ABORTED` error.
+//!
 //! Over HTTP, progress notifications travel on the call's own response
 //! stream; log notifications travel on the session's standalone stream (the
 //! `GET` stream clients open after `initialize`), as rmcp routes them.
