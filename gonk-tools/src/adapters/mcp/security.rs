@@ -1,8 +1,9 @@
 //! HTTP security in front of the MCP service: the API key (Bearer), the
 //! host's authentication hook (verified credentials → [`AuthContext`]),
 //! session pinning to the security context key, and the connection guard
-//! that cancels a call whose client went away. (The Host/Origin allow-list
-//! and the body limit are rmcp's, set up in [`http`](super::http).)
+//! that cancels a call whose client went away. (The Host check is in
+//! [`host`](super::host), the body limit and the JSON-RPC checks in
+//! [`admission`](super::admission); the Origin allow-list is rmcp's.)
 
 use std::collections::HashMap;
 use std::fmt;
