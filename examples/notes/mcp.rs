@@ -3,7 +3,8 @@
 //! * `notes mcp` serves them on stdin/stdout (what an MCP client launches);
 //! * `notes serve` serves them over streamable HTTP at `http://HOST:PORT/mcp`;
 //! * `notes demo` starts that HTTP server on a throwaway database, connects
-//!   an MCP client to it and calls every tool, end to end.
+//!   an MCP client to it and calls every tool through the typed
+//!   [`NotesToolsClient`], end to end.
 
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
@@ -17,11 +18,14 @@ use gonk_tools::adapters::mcp::{
     McpHttpOptions, McpServerOptions, WriteToolPolicy, DEFAULT_MAX_IN_FLIGHT_CALLS,
     DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SHUTDOWN_GRACE,
 };
+use gonk_tools::client::{ClientError, Tap};
 use gonk_tools::prelude::*;
 use gonk_tools::ToolRegistry;
-use serde_json::Value;
 
-use crate::store::{Hit, Note, Store, MEMORY};
+use crate::store::{Store, MEMORY};
+use crate::tools::{
+    CreateNote, ExportFormat, ExportNotes, NoteId, NotesToolsClient, RenameNote, SearchNotes,
+};
 
 /// The port `notes serve` listens on unless `--port` says otherwise.
 pub const DEFAULT_PORT: u16 = 8808;
@@ -269,30 +273,18 @@ pub fn demo_command() -> Command {
     )
 }
 
-async fn call(client: &McpClient, tool: &str, input: Value) -> Result<ToolOutput, ToolError> {
-    let mut progress = Vec::new();
-    let outcome = collect_tool_outcome(client.invoke(tool, input), |event| {
-        if let ToolEvent::Progress {
-            percent: Some(percent),
-            message,
-        } = event
-        {
-            progress.push(format!(
-                "      progress {percent:>3.0}%  {}",
-                message.as_deref().unwrap_or("")
-            ));
-        }
-    })
-    .await;
-    for line in progress {
-        println!("{line}");
+/// Prints the progress events of a call as they arrive.
+fn show_progress(event: &ToolEvent) {
+    if let ToolEvent::Progress {
+        percent: Some(percent),
+        message,
+    } = event
+    {
+        println!(
+            "      progress {percent:>3.0}%  {}",
+            message.as_deref().unwrap_or("")
+        );
     }
-    outcome
-}
-
-fn typed<T: serde::de::DeserializeOwned>(tool: &str, output: ToolOutput) -> Result<T, String> {
-    serde_json::from_value(output.data)
-        .map_err(|e| format!("{tool} answered with data of another shape: {e}"))
 }
 
 async fn demo(registry: ToolRegistry) -> Result<(), String> {
@@ -325,6 +317,11 @@ async fn demo(registry: ToolRegistry) -> Result<(), String> {
         );
     }
 
+    // The typed client `toolset!` generated: each method takes the tool's
+    // input type and returns its output type, here over MCP.
+    let notes = NotesToolsClient::new(Tap::new(&client, show_progress));
+    let failed = |e: ClientError| e.to_string();
+
     println!("3. notes.create, twice:");
     for (title, body, tag) in [
         (
@@ -334,83 +331,77 @@ async fn demo(registry: ToolRegistry) -> Result<(), String> {
         ),
         ("Rust ownership", "Borrowing rules and lifetimes.", "rust"),
     ] {
-        let output = call(
-            &client,
-            "notes.create",
-            json!({"title": title, "body": body, "tags": [tag]}),
-        )
-        .await
-        .map_err(|e| e.to_string())?;
-        let note: Note = typed("notes.create", output)?;
+        let note = notes
+            .notes_create(CreateNote {
+                title: title.into(),
+                body: body.into(),
+                tags: vec![tag.into()],
+            })
+            .await
+            .map_err(failed)?;
         println!("      created note {}: {}", note.id, note.title);
     }
 
     println!("4. notes.search \"release\":");
-    let output = call(
-        &client,
-        "notes.search",
-        json!({"query": "release", "limit": 5}),
-    )
-    .await
-    .map_err(|e| e.to_string())?;
-    #[derive(serde::Deserialize)]
-    struct Hits {
-        hits: Vec<Hit>,
-    }
-    let hits: Hits = typed("notes.search", output)?;
-    for hit in &hits.hits {
+    let found = notes
+        .notes_search(SearchNotes {
+            query: "release".into(),
+            limit: 5,
+            include_archived: false,
+        })
+        .await
+        .map_err(failed)?;
+    for hit in &found.hits {
         println!("      {:>3}  {}", hit.id, hit.title);
     }
 
     println!("5. notes.rename 1, then notes.get 1:");
-    call(
-        &client,
-        "notes.rename",
-        json!({"id": 1, "title": "Release checklist v2"}),
-    )
-    .await
-    .map_err(|e| e.to_string())?;
-    let note: Note = typed(
-        "notes.get",
-        call(&client, "notes.get", json!({"id": 1}))
-            .await
-            .map_err(|e| e.to_string())?,
-    )?;
+    notes
+        .notes_rename(RenameNote {
+            id: 1,
+            title: "Release checklist v2".into(),
+        })
+        .await
+        .map_err(failed)?;
+    let note = notes.notes_get(NoteId { id: 1 }).await.map_err(failed)?;
     println!("      note {} is now \"{}\"", note.id, note.title);
 
     println!("6. notes.export streams progress notifications:");
-    let output = call(&client, "notes.export", json!({"format": "markdown"}))
+    let export = notes
+        .notes_export(ExportNotes {
+            format: ExportFormat::Markdown,
+            include_archived: false,
+            delay_ms: 0,
+        })
         .await
-        .map_err(|e| e.to_string())?;
-    println!(
-        "      exported {} notes",
-        output
-            .data
-            .get("count")
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    );
+        .map_err(failed)?;
+    println!("      exported {} notes", export.count);
 
     println!("7. notes.archive 2:");
-    let note: Note = typed(
-        "notes.archive",
-        call(&client, "notes.archive", json!({"id": 2}))
-            .await
-            .map_err(|e| e.to_string())?,
-    )?;
+    let note = notes
+        .notes_archive(NoteId { id: 2 })
+        .await
+        .map_err(failed)?;
     println!("      note {} archived: {}", note.id, note.archived);
 
     println!("8. The advertised schema is enforced: notes.search with an empty query:");
-    match call(&client, "notes.search", json!({"query": ""})).await {
-        Err(error) => {
+    let empty = SearchNotes {
+        query: String::new(),
+        limit: 5,
+        include_archived: false,
+    };
+    match notes.notes_search(empty).await {
+        Err(ClientError::Tool(error)) => {
             println!("      {}: {}", error.code, error.message);
             for issue in error.issues() {
                 println!("      {} {}", issue.path, issue.message);
             }
         }
+        Err(other) => return Err(other.to_string()),
         Ok(_) => return Err("an empty query was accepted".to_owned()),
     }
 
+    drop(notes);
     client.close().await.map_err(|e| e.to_string())?;
     server.shutdown().await.map_err(|e| e.to_string())?;
     println!("Done. Add `notes mcp` or `notes serve` to your MCP client to use these tools.");

@@ -6,7 +6,7 @@
 //! never create a file, and the location can be set after argv is parsed.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use gonk_tools::prelude::*;
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -48,8 +48,13 @@ pub struct Hit {
     pub archived: bool,
 }
 
-/// The notes database. Shared by the tools as registry state.
+/// The notes database. Shared by the tools as registry state
+/// (`State<Store>`).
 pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     location: Mutex<Option<PathBuf>>,
     connection: Mutex<Option<Connection>>,
 }
@@ -140,14 +145,20 @@ impl Store {
     /// with a message asking for `--db`.
     pub fn new(location: Option<PathBuf>) -> Self {
         Store {
-            location: Mutex::new(location),
-            connection: Mutex::new(None),
+            inner: Arc::new(Inner {
+                location: Mutex::new(location),
+                connection: Mutex::new(None),
+            }),
         }
     }
 
     /// Moves the store to `location`, if it has not been opened yet.
     pub fn set_location(&self, location: impl Into<PathBuf>) {
-        let mut slot = self.location.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self
+            .inner
+            .location
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         *slot = Some(location.into());
     }
 
@@ -178,12 +189,30 @@ impl Store {
         Ok(connection)
     }
 
+    /// Runs `f` on the connection on a blocking thread (SQLite blocks),
+    /// opening the database first if needed.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, ToolError> + Send + 'static,
+    ) -> Result<T, ToolError> {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || inner.with(f))
+            .await
+            .map_err(|e| ToolError::internal(format!("notes database task failed: {e}")))?
+    }
+
     /// Runs `f` on the connection, opening the database first if needed.
-    /// Blocking: call it from `spawn_blocking` in async code.
+    /// Blocking: async code calls [`Store::run`].
     pub fn with<T>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, ToolError>,
     ) -> Result<T, ToolError> {
+        self.inner.with(f)
+    }
+}
+
+impl Inner {
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T, ToolError>) -> Result<T, ToolError> {
         let mut slot = self.connection.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
             let location = self

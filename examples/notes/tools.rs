@@ -1,61 +1,23 @@
-//! The notes tools: defined once, served unchanged by every surface (the
-//! command line in `main.rs`; MCP uses this same module).
+//! The notes tools: six `#[tool]` fns, grouped by `toolset!` into
+//! [`NotesTools`] (registration) and [`NotesToolsClient`] (a typed client
+//! over any transport), and served unchanged by every surface: the command
+//! line (`cli.rs`) and MCP (`mcp.rs`).
 //!
-//! Each handler gets the [`Store`] as registry state and runs its SQL on a
-//! blocking thread.
+//! Each tool takes the [`Store`] as `State<Store>` (registry state), so
+//! registering the set in a registry without a store fails at start-up.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use gonk_tools::definition::{AuthorizationResource, CliHints, McpAnnotations, McpHints};
+use futures::Stream;
 use gonk_tools::event::DisplayBlock;
 use gonk_tools::prelude::*;
 use gonk_tools::registry::RegistryError;
-use rusqlite::Connection;
 
 use crate::store::{sql, Hit, Note, Store};
 
-/// The category every notes tool is listed under.
-pub const CATEGORY: &str = "notes";
-
-/// Runs `f` on the notes database, on a blocking thread.
-async fn with_db<T: Send + 'static>(
-    ctx: &ToolContext,
-    f: impl FnOnce(&Connection) -> Result<T, ToolError> + Send + 'static,
-) -> Result<T, ToolError> {
-    let store: Arc<Store> = ctx
-        .state::<Store>()
-        .ok_or_else(|| ToolError::internal("the notes store is not registered as state"))?
-        .0;
-    tokio::task::spawn_blocking(move || store.with(f))
-        .await
-        .map_err(|e| ToolError::internal(format!("notes database task failed: {e}")))?
-}
-
-fn cli(positional: &[&str], aliases: &[&str], examples: &[&str]) -> CliHints {
-    let strings = |items: &[&str]| items.iter().map(|s| (*s).to_owned()).collect();
-    CliHints {
-        command: None,
-        positional: strings(positional),
-        aliases: strings(aliases),
-        examples: strings(examples),
-    }
-}
-
-fn mcp(read_only: bool, destructive: bool, idempotent: bool) -> McpHints {
-    McpHints {
-        annotations: McpAnnotations {
-            read_only: Some(read_only),
-            destructive: Some(destructive),
-            idempotent: Some(idempotent),
-            open_world: Some(false),
-        },
-        ..McpHints::default()
-    }
-}
-
 /// Input of `notes.create`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct CreateNote {
     /// The note's title.
     #[schemars(length(min = 1, max = 200))]
@@ -69,7 +31,7 @@ pub struct CreateNote {
 }
 
 /// Input of `notes.get`, `notes.archive`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct NoteId {
     /// The note's id.
     #[schemars(range(min = 1))]
@@ -81,7 +43,7 @@ fn default_limit() -> u32 {
 }
 
 /// Input of `notes.search`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct SearchNotes {
     /// Text to look for in titles, text and tags.
     #[schemars(length(min = 1))]
@@ -96,7 +58,7 @@ pub struct SearchNotes {
 }
 
 /// Output of `notes.search`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct SearchResult {
     /// The query.
     pub query: String,
@@ -105,7 +67,7 @@ pub struct SearchResult {
 }
 
 /// Input of `notes.rename`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct RenameNote {
     /// The note's id.
     #[schemars(range(min = 1))]
@@ -127,7 +89,7 @@ pub enum ExportFormat {
 }
 
 /// Input of `notes.export`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ExportNotes {
     /// Output format.
     #[serde(default)]
@@ -142,7 +104,7 @@ pub struct ExportNotes {
 }
 
 /// Output of `notes.export`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Export {
     /// The format of `document`.
     pub format: ExportFormat,
@@ -170,216 +132,299 @@ fn markdown(note: &Note) -> String {
     text
 }
 
-fn create() -> ToolDefinition {
-    ToolDefinition::builder("notes.create")
-        .description("Create a note with a title, optional Markdown text and tags.")
-        .category(CATEGORY)
-        .approval(ApprovalTier::Write)
-        .capabilities(Capabilities {
-            writes_fs: true,
-            ..Capabilities::default()
-        })
-        .mcp(mcp(false, false, false))
-        .cli(cli(
-            &["title"],
-            &["create"],
-            &["notes notes.create \"Release checklist\" --body \"- tag v1\" --tags release"],
-        ))
-        .requires_state::<Store>()
-        .output_schema_for::<Note>()
-        .handler_with_output(|input: CreateNote, ctx: ToolContext| async move {
-            let note = with_db(&ctx, move |db| {
-                sql::create(db, &input.title, &input.body, &input.tags)
-            })
-            .await?;
-            let display = format!("Created note {}: {}", note.id, note.title);
-            Ok::<_, ToolError>(ToolOutput::new(note).with_display(display))
-        })
-        .build()
+/// Create a note with a title, optional Markdown text and tags.
+#[tool(
+    name = "notes.create",
+    category = "notes",
+    approval = "write",
+    capabilities(writes_fs),
+    mcp(read_only = false, destructive = false, idempotent = false, open_world = false),
+    cli(
+        positional = ["title"],
+        aliases = ["create"],
+        examples = ["notes notes.create \"Release checklist\" --body \"- tag v1\" --tags release"],
+    )
+)]
+pub async fn notes_create(
+    input: CreateNote,
+    store: State<Store>,
+) -> Result<ToolOutput<Note>, ToolError> {
+    let note = store
+        .run(move |db| sql::create(db, &input.title, &input.body, &input.tags))
+        .await?;
+    let display = format!("Created note {}: {}", note.id, note.title);
+    Ok(ToolOutput::new(note).with_display(display))
 }
 
-fn get() -> ToolDefinition {
-    ToolDefinition::builder("notes.get")
-        .description("Show one note by id.")
-        .category(CATEGORY)
-        .approval(ApprovalTier::Read)
-        .capabilities(Capabilities {
-            reads_fs: true,
-            idempotent: true,
-            ..Capabilities::default()
-        })
-        .mcp(mcp(true, false, true))
-        .cli(cli(&["id"], &["get", "show"], &["notes notes.get 1"]))
-        .requires_state::<Store>()
-        .output_schema_for::<Note>()
-        .handler_with_output(|input: NoteId, ctx: ToolContext| async move {
-            let note = with_db(&ctx, move |db| sql::get(db, input.id)).await?;
-            let display = vec![DisplayBlock::Markdown {
-                text: markdown(&note),
-            }];
-            Ok::<_, ToolError>(ToolOutput::new(note).with_display(display))
-        })
-        .build()
+/// Show one note by id.
+#[tool(
+    name = "notes.get",
+    category = "notes",
+    approval = "read",
+    capabilities(reads_fs, idempotent),
+    mcp(read_only, destructive = false, idempotent, open_world = false),
+    cli(positional = ["id"], aliases = ["get", "show"], examples = ["notes notes.get 1"])
+)]
+pub async fn notes_get(input: NoteId, store: State<Store>) -> Result<ToolOutput<Note>, ToolError> {
+    let note = store.run(move |db| sql::get(db, input.id)).await?;
+    let display = vec![DisplayBlock::Markdown {
+        text: markdown(&note),
+    }];
+    Ok(ToolOutput::new(note).with_display(display))
 }
 
-fn search() -> ToolDefinition {
-    ToolDefinition::builder("notes.search")
-        .description("Search notes by text in their title, body or tags; title matches first, then the most recently changed.")
-        .category(CATEGORY)
-        .approval(ApprovalTier::Read)
-        .capabilities(Capabilities { reads_fs: true, idempotent: true, ..Capabilities::default() })
-        .mcp(mcp(true, false, true))
-        .cli(cli(
-            &["query"],
-            &["search"],
-            &["notes notes.search rust --limit 5", "notes notes.search release --include-archived"],
-        ))
-        .requires_state::<Store>()
-        .output_schema_for::<SearchResult>()
-        .handler_with_output(|input: SearchNotes, ctx: ToolContext| async move {
-            let query = input.query.clone();
-            let hits = with_db(&ctx, move |db| sql::search(db, &input.query, input.limit, input.include_archived)).await?;
-            let display = if hits.is_empty() {
-                format!("No notes match \"{query}\".")
-            } else {
-                hits.iter()
-                    .map(|hit| {
-                        let archived = if hit.archived { " (archived)" } else { "" };
-                        if hit.snippet.is_empty() {
-                            format!("{:>4}  {}{archived}", hit.id, hit.title)
-                        } else {
-                            format!("{:>4}  {}{archived} — {}", hit.id, hit.title, hit.snippet)
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            };
-            Ok::<_, ToolError>(ToolOutput::new(SearchResult { query, hits }).with_display(display))
-        })
-        .build()
+/// Search notes by text in their title, body or tags; title matches first, then the most recently changed.
+#[tool(
+    name = "notes.search",
+    category = "notes",
+    approval = "read",
+    capabilities(reads_fs, idempotent),
+    mcp(read_only, destructive = false, idempotent, open_world = false),
+    cli(
+        positional = ["query"],
+        aliases = ["search"],
+        examples = [
+            "notes notes.search rust --limit 5",
+            "notes notes.search release --include-archived",
+        ],
+    )
+)]
+pub async fn notes_search(
+    input: SearchNotes,
+    store: State<Store>,
+) -> Result<ToolOutput<SearchResult>, ToolError> {
+    let SearchNotes {
+        query,
+        limit,
+        include_archived,
+    } = input;
+    search(&store, query, limit, include_archived).await
 }
 
-fn rename() -> ToolDefinition {
-    ToolDefinition::builder("notes.rename")
-        .description("Give a note a new title.")
-        .category(CATEGORY)
-        .approval(ApprovalTier::Write)
-        .capabilities(Capabilities {
-            writes_fs: true,
-            idempotent: true,
-            ..Capabilities::default()
-        })
-        .mcp(mcp(false, false, true))
-        .authorization_resource(AuthorizationResource::new("note"))
-        .cli(cli(
-            &["id", "title"],
-            &["rename"],
-            &["notes notes.rename 1 \"Release checklist v2\""],
-        ))
-        .requires_state::<Store>()
-        .output_schema_for::<Note>()
-        .handler_with_output(|input: RenameNote, ctx: ToolContext| async move {
-            let note = with_db(&ctx, move |db| sql::rename(db, input.id, &input.title)).await?;
-            let display = format!("Renamed note {} to \"{}\"", note.id, note.title);
-            Ok::<_, ToolError>(ToolOutput::new(note).with_display(display))
-        })
-        .build()
+/// Runs a search and shows its hits one per line: what `notes.search` and
+/// the saved searches (`saved.rs`) answer.
+pub(crate) async fn search(
+    store: &Store,
+    query: String,
+    limit: u32,
+    include_archived: bool,
+) -> Result<ToolOutput<SearchResult>, ToolError> {
+    let hits = {
+        let query = query.clone();
+        store
+            .run(move |db| sql::search(db, &query, limit, include_archived))
+            .await?
+    };
+    let display = if hits.is_empty() {
+        format!("No notes match \"{query}\".")
+    } else {
+        hits.iter().map(hit_line).collect::<Vec<_>>().join("\n")
+    };
+    Ok(ToolOutput::new(SearchResult { query, hits }).with_display(display))
 }
 
-fn archive() -> ToolDefinition {
-    ToolDefinition::builder("notes.archive")
-        .description("Archive a note: it disappears from search and export unless archived notes are asked for.")
-        .category(CATEGORY)
-        .approval(ApprovalSpec {
-            tier: ApprovalTier::Write,
-            overridable: false,
-            reason: Some("archiving hides the note from search".into()),
-        })
-        .capabilities(Capabilities { writes_fs: true, idempotent: true, ..Capabilities::default() })
-        .mcp(mcp(false, true, true))
-        .cli(cli(&["id"], &["archive"], &["notes notes.archive 1"]))
-        .requires_state::<Store>()
-        .output_schema_for::<Note>()
-        .handler_with_output(|input: NoteId, ctx: ToolContext| async move {
-            let (note, changed) = with_db(&ctx, move |db| sql::archive(db, input.id)).await?;
-            let display = if changed {
-                format!("Archived note {}: {}", note.id, note.title)
-            } else {
-                format!("Note {} was already archived", note.id)
-            };
-            Ok::<_, ToolError>(ToolOutput::new(note).with_display(display))
-        })
-        .build()
+fn hit_line(hit: &Hit) -> String {
+    let archived = if hit.archived { " (archived)" } else { "" };
+    if hit.snippet.is_empty() {
+        format!("{:>4}  {}{archived}", hit.id, hit.title)
+    } else {
+        format!("{:>4}  {}{archived} — {}", hit.id, hit.title, hit.snippet)
+    }
 }
 
-fn export() -> ToolDefinition {
-    ToolDefinition::builder("notes.export")
-        .description("Export every note as one Markdown document or a JSON array, reporting progress as it goes.")
-        .category(CATEGORY)
-        .approval(ApprovalTier::Read)
-        .capabilities(Capabilities { reads_fs: true, idempotent: true, ..Capabilities::default() })
-        .mcp(mcp(true, false, true))
-        .cli(cli(
-            &[],
-            &["export"],
-            &["notes notes.export > notes.md", "notes notes.export --format json --include-archived"],
-        ))
-        .requires_state::<Store>()
-        .output_schema_for::<Export>()
-        .stream_handler(|input: ExportNotes, ctx: ToolContext| async move {
-            async_stream::stream! {
-                let include_archived = input.include_archived;
-                let notes = match with_db(&ctx, move |db| sql::all(db, include_archived)).await {
-                    Ok(notes) => notes,
-                    Err(error) => {
-                        yield ToolEvent::error(error);
-                        return;
-                    }
-                };
-                let total = notes.len();
-                let noun = if total == 1 { "note" } else { "notes" };
-                yield ToolEvent::log(LogLevel::Info, format!("exporting {total} {noun}"));
-                let mut parts = Vec::with_capacity(total);
-                for (i, note) in notes.iter().enumerate() {
-                    parts.push(match input.format {
-                        ExportFormat::Markdown => markdown(note),
-                        ExportFormat::Json => String::new(),
-                    });
-                    if input.delay_ms > 0 {
-                        tokio::time::sleep(Duration::from_millis(input.delay_ms)).await;
-                    }
-                    let done = i + 1;
-                    yield ToolEvent::progress(
-                        (done as f64 * 100.0 / total as f64).round(),
-                        format!("exported {done}/{total}"),
-                    );
-                }
-                let (document, block) = match input.format {
-                    ExportFormat::Markdown => {
-                        let document = parts.join("\n\n---\n\n");
-                        (document.clone(), DisplayBlock::Markdown { text: document })
-                    }
-                    ExportFormat::Json => {
-                        let value = serde_json::to_value(&notes).unwrap_or_default();
-                        let document = serde_json::to_string_pretty(&value).unwrap_or_default();
-                        (document, DisplayBlock::Json { value, caption: None })
-                    }
-                };
-                let export = Export { format: input.format, count: total, document };
-                yield ToolEvent::Result { data: export, display: Some(vec![block].into()) };
+/// Give a note a new title.
+#[tool(
+    name = "notes.rename",
+    category = "notes",
+    approval = "write",
+    capabilities(writes_fs, idempotent),
+    mcp(read_only = false, destructive = false, idempotent, open_world = false),
+    authorization_resource = "note",
+    cli(
+        positional = ["id", "title"],
+        aliases = ["rename"],
+        examples = ["notes notes.rename 1 \"Release checklist v2\""],
+    )
+)]
+pub async fn notes_rename(
+    input: RenameNote,
+    store: State<Store>,
+) -> Result<ToolOutput<Note>, ToolError> {
+    let note = store
+        .run(move |db| sql::rename(db, input.id, &input.title))
+        .await?;
+    let display = format!("Renamed note {} to \"{}\"", note.id, note.title);
+    Ok(ToolOutput::new(note).with_display(display))
+}
+
+/// Archive a note: it disappears from search and export unless archived notes are asked for.
+#[tool(
+    name = "notes.archive",
+    category = "notes",
+    approval(tier = "write", reason = "archiving hides the note from search"),
+    capabilities(writes_fs, idempotent),
+    mcp(read_only = false, destructive, idempotent, open_world = false),
+    cli(positional = ["id"], aliases = ["archive"], examples = ["notes notes.archive 1"])
+)]
+pub async fn notes_archive(
+    input: NoteId,
+    store: State<Store>,
+) -> Result<ToolOutput<Note>, ToolError> {
+    let (note, changed) = store.run(move |db| sql::archive(db, input.id)).await?;
+    let display = if changed {
+        format!("Archived note {}: {}", note.id, note.title)
+    } else {
+        format!("Note {} was already archived", note.id)
+    };
+    Ok(ToolOutput::new(note).with_display(display))
+}
+
+/// Export every note as one Markdown document or a JSON array, reporting progress as it goes.
+#[tool(
+    name = "notes.export",
+    category = "notes",
+    approval = "read",
+    capabilities(reads_fs, idempotent),
+    mcp(read_only, destructive = false, idempotent, open_world = false),
+    cli(
+        aliases = ["export"],
+        examples = [
+            "notes notes.export > notes.md",
+            "notes notes.export --format json --include-archived",
+        ],
+    )
+)]
+pub async fn notes_export(
+    input: ExportNotes,
+    store: State<Store>,
+) -> impl Stream<Item = ToolEvent<Export>> {
+    gonk_tools::stream! {
+        let include_archived = input.include_archived;
+        let notes = match store.run(move |db| sql::all(db, include_archived)).await {
+            Ok(notes) => notes,
+            Err(error) => {
+                yield ToolEvent::error(error);
+                return;
             }
-        })
-        .build()
+        };
+        let total = notes.len();
+        let noun = if total == 1 { "note" } else { "notes" };
+        yield ToolEvent::log(LogLevel::Info, format!("exporting {total} {noun}"));
+        let mut parts = Vec::with_capacity(total);
+        for (i, note) in notes.iter().enumerate() {
+            parts.push(match input.format {
+                ExportFormat::Markdown => markdown(note),
+                ExportFormat::Json => String::new(),
+            });
+            if input.delay_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(input.delay_ms)).await;
+            }
+            let done = i + 1;
+            yield ToolEvent::progress(
+                (done as f64 * 100.0 / total as f64).round(),
+                format!("exported {done}/{total}"),
+            );
+        }
+        let (document, block) = match input.format {
+            ExportFormat::Markdown => {
+                let document = parts.join("\n\n---\n\n");
+                (document.clone(), DisplayBlock::Markdown { text: document })
+            }
+            ExportFormat::Json => {
+                let value = serde_json::to_value(&notes).unwrap_or_default();
+                let document = serde_json::to_string_pretty(&value).unwrap_or_default();
+                (document, DisplayBlock::Json { value, caption: None })
+            }
+        };
+        let export = Export { format: input.format, count: total, document };
+        yield ToolEvent::Result { data: export, display: Some(vec![block].into()) };
+    }
 }
 
-/// Every notes tool.
-pub fn definitions() -> Vec<ToolDefinition> {
-    vec![create(), get(), search(), rename(), archive(), export()]
+toolset! {
+    /// Every notes tool. `NotesTools::register(&registry)` registers them
+    /// all; `NotesToolsClient::new(transport)` calls them by type.
+    pub struct NotesTools {
+        NotesCreate,
+        NotesGet,
+        NotesSearch,
+        NotesRename,
+        NotesArchive,
+        NotesExport,
+    }
 }
 
 /// A registry holding `store` as state and every notes tool.
 pub fn registry(store: Arc<Store>) -> Result<ToolRegistry, RegistryError> {
     let registry = ToolRegistry::builder().state_arc(store).build();
-    registry.register_all(definitions())?;
+    NotesTools::register(&registry)?;
     Ok(registry)
+}
+
+#[cfg(test)]
+mod tests {
+    use gonk_tools::client::InProcess;
+
+    use super::*;
+    use crate::store::MEMORY;
+
+    #[tokio::test]
+    async fn the_typed_client_calls_every_tool_in_process() {
+        let store = Arc::new(Store::new(Some(MEMORY.into())));
+        let notes = NotesToolsClient::new(InProcess::new(registry(store).unwrap()));
+        let note = notes
+            .notes_create(CreateNote {
+                title: "Typed".into(),
+                body: "end to end".into(),
+                tags: vec!["t".into()],
+            })
+            .await
+            .unwrap();
+        assert_eq!((note.id, note.title.as_str()), (1, "Typed"));
+        let renamed = notes
+            .notes_rename(RenameNote {
+                id: 1,
+                title: "Renamed".into(),
+            })
+            .await
+            .unwrap();
+        assert_eq!(renamed.title, "Renamed");
+        assert_eq!(notes.notes_get(NoteId { id: 1 }).await.unwrap(), renamed);
+        let found = notes
+            .notes_search(SearchNotes {
+                query: "end".into(),
+                limit: 10,
+                include_archived: false,
+            })
+            .await
+            .unwrap();
+        assert_eq!(found.hits.iter().map(|h| h.id).collect::<Vec<_>>(), [1]);
+        let export = notes
+            .notes_export(ExportNotes {
+                format: ExportFormat::Json,
+                include_archived: false,
+                delay_ms: 0,
+            })
+            .await
+            .unwrap();
+        assert_eq!(export.count, 1);
+        assert!(
+            notes
+                .notes_archive(NoteId { id: 1 })
+                .await
+                .unwrap()
+                .archived
+        );
+        let missing = notes.notes_get(NoteId { id: 9 }).await.unwrap_err();
+        assert_eq!(missing.code(), Some(&ErrorCode::custom("NOT_FOUND")));
+    }
+
+    #[test]
+    fn registering_without_a_store_fails_at_start_up() {
+        let error = NotesTools::register(&ToolRegistry::new()).unwrap_err();
+        assert!(
+            matches!(error, RegistryError::MissingState { .. }),
+            "{error}"
+        );
+    }
 }

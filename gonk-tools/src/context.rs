@@ -451,8 +451,12 @@ impl ToolContext {
         T::Output: DeserializeOwned,
     {
         // `None` fields are sent absent, as the input schema describes them.
-        let input = crate::client::encode_input::<T::Input>(T::NAME, &input)
-            .map_err(crate::client::ClientError::into_tool_error)?;
+        let input = crate::schema::encode_input(&input).map_err(|e| {
+            ToolError::internal(format!(
+                "the input of {} could not be serialized to JSON: {e}",
+                T::NAME
+            ))
+        })?;
         let output = collect_tool_outcome(self.invoke(T::NAME, input), |_| {}).await?;
         serde_json::from_value(output.data).map_err(|e| {
             ToolError::internal(format!("output of {} did not match its type: {e}", T::NAME))

@@ -1,4 +1,4 @@
-//! [`ToolEvent`] and [`Display`]: what a call streams back, in the seed's
+//! [`ToolEvent`] and [`ToolDisplay`]: what a call streams back, in the seed's
 //! JSON wire shape (`{"type": "progress", "percent": 50}`; absent optionals
 //! are absent keys, never `null`).
 
@@ -42,7 +42,7 @@ pub enum ToolEvent<T = Value> {
         data: T,
         /// How a human surface should show it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        display: Option<Display>,
+        display: Option<ToolDisplay>,
     },
     /// The call failed.
     Error {
@@ -189,32 +189,32 @@ impl LogLevel {
 /// How a result is shown to a human: a plain string or a list of blocks.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum Display {
+pub enum ToolDisplay {
     /// Plain text.
     Text(String),
     /// Typed blocks.
     Blocks(Vec<DisplayBlock>),
 }
 
-impl From<String> for Display {
+impl From<String> for ToolDisplay {
     fn from(text: String) -> Self {
-        Display::Text(text)
+        ToolDisplay::Text(text)
     }
 }
 
-impl From<&str> for Display {
+impl From<&str> for ToolDisplay {
     fn from(text: &str) -> Self {
-        Display::Text(text.to_owned())
+        ToolDisplay::Text(text.to_owned())
     }
 }
 
-impl From<Vec<DisplayBlock>> for Display {
+impl From<Vec<DisplayBlock>> for ToolDisplay {
     fn from(blocks: Vec<DisplayBlock>) -> Self {
-        Display::Blocks(blocks)
+        ToolDisplay::Blocks(blocks)
     }
 }
 
-/// One block of a [`Display`].
+/// One block of a [`ToolDisplay`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(
     tag = "type",

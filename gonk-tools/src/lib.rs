@@ -52,7 +52,7 @@
 //! * [`context`] — [`ToolContext`]: cancellation, logger, cwd/env, scope,
 //!   call stack, composition, duplex input; [`state`] — [`State<T>`];
 //!   [`scope`] — the five-tier scope store.
-//! * [`event`] — [`ToolEvent`] and [`Display`] in the seed's wire shape;
+//! * [`event`] — [`ToolEvent`] and [`ToolDisplay`] in the seed's wire shape;
 //!   [`error`] — [`ToolError`] and [`ErrorCode`]; [`outcome`] —
 //!   [`ToolOutput`] and [`collect_tool_outcome`].
 //! * [`registry`] — [`ToolRegistry`]: register, sources, merge / extract /
@@ -65,10 +65,15 @@
 //!   [`InProcess`](client::InProcess) runs them against a registry here.
 //! * [`macro@tool`], [`macro@tools`], [`toolset!`] — define tools as async
 //!   fns, group them into sets with typed clients, checked at compile time.
+//! * `adapters` — the surfaces, each behind its cargo feature: `cli` (every
+//!   tool a clap subcommand), `mcp` (stdio and streamable HTTP on rmcp) and
+//!   `pi` (the Pi coding agent: the projection to Pi's tool shape, the
+//!   JSON-lines bridge `serve_pi`, and the TypeScript extension that ships
+//!   with the crate, written out by `write_pi_extension`).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-#[cfg(any(feature = "cli", feature = "mcp"))]
+#[cfg(any(feature = "cli", feature = "mcp", feature = "pi"))]
 pub mod adapters;
 pub mod client;
 pub mod context;
@@ -89,7 +94,7 @@ pub use context::ToolContext;
 pub use definition::ToolDefinition;
 pub use dispatch::ToolEventStream;
 pub use error::{ErrorCode, ToolError, ValidationIssue};
-pub use event::{Display, DisplayBlock, LogLevel, ToolEvent};
+pub use event::{DisplayBlock, LogLevel, ToolDisplay, ToolEvent};
 pub use outcome::{collect_tool_outcome, ToolOutput};
 pub use registry::{RegistryError, ToolRegistry};
 pub use state::State;
@@ -113,7 +118,7 @@ pub mod prelude {
         ApprovalSpec, ApprovalTier, Capabilities, ToolDefinition, ValidateOutput, Visibility,
     };
     pub use crate::error::{ErrorCode, ToolError};
-    pub use crate::event::{Display, DisplayBlock, LogLevel, ToolEvent};
+    pub use crate::event::{DisplayBlock, LogLevel, ToolDisplay, ToolEvent};
     pub use crate::outcome::{collect_tool_outcome, ToolOutput};
     pub use crate::registry::ToolRegistry;
     pub use crate::state::State;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ErrorCode, ToolError};
-use crate::event::{Display, ToolEvent};
+use crate::event::{ToolDisplay, ToolEvent};
 
 /// A tool's result: its data, and optionally how to show it to a human.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -15,7 +15,7 @@ pub struct ToolOutput<T = Value> {
     pub data: T,
     /// How a human surface should show it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub display: Option<Display>,
+    pub display: Option<ToolDisplay>,
 }
 
 impl<T> ToolOutput<T> {
@@ -28,7 +28,7 @@ impl<T> ToolOutput<T> {
     }
 
     /// Adds a display.
-    pub fn with_display(mut self, display: impl Into<Display>) -> Self {
+    pub fn with_display(mut self, display: impl Into<ToolDisplay>) -> Self {
         self.display = Some(display.into());
         self
     }

@@ -80,7 +80,7 @@ async def scenario(target, marker):
 def main():
     mode, marker = sys.argv[1], sys.argv[2]
     if mode == "stdio":
-        target = StdioServerParameters(command=sys.argv[3], args=sys.argv[4:], env={"NOTES_DIAGNOSTICS": "1"})
+        target = StdioServerParameters(command=sys.argv[3], args=sys.argv[4:], env={})
     elif mode == "http":
         target = sys.argv[3]
     else:

@@ -16,7 +16,7 @@ if (mode === "stdio") {
   transport = new StdioClientTransport({
     command: target,
     args: rest,
-    env: { ...process.env, NOTES_DIAGNOSTICS: "1" },
+    env: { ...process.env },
     stderr: "inherit",
   });
 } else if (mode === "http") {

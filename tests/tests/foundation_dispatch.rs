@@ -206,7 +206,7 @@ async fn handler_returns_are_normalized() {
         events(&registry, "display", json!({})).await,
         [ToolEvent::Result {
             data: json!({"n": 1}),
-            display: Some(Display::Text("one note".into()))
+            display: Some(ToolDisplay::Text("one note".into()))
         }]
     );
     let err = outcome(&registry, "own.code", json!({})).await.unwrap_err();

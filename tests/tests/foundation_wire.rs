@@ -42,7 +42,7 @@ fn events_have_the_seed_shape_and_absent_optionals_are_absent() {
     round_trip(
         ToolEvent::Result {
             data: json!(1),
-            display: Some(Display::Text("one".into())),
+            display: Some(ToolDisplay::Text("one".into())),
         },
         json!({"type": "result", "data": 1, "display": "one"}),
     );
@@ -125,12 +125,12 @@ fn display_blocks_have_stable_shapes() {
         {"type": "resource", "uri": "file:///a.txt", "mimeType": "text/plain", "text": "hello"},
         {"type": "resource", "uri": "file:///a.bin", "blob": "AAEC"},
     ]);
-    let display = Display::Blocks(blocks);
+    let display = ToolDisplay::Blocks(blocks);
     assert_eq!(serde_json::to_value(&display).unwrap(), expected);
-    let back: Display = serde_json::from_value(expected).unwrap();
+    let back: ToolDisplay = serde_json::from_value(expected).unwrap();
     assert_eq!(back, display);
     assert_eq!(
-        serde_json::to_value(Display::from("plain")).unwrap(),
+        serde_json::to_value(ToolDisplay::from("plain")).unwrap(),
         json!("plain")
     );
 }

@@ -240,7 +240,7 @@ async fn display_survives_the_typed_call() {
             .await
             .unwrap();
     assert_eq!(output.data, "b");
-    assert_eq!(output.display, Some(Display::Text("# a".into())));
+    assert_eq!(output.display, Some(ToolDisplay::Text("# a".into())));
 }
 
 #[tokio::test]

@@ -10,8 +10,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use gonk_tools::client::{encode_input, InProcess};
+use gonk_tools::client::InProcess;
 use gonk_tools::prelude::*;
+use gonk_tools::schema::encode_input;
 use gonk_tools::schema::input_schema_for;
 use serde_json::Value;
 
@@ -581,16 +582,13 @@ async fn what_the_schema_refuses_is_refused_with_pointers() {
 
 #[test]
 fn the_encoder_sends_none_as_absent() {
-    let value = encode_input(
-        "echo_optionals",
-        &Optionals {
-            text: None,
-            count: Some(1),
-            tags: None,
-            author: None,
-            page_size: 10,
-        },
-    )
+    let value = encode_input(&Optionals {
+        text: None,
+        count: Some(1),
+        tags: None,
+        author: None,
+        page_size: 10,
+    })
     .unwrap();
     assert_eq!(value, json!({"count": 1, "page_size": 10}));
 }

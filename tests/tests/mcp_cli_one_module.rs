@@ -1,10 +1,12 @@
-//! One module of tool definitions (`examples/notes/tools.rs`) serves MCP
-//! and the command line unchanged: the same binary, the same database, the
-//! same tools, the same schema enforcement, seen from both surfaces.
+//! One module of tool definitions (`examples/notes/tools.rs`) serves MCP,
+//! the command line and Pi unchanged: the same binary, the same database,
+//! the same tools, the same schema enforcement, seen from every surface.
 
 mod mcp_support;
+mod pi_support;
 
-use std::process::Command;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
 
 use gonk_tools::adapters::mcp::McpClient;
 use gonk_tools::prelude::*;
@@ -17,7 +19,6 @@ fn cli(db: &str, args: &[&str]) -> std::process::Output {
         .arg("--db")
         .arg(db)
         .args(args)
-        .env_remove("NOTES_DIAGNOSTICS")
         .output()
         .expect("run the notes CLI")
 }
@@ -30,7 +31,7 @@ fn json_lines(output: &std::process::Output) -> Vec<Value> {
 }
 
 #[tokio::test]
-async fn the_same_tools_answer_on_the_cli_and_over_mcp() {
+async fn the_same_tools_answer_on_the_cli_over_mcp_and_in_pi() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("notes.db").to_string_lossy().into_owned();
 
@@ -43,11 +44,7 @@ async fn the_same_tools_answer_on_the_cli_and_over_mcp() {
 
     // …the MCP server of the same binary lists the same tools and finds it.
     let mut command = tokio::process::Command::new(bin("notes"));
-    command
-        .arg("--db")
-        .arg(&db)
-        .arg("mcp")
-        .env_remove("NOTES_DIAGNOSTICS");
+    command.arg("--db").arg(&db).arg("mcp");
     let client = McpClient::connect_stdio(command)
         .await
         .expect("notes mcp starts");
@@ -118,4 +115,71 @@ async fn the_same_tools_answer_on_the_cli_and_over_mcp() {
         Some(over_mcp.issues()[0].path.as_str())
     );
     client.close().await.unwrap();
+
+    // The Pi bridge of the same binary offers the same tools, under Pi names.
+    let discovered = discover_over_the_pi_bridge(&db);
+    let mut labels: Vec<String> = discovered
+        .iter()
+        .map(|t| t["label"].as_str().unwrap().to_owned())
+        .collect();
+    labels.sort();
+    assert_eq!(labels, mcp_names, "Pi gets the same tools");
+    for tool in &discovered {
+        assert_eq!(
+            tool["name"],
+            tool["label"].as_str().unwrap().replace('.', "_")
+        );
+    }
+
+    // A real Pi on the same database finds what MCP wrote and writes a note
+    // the CLI finds; the advertised schema is enforced there too.
+    let dir = tempfile::tempdir().unwrap();
+    let written = cli(&db, &["pi-extension"]);
+    assert!(written.status.success(), "{written:?}");
+    let extension = dir.path().join("notes.ts");
+    std::fs::write(&extension, &written.stdout).unwrap();
+    let run = pi_support::run_pi(
+        &extension,
+        &[
+            pi_support::turn(&[("notes_search", json!({"query": "MCP"}))]),
+            pi_support::turn(&[("notes_create", json!({"title": "Written in Pi"}))]),
+            pi_support::turn(&[("notes_search", json!({"query": ""}))]),
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let results = run.tool_results();
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert_eq!(results[0].details["hits"][0]["title"], "Written over MCP");
+    assert!(!results[1].is_error, "{:?}", results[1]);
+    assert!(results[2].is_error);
+    assert!(results[2].text().contains("query"), "{}", results[2].text());
+    let searched = cli(&db, &["--json", "notes.search", "Pi"]);
+    let result = json_lines(&searched).pop().expect("a result line");
+    assert_eq!(result["data"]["hits"][0]["title"], "Written in Pi");
+}
+
+/// The tool list `notes pi` answers to a `discover` line.
+fn discover_over_the_pi_bridge(db: &str) -> Vec<Value> {
+    let mut bridge = Command::new(bin("notes"))
+        .args(["--db", db, "pi"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("notes pi starts");
+    let mut stdin = bridge.stdin.take().unwrap();
+    writeln!(stdin, r#"{{"type":"discover"}}"#).unwrap();
+    let mut line = String::new();
+    BufReader::new(bridge.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    drop(stdin);
+    assert!(
+        bridge.wait().unwrap().success(),
+        "notes pi exits when stdin closes"
+    );
+    let reply: Value = serde_json::from_str(&line).expect("a JSON line");
+    assert_eq!(reply["type"], "tools", "{reply}");
+    reply["tools"].as_array().unwrap().clone()
 }

@@ -2,7 +2,8 @@
 //! call's handler — the `diag.sleep` marker file says `dropped` — and keeps
 //! serving. The client is the official Python MCP SDK, in its own process:
 //! over HTTP it talks to `notes serve`; over stdio it runs `notes mcp` as
-//! its child, whose stdin closes when the client dies.
+//! its child, whose stdin closes when the client dies. (`notes-testbed` is
+//! `notes` with the diagnostic tools.)
 #![cfg(unix)]
 
 mod mcp_support;
@@ -62,6 +63,6 @@ fn over_http_the_handler_is_dropped_and_the_server_keeps_serving() {
 #[test]
 fn over_stdio_the_handler_is_dropped() {
     let dir = tempfile::tempdir().unwrap();
-    let notes = bin("notes").display().to_string();
+    let notes = bin("notes-testbed").display().to_string();
     kill_client_mid_call(&["stdio", &notes, "--db", ":memory:", "mcp"], dir.path());
 }

@@ -81,9 +81,6 @@ impl Drop for Dropped {
     }
 }
 
-#[derive(Deserialize, JsonSchema)]
-struct NoInput {}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_http_response_cancels_the_running_call() {
     let dropped = Arc::new(Notify::new());

@@ -17,9 +17,6 @@ use mcp_support::raw_http::{post, Session};
 use serde_json::Value;
 use tokio::sync::Notify;
 
-#[derive(Deserialize, JsonSchema)]
-struct NoInput {}
-
 /// `hold` runs until released; `quick` answers at once.
 fn registry(started: Arc<Notify>, release: Arc<Notify>) -> ToolRegistry {
     let registry = ToolRegistry::new();

@@ -12,9 +12,6 @@ use gonk_tools::definition::{CapabilityStatus, McpAnnotations, McpHints};
 use gonk_tools::prelude::*;
 use serde_json::Value;
 
-#[derive(Deserialize, JsonSchema)]
-struct NoInput {}
-
 fn registry() -> ToolRegistry {
     let registry = ToolRegistry::new();
     registry

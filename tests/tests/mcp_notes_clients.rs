@@ -169,7 +169,7 @@ fn paths() -> (tempfile::TempDir, String, String) {
 }
 
 fn notes_path() -> String {
-    mcp_support::bin("notes").display().to_string()
+    mcp_support::bin("notes-testbed").display().to_string()
 }
 
 fn http_server(db: &str, extra: &[&str]) -> ServerProcess {

@@ -80,9 +80,6 @@ impl Drop for Dropped {
     }
 }
 
-#[derive(Deserialize, JsonSchema)]
-struct NoInput {}
-
 struct Signals {
     started: Arc<Notify>,
     go: Arc<Notify>,

@@ -1,12 +1,12 @@
-//! The notes command line, driven from outside: every test runs the real
-//! `notes` binary (Cargo builds it for this test target and sets
-//! `CARGO_BIN_EXE_notes`), feeds it argv, and checks stdout, stderr and
-//! the exit code.
+//! The notes command line, driven from outside: every test runs a real
+//! binary (Cargo builds them for this test target and sets
+//! `CARGO_BIN_EXE_<name>`), feeds it argv, and checks stdout, stderr and
+//! the exit code. Most tests are tables of [`Case`]s run in order.
 //!
-//! The diagnostic tools (`NOTES_DIAGNOSTICS=1`) make the paths the notes
-//! tools never take observable: every display kind, every event channel,
-//! a duplex tool, `TOOL_NOT_FOUND` from dispatch, a handler that must be
-//! dropped on Ctrl-C.
+//! `notes-testbed` is `notes` plus diagnostic tools that make the paths
+//! the notes tools never take observable: every display kind, every event
+//! channel, a duplex tool, `TOOL_NOT_FOUND` from dispatch, a handler that
+//! must be dropped on Ctrl-C.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -15,6 +15,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{json, Value};
 
 const NOTES: &str = env!("CARGO_BIN_EXE_notes");
+const TESTBED: &str = env!("CARGO_BIN_EXE_notes-testbed");
 
 /// The golden `--help` of `notes.search`.
 const GOLDEN_SEARCH_HELP: &str = concat!(
@@ -22,6 +23,7 @@ const GOLDEN_SEARCH_HELP: &str = concat!(
     "/../tests/golden/cli/notes.search.help.txt"
 );
 
+/// The outcome of one run.
 struct Run {
     code: i32,
     stdout: String,
@@ -51,20 +53,146 @@ impl Run {
     }
 }
 
-/// A `notes` command with a clean environment: no per-user data directory
-/// unless a test sets one, diagnostics on.
-fn notes() -> Command {
-    let mut command = Command::new(NOTES);
+/// `binary` with a clean environment: no per-user data directory, no
+/// saved searches, no stdin, unless a test sets them.
+fn clean(binary: &str) -> Command {
+    let mut command = Command::new(binary);
     command
         .env_remove("XDG_DATA_HOME")
         .env_remove("HOME")
-        .env("NOTES_DIAGNOSTICS", "1")
+        .env_remove("NOTES_SAVED_SEARCHES")
         .stdin(Stdio::null());
     command
 }
 
-fn run(args: &[&str]) -> Run {
-    Run::from(notes().args(args).output().expect("notes runs"))
+/// Runs `binary` with `args` in a clean environment.
+fn run_on(binary: &str, args: &[&str]) -> Run {
+    Run::from(clean(binary).args(args).output().expect("the binary runs"))
+}
+
+/// What one output stream of a run must hold.
+enum Out<'a> {
+    /// Anything.
+    Any,
+    /// Exactly this text.
+    Is(&'a str),
+    /// This text somewhere.
+    Has(&'a str),
+    /// Starts with this text.
+    Starts(&'a str),
+    /// Ends with this text.
+    Ends(&'a str),
+    /// One JSON document equal to this value.
+    Json(Value),
+    /// All of these.
+    All(Vec<Out<'a>>),
+}
+
+use Out::{All, Any, Ends, Has, Is, Starts};
+
+impl Out<'_> {
+    fn check(&self, stream: &str, actual: &str, args: &[&str]) {
+        let ok = match self {
+            Any => true,
+            Is(text) => actual == *text,
+            Has(text) => actual.contains(text),
+            Starts(text) => actual.starts_with(text),
+            Ends(text) => actual.ends_with(text),
+            Out::Json(value) => serde_json::from_str::<Value>(actual).ok().as_ref() == Some(value),
+            All(outs) => {
+                outs.iter().for_each(|out| out.check(stream, actual, args));
+                true
+            }
+        };
+        assert!(
+            ok,
+            "{args:?}: {stream} does not match {self:?}:\n{actual}",
+            args = shorten(args)
+        );
+    }
+}
+
+impl std::fmt::Debug for Out<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Any => write!(f, "anything"),
+            Is(text) => write!(f, "exactly {text:?}"),
+            Has(text) => write!(f, "containing {text:?}"),
+            Starts(text) => write!(f, "starting with {text:?}"),
+            Ends(text) => write!(f, "ending with {text:?}"),
+            Out::Json(value) => write!(f, "the JSON {value}"),
+            All(outs) => f.debug_list().entries(outs).finish(),
+        }
+    }
+}
+
+/// The first 20 characters of each argument (for messages about long argv).
+fn shorten(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| a.chars().take(20).collect()).collect()
+}
+
+/// One run: argv in; exit code, stdout and stderr expected.
+struct Case<'a> {
+    args: Vec<&'a str>,
+    code: i32,
+    stdout: Out<'a>,
+    stderr: Out<'a>,
+}
+
+/// Exit 0 with `stdout`; stderr anything.
+fn ok<'a>(args: &[&'a str], stdout: Out<'a>) -> Case<'a> {
+    Case {
+        args: args.to_vec(),
+        code: 0,
+        stdout,
+        stderr: Any,
+    }
+}
+
+/// Exit `code` with `stderr`; stdout anything.
+fn fails<'a>(args: &[&'a str], code: i32, stderr: Out<'a>) -> Case<'a> {
+    Case {
+        args: args.to_vec(),
+        code,
+        stdout: Any,
+        stderr,
+    }
+}
+
+impl<'a> Case<'a> {
+    fn stdout(mut self, stdout: Out<'a>) -> Self {
+        self.stdout = stdout;
+        self
+    }
+
+    fn stderr(mut self, stderr: Out<'a>) -> Self {
+        self.stderr = stderr;
+        self
+    }
+
+    /// Runs `binary` with `prefix` then this case's argv, and checks it.
+    fn check(&self, binary: &str, prefix: &[&str]) -> Run {
+        let args: Vec<&str> = prefix.iter().chain(&self.args).copied().collect();
+        let done = run_on(binary, &args);
+        assert_eq!(
+            done.code,
+            self.code,
+            "{:?}: exit code\nstdout: {}\nstderr: {}",
+            shorten(&args),
+            done.stdout,
+            done.stderr
+        );
+        self.stdout.check("stdout", &done.stdout, &args);
+        self.stderr.check("stderr", &done.stderr, &args);
+        done
+    }
+}
+
+/// Checks `cases` in order, each a run of `binary` with `prefix` first.
+fn check_all(binary: &str, prefix: &[&str], cases: &[Case<'_>]) {
+    for case in cases {
+        case.check(binary, prefix);
+    }
 }
 
 /// A temporary directory with a database path in it.
@@ -92,150 +220,142 @@ impl Db {
         let db = self.arg();
         let mut argv = vec!["--db", db.as_str()];
         argv.extend_from_slice(args);
-        run(&argv)
+        run_on(NOTES, &argv)
+    }
+
+    /// Checks `cases` in order against `notes --db <this>`.
+    fn check_all(&self, cases: &[Case<'_>]) {
+        check_all(NOTES, &["--db", &self.arg()], cases);
     }
 }
+
+/// `--db :memory:`: a throwaway database per run.
+const MEMORY: &[&str] = &["--db", ":memory:"];
 
 #[test]
 fn notes_tools_work_end_to_end_on_one_database() {
     let db = Db::new();
-    let created = db.run(&[
-        "notes.create",
-        "Rust ownership",
-        "--body",
-        "Borrowing rules and lifetimes.",
-        "--tags",
-        "rust",
-        "--tags",
-        "lang",
-    ]);
-    assert_eq!(created.code, 0, "{}", created.stderr);
-    assert_eq!(created.stdout, "Created note 1: Rust ownership\n");
-    assert_eq!(created.stderr, "");
+    db.check_all(&[ok(
+        &[
+            "notes.create",
+            "Rust ownership",
+            "--body",
+            "Borrowing rules and lifetimes.",
+            "--tags",
+            "rust",
+            "--tags",
+            "lang",
+        ],
+        Is("Created note 1: Rust ownership\n"),
+    )
+    .stderr(Is(""))]);
 
     // --json: the result event carries the note as data.
-    let second = db.run(&[
-        "--json",
-        "notes.create",
-        "Groceries",
-        "--body",
-        "milk, rust remover",
-    ]);
-    assert_eq!(second.code, 0);
+    let second = ok(
+        &[
+            "--json",
+            "notes.create",
+            "Groceries",
+            "--body",
+            "milk, rust remover",
+        ],
+        Any,
+    )
+    .check(NOTES, &["--db", &db.arg()]);
     let events = second.json_lines();
     assert_eq!(events.len(), 1);
     assert_eq!(events[0]["type"], "result");
     assert_eq!(events[0]["data"]["id"], 2);
     assert_eq!(events[0]["data"]["tags"], json!([]));
 
-    let got = db.run(&["notes.get", "1"]);
-    assert_eq!(got.code, 0);
-    assert!(
-        got.stdout.starts_with(
-            "# Rust ownership\n\nBorrowing rules and lifetimes.\n\n_note 1 · created "
+    db.check_all(&[
+        ok(
+            &["notes.get", "1"],
+            All(vec![
+                Starts("# Rust ownership\n\nBorrowing rules and lifetimes.\n\n_note 1 · created "),
+                Ends(" · tags: rust, lang_\n"),
+            ]),
         ),
-        "{}",
-        got.stdout
-    );
-    assert!(
-        got.stdout.ends_with(" · tags: rust, lang_\n"),
-        "{}",
-        got.stdout
-    );
-
-    let hits = db.run(&["notes.search", "rust", "--limit", "5"]);
-    assert_eq!(hits.code, 0);
-    assert_eq!(
-        hits.stdout,
-        "   1  Rust ownership — Borrowing rules and lifetimes.\n   2  Groceries — milk, rust remover\n"
-    );
-    let one = db.run(&["search", "rust", "--limit", "1"]);
-    assert_eq!(
-        one.stdout,
-        "   1  Rust ownership — Borrowing rules and lifetimes.\n"
-    );
-
-    let renamed = db.run(&["notes.rename", "2", "Shopping list"]);
-    assert_eq!(renamed.code, 0);
-    assert_eq!(renamed.stdout, "Renamed note 2 to \"Shopping list\"\n");
-
-    let archived = db.run(&["notes.archive", "2"]);
-    assert_eq!(archived.stdout, "Archived note 2: Shopping list\n");
-    let again = db.run(&["notes.archive", "2"]);
-    assert_eq!(again.stdout, "Note 2 was already archived\n");
-    assert_eq!(
-        db.run(&["notes.search", "rust"]).stdout,
-        "   1  Rust ownership — Borrowing rules and lifetimes.\n"
-    );
-    let all = db.run(&["notes.search", "rust", "--include-archived"]);
-    assert!(
-        all.stdout
-            .contains("   2  Shopping list (archived) — milk, rust remover\n"),
-        "{}",
-        all.stdout
-    );
-
-    let none = db.run(&["notes.search", "kiwi"]);
-    assert_eq!(
-        (none.code, none.stdout.as_str()),
-        (0, "No notes match \"kiwi\".\n")
-    );
-
-    // Export: progress on stderr (lines, not a terminal), the document on stdout.
-    let export = db.run(&["notes.export", "--include-archived"]);
-    assert_eq!(export.code, 0, "{}", export.stderr);
-    assert!(
-        export.stdout.starts_with("# Rust ownership\n"),
-        "{}",
-        export.stdout
-    );
-    assert!(
-        export.stdout.contains("\n\n---\n\n# Shopping list\n"),
-        "{}",
-        export.stdout
-    );
-    assert_eq!(
-        export.stderr,
-        "[info] exporting 2 notes\n[progress] 50% exported 1/2\n[progress] 100% exported 2/2\n"
-    );
+        ok(
+            &["notes.search", "rust", "--limit", "5"],
+            Is("   1  Rust ownership — Borrowing rules and lifetimes.\n   2  Groceries — milk, rust remover\n"),
+        ),
+        // The alias.
+        ok(
+            &["search", "rust", "--limit", "1"],
+            Is("   1  Rust ownership — Borrowing rules and lifetimes.\n"),
+        ),
+        ok(
+            &["notes.rename", "2", "Shopping list"],
+            Is("Renamed note 2 to \"Shopping list\"\n"),
+        ),
+        ok(
+            &["notes.archive", "2"],
+            Is("Archived note 2: Shopping list\n"),
+        ),
+        ok(&["notes.archive", "2"], Is("Note 2 was already archived\n")),
+        ok(
+            &["notes.search", "rust"],
+            Is("   1  Rust ownership — Borrowing rules and lifetimes.\n"),
+        ),
+        ok(
+            &["notes.search", "rust", "--include-archived"],
+            Has("   2  Shopping list (archived) — milk, rust remover\n"),
+        ),
+        ok(&["notes.search", "kiwi"], Is("No notes match \"kiwi\".\n")),
+        // Export: progress on stderr (lines, not a terminal), the document on stdout.
+        ok(
+            &["notes.export", "--include-archived"],
+            All(vec![
+                Starts("# Rust ownership\n"),
+                Has("\n\n---\n\n# Shopping list\n"),
+            ]),
+        )
+        .stderr(Is(
+            "[info] exporting 2 notes\n[progress] 50% exported 1/2\n[progress] 100% exported 2/2\n",
+        )),
+    ]);
     let export = db.run(&["notes.export", "--format", "json"]);
     let exported: Value = serde_json::from_str(&export.stdout).expect("pretty JSON on stdout");
     assert_eq!(exported.as_array().map(Vec::len), Some(1));
     assert_eq!(exported[0]["title"], "Rust ownership");
 
     // Values may start with a hyphen.
-    let listy = db.run(&["notes.create", "Checklist", "--body", "- tag v1\n- publish"]);
-    assert_eq!(
-        listy.stdout, "Created note 3: Checklist\n",
-        "{}",
-        listy.stderr
-    );
-    assert!(db
-        .run(&["notes.get", "3"])
-        .stdout
-        .contains("\n- tag v1\n- publish\n"));
-    assert_eq!(db.run(&["notes.archive", "3"]).code, 0);
+    db.check_all(&[
+        ok(
+            &["notes.create", "Checklist", "--body", "- tag v1\n- publish"],
+            Is("Created note 3: Checklist\n"),
+        ),
+        ok(&["notes.get", "3"], Has("\n- tag v1\n- publish\n")),
+        ok(&["notes.archive", "3"], Any),
+    ]);
 }
 
 #[test]
 fn db_option_goes_before_or_after_the_subcommand_and_memory_is_allowed() {
     let db = Db::new();
     let path = db.arg();
-    let before = run(&["--db", &path, "notes.create", "Before"]);
-    assert_eq!(before.code, 0, "{}", before.stderr);
-    let after = run(&["notes.create", "After", "--db", &path]);
-    assert_eq!(after.code, 0, "{}", after.stderr);
     let equals = format!("--db={path}");
-    let hits = run(&["notes.search", "e", &equals]);
-    assert_eq!(hits.stdout, "   2  After\n   1  Before\n");
-
-    let memory = run(&["--db", ":memory:", "notes.create", "Gone soon"]);
-    assert_eq!(
-        (memory.code, memory.stdout.as_str()),
-        (0, "Created note 1: Gone soon\n")
+    check_all(
+        NOTES,
+        &[],
+        &[
+            ok(&["--db", &path, "notes.create", "Before"], Any),
+            ok(&["notes.create", "After", "--db", &path], Any),
+            ok(
+                &["notes.search", "e", &equals],
+                Is("   2  After\n   1  Before\n"),
+            ),
+            ok(
+                &["--db", ":memory:", "notes.create", "Gone soon"],
+                Is("Created note 1: Gone soon\n"),
+            ),
+            ok(
+                &["notes.search", "Gone", "--db", ":memory:"],
+                Is("No notes match \"Gone\".\n"),
+            ),
+        ],
     );
-    let empty = run(&["notes.search", "Gone", "--db", ":memory:"]);
-    assert_eq!(empty.stdout, "No notes match \"Gone\".\n");
     assert!(!Path::new(":memory:").exists());
 }
 
@@ -243,34 +363,20 @@ fn db_option_goes_before_or_after_the_subcommand_and_memory_is_allowed() {
 fn the_default_database_is_per_user_and_only_created_when_used() {
     let home = tempfile::tempdir().unwrap();
     let xdg = home.path().join("xdg");
-    let listed = Run::from(
-        notes()
-            .env("XDG_DATA_HOME", &xdg)
-            .arg("list")
-            .output()
-            .unwrap(),
-    );
+    let with_env = |key: &str, value: &Path, args: &[&str]| {
+        Run::from(clean(NOTES).env(key, value).args(args).output().unwrap())
+    };
+
+    let listed = with_env("XDG_DATA_HOME", &xdg, &["list"]);
     assert_eq!(listed.code, 0);
     assert!(!xdg.exists(), "`list` must not create the database");
 
-    let created = Run::from(
-        notes()
-            .env("XDG_DATA_HOME", &xdg)
-            .args(["notes.create", "Stored"])
-            .output()
-            .unwrap(),
-    );
+    let created = with_env("XDG_DATA_HOME", &xdg, &["notes.create", "Stored"]);
     assert_eq!(created.code, 0, "{}", created.stderr);
     assert!(xdg.join("gonk-notes/notes.db").is_file());
 
     // Without XDG_DATA_HOME: ~/.local/share.
-    let created = Run::from(
-        notes()
-            .env("HOME", home.path())
-            .args(["notes.create", "At home"])
-            .output()
-            .unwrap(),
-    );
+    let created = with_env("HOME", home.path(), &["notes.create", "At home"]);
     assert_eq!(created.code, 0, "{}", created.stderr);
     assert!(home
         .path()
@@ -278,105 +384,107 @@ fn the_default_database_is_per_user_and_only_created_when_used() {
         .is_file());
 
     // Neither: a clear error that asks for --db.
-    let nowhere = run(&["notes.create", "Nowhere"]);
-    assert_eq!(nowhere.code, 1);
-    assert!(
-        nowhere.stderr.starts_with("Error [INTERNAL]: "),
-        "{}",
-        nowhere.stderr
-    );
-    assert!(
-        nowhere.stderr.contains("pass --db PATH"),
-        "{}",
-        nowhere.stderr
-    );
+    fails(
+        &["notes.create", "Nowhere"],
+        1,
+        All(vec![Starts("Error [INTERNAL]: "), Has("pass --db PATH")]),
+    )
+    .check(NOTES, &[]);
 }
 
 #[test]
 fn flags_are_typed_by_the_schema() {
-    let echoed = run(&[
-        "diag.echo",
-        "hi",
-        "--count",
-        "3",
-        "--ratio",
-        "0.5",
-        "--loud",
-        "--level",
-        "high",
-        "--items",
-        "1",
-        "--items",
-        "2",
-        "--extra",
-        r#"{"a":[1]}"#,
-    ]);
-    assert_eq!(echoed.code, 0, "{}", echoed.stderr);
-    let data: Value = serde_json::from_str(&echoed.stdout).unwrap();
-    assert_eq!(
-        data,
-        json!({"text": "hi", "count": 3, "ratio": 0.5, "loud": true, "level": "high",
-               "items": [1, 2], "extra": {"a": [1]}})
+    check_all(
+        TESTBED,
+        &[],
+        &[
+            ok(
+                &[
+                    "diag.echo",
+                    "hi",
+                    "--count",
+                    "3",
+                    "--ratio",
+                    "0.5",
+                    "--loud",
+                    "--level",
+                    "high",
+                    "--items",
+                    "1",
+                    "--items",
+                    "2",
+                    "--extra",
+                    r#"{"a":[1]}"#,
+                ],
+                Out::Json(json!({"text": "hi", "count": 3, "ratio": 0.5, "loud": true,
+                    "level": "high", "items": [1, 2], "extra": {"a": [1]}})),
+            )
+            .stderr(Is("")),
+            // `--flag=false`, numbers that look like integers, the text positional kept a string.
+            ok(
+                &["diag.echo", "42", "--loud=false", "--ratio", "2"],
+                Out::Json(
+                    json!({"text": "42", "count": null, "ratio": 2.0, "loud": false,
+                    "level": null, "items": [], "extra": null}),
+                ),
+            ),
+            // Typed flags reject text of the wrong type at the argv layer.
+            fails(
+                &["diag.echo", "x", "--count", "three"],
+                2,
+                Has("invalid value 'three' for '--count <INTEGER>': expected an integer"),
+            ),
+            fails(
+                &["diag.echo", "x", "--level", "medium"],
+                2,
+                Has("[possible values: low, high]"),
+            ),
+            fails(&["diag.echo", "x", "--loud=perhaps"], 2, Any),
+            fails(
+                &["diag.echo", "x", "--extra", "{nope"],
+                2,
+                Has("expected JSON"),
+            ),
+        ],
     );
-    // `--flag=false`, numbers that look like integers, the text positional kept a string.
-    let echoed = run(&["diag.echo", "42", "--loud=false", "--ratio", "2"]);
-    let data: Value = serde_json::from_str(&echoed.stdout).unwrap();
-    assert_eq!(data["text"], "42");
-    assert_eq!(data["loud"], false);
-    assert_eq!(data["ratio"], 2.0);
-
-    // Typed flags reject text of the wrong type at the argv layer.
-    let bad = run(&["diag.echo", "x", "--count", "three"]);
-    assert_eq!(bad.code, 2);
-    assert!(
-        bad.stderr
-            .contains("invalid value 'three' for '--count <INTEGER>': expected an integer"),
-        "{}",
-        bad.stderr
-    );
-    let bad = run(&["diag.echo", "x", "--level", "medium"]);
-    assert_eq!(bad.code, 2);
-    assert!(
-        bad.stderr.contains("[possible values: low, high]"),
-        "{}",
-        bad.stderr
-    );
-    let bad = run(&["diag.echo", "x", "--loud=perhaps"]);
-    assert_eq!(bad.code, 2);
-    let bad = run(&["diag.echo", "x", "--extra", "{nope"]);
-    assert_eq!(bad.code, 2);
-    assert!(bad.stderr.contains("expected JSON"), "{}", bad.stderr);
 }
 
 #[test]
 fn input_json_gives_the_whole_input_and_arguments_override_it() {
-    let whole = run(&[
-        "diag.echo",
-        "--input",
-        r#"{"text": "from json", "count": 1}"#,
-    ]);
-    assert_eq!(whole.code, 0, "{}", whole.stderr);
-    let data: Value = serde_json::from_str(&whole.stdout).unwrap();
-    assert_eq!(
-        (data["text"].clone(), data["count"].clone()),
-        (json!("from json"), json!(1))
+    check_all(
+        TESTBED,
+        &[],
+        &[
+            ok(
+                &["diag.echo", "--input", r#"{"text": "from json", "count": 1}"#],
+                Out::Json(json!({"text": "from json", "count": 1, "ratio": null, "loud": false,
+                    "level": null, "items": [], "extra": null})),
+            ),
+            ok(
+                &["diag.echo", "--input", r#"{"text": "a", "count": 1}"#, "--count", "2", "b"],
+                Out::Json(json!({"text": "b", "count": 2, "ratio": null, "loud": false,
+                    "level": null, "items": [], "extra": null})),
+            ),
+            // Invalid JSON: exit 2 with serde_json's message.
+            fails(
+                &["diag.echo", "--input", "{\"text\": "],
+                2,
+                Is("Error: --input is not valid JSON: EOF while parsing a value at line 1 column 9\n"),
+            ),
+            // JSON without a required field: the schema says so (exit 2).
+            fails(
+                &["notes.search", "--input", "{}", "--db", ":memory:"],
+                2,
+                All(vec![
+                    Has("Error [INVALID_INPUT]: Input validation failed"),
+                    Has("\"query\" is a required property"),
+                ]),
+            ),
+        ],
     );
 
-    let both = run(&[
-        "diag.echo",
-        "--input",
-        r#"{"text": "a", "count": 1}"#,
-        "--count",
-        "2",
-        "b",
-    ]);
-    let data: Value = serde_json::from_str(&both.stdout).unwrap();
-    assert_eq!(
-        (data["text"].clone(), data["count"].clone()),
-        (json!("b"), json!(2))
-    );
-
-    let mut child = notes()
+    // `--input -` reads the input from stdin.
+    let mut child = clean(TESTBED)
         .args(["diag.echo", "--input", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -396,170 +504,109 @@ fn input_json_gives_the_whole_input_and_arguments_override_it() {
         "{}",
         piped.stdout
     );
-
-    // Invalid JSON: exit 2 with serde_json's message.
-    let invalid = run(&["diag.echo", "--input", "{\"text\": "]);
-    assert_eq!(invalid.code, 2);
-    assert_eq!(
-        invalid.stderr,
-        "Error: --input is not valid JSON: EOF while parsing a value at line 1 column 9\n"
-    );
-    // JSON without a required field: the schema says so (exit 2).
-    let missing = run(&["notes.search", "--input", "{}", "--db", ":memory:"]);
-    assert_eq!(missing.code, 2);
-    assert!(
-        missing
-            .stderr
-            .contains("Error [INVALID_INPUT]: Input validation failed"),
-        "{}",
-        missing.stderr
-    );
-    assert!(
-        missing.stderr.contains("\"query\" is a required property"),
-        "{}",
-        missing.stderr
-    );
 }
 
 #[test]
 fn exit_codes_follow_the_outcome() {
-    let mem = ["--db", ":memory:"];
-    let with_mem = |args: &[&str]| {
-        let mut argv = mem.to_vec();
-        argv.extend_from_slice(args);
-        run(&argv)
-    };
-
-    // 2: INVALID_INPUT from dispatch (schema constraints), naming the field.
-    let short = with_mem(&["notes.search", ""]);
-    assert_eq!(short.code, 2);
-    assert_eq!(
-        short.stderr,
-        "Error [INVALID_INPUT]: Input validation failed\n  /query: \"\" is shorter than 1 character\n"
-    );
-    assert_eq!(short.stdout, "");
-    let big = with_mem(&["notes.search", "x", "--limit", "99"]);
-    assert_eq!(big.code, 2);
-    assert!(
-        big.stderr
-            .contains("/limit: 99 is greater than the maximum of 20"),
-        "{}",
-        big.stderr
-    );
-
-    // A negative id is a number (not a flag), and the schema's minimum rejects it.
-    let negative = with_mem(&["notes.get", "-1"]);
-    assert_eq!(negative.code, 2);
-    assert!(
-        negative
-            .stderr
-            .contains("/id: -1 is less than the minimum of 1"),
-        "{}",
-        negative.stderr
-    );
-
-    // 2: argv errors.
-    for argv in [
-        &["notes.search"][..],
-        &["notes.search", "x", "--limit", "many"],
-        &["notes.search", "x", "--nope"],
-        &["notes.get", "1", "2"],
-        &["--nope"],
-    ] {
-        let failed = with_mem(argv);
-        assert_eq!(failed.code, 2, "{argv:?}: {}", failed.stderr);
-        assert!(
-            failed.stderr.starts_with("error: "),
-            "{argv:?}: {}",
-            failed.stderr
-        );
+    fn argv_error<'a>(args: &[&'a str]) -> Case<'a> {
+        fails(args, 2, Starts("error: "))
     }
-    // 2: an unknown tool at the argv layer.
-    let unknown = with_mem(&["notes.serch", "x"]);
-    assert_eq!(unknown.code, 2);
-    assert!(
-        unknown
-            .stderr
-            .contains("unrecognized subcommand 'notes.serch'"),
-        "{}",
-        unknown.stderr
+    // The notes tools, on a throwaway database.
+    check_all(
+        NOTES,
+        MEMORY,
+        &[
+            // 2: INVALID_INPUT from dispatch (schema constraints), naming the field.
+            fails(
+                &["notes.search", ""],
+                2,
+                Is("Error [INVALID_INPUT]: Input validation failed\n  /query: \"\" is shorter than 1 character\n"),
+            )
+            .stdout(Is("")),
+            fails(
+                &["notes.search", "x", "--limit", "99"],
+                2,
+                Has("/limit: 99 is greater than the maximum of 20"),
+            ),
+            // A negative id is a number (not a flag), and the schema's minimum rejects it.
+            fails(
+                &["notes.get", "-1"],
+                2,
+                Has("/id: -1 is less than the minimum of 1"),
+            ),
+            // 2: argv errors.
+            argv_error(&["notes.search"]),
+            argv_error(&["notes.search", "x", "--limit", "many"]),
+            argv_error(&["notes.search", "x", "--nope"]),
+            argv_error(&["notes.get", "1", "2"]),
+            argv_error(&["--nope"]),
+            // 2: an unknown tool at the argv layer, with a suggestion.
+            fails(
+                &["notes.serch", "x"],
+                2,
+                All(vec![
+                    Has("unrecognized subcommand 'notes.serch'"),
+                    Has("notes.search"),
+                ]),
+            ),
+            // 1: any other error, with its details.
+            fails(
+                &["notes.get", "7"],
+                1,
+                Is("Error [NOT_FOUND]: No note with id 7; `notes notes.search <text>` finds ids\n{\n  \"id\": 7\n}\n"),
+            ),
+            // 0: ok.
+            ok(&["notes.create", "ok"], Any),
+        ],
     );
-    assert!(
-        unknown.stderr.contains("notes.search"),
-        "a suggestion: {}",
-        unknown.stderr
+    check_all(
+        TESTBED,
+        &[],
+        &[
+            // 2: no subcommand prints the help on stderr.
+            fails(&[], 2, Has("Usage: notes [OPTIONS] <COMMAND>")),
+            // 127: TOOL_NOT_FOUND reported by dispatch (a nested call to a missing tool).
+            fails(
+                &["diag.invoke", "no.such.tool"],
+                127,
+                Is("Error [TOOL_NOT_FOUND]: No such tool: no.such.tool\n"),
+            ),
+            // 1: a tool's own error code.
+            fails(
+                &["diag.fail", "--code", "QUOTA"],
+                1,
+                Starts("Error [QUOTA]: the diagnostic tool failed as asked\n"),
+            ),
+            // 3: a duplex tool is refused.
+            fails(&["diag.duplex"], 3, Has("tool diag.duplex is duplex")),
+            // 0: help (duplex tools hidden) and version.
+            ok(&["--help"], Has("Commands:")),
+            ok(
+                &["--version"],
+                Is(concat!("notes ", env!("CARGO_PKG_VERSION"), "\n")),
+            ),
+        ],
     );
-    // 2: no subcommand prints the help on stderr.
-    let bare = run(&[]);
-    assert_eq!(bare.code, 2);
-    assert!(
-        bare.stderr.contains("Usage: notes [OPTIONS] <COMMAND>"),
-        "{}",
-        bare.stderr
-    );
-
-    // 127: TOOL_NOT_FOUND reported by dispatch (a nested call to a missing tool).
-    let missing = run(&["diag.invoke", "no.such.tool"]);
-    assert_eq!(missing.code, 127);
-    assert_eq!(
-        missing.stderr,
-        "Error [TOOL_NOT_FOUND]: No such tool: no.such.tool\n"
-    );
-
-    // 1: any other error, with its details.
-    let absent = with_mem(&["notes.get", "7"]);
-    assert_eq!(absent.code, 1);
-    assert_eq!(
-        absent.stderr,
-        "Error [NOT_FOUND]: No note with id 7; `notes notes.search <text>` finds ids\n{\n  \"id\": 7\n}\n"
-    );
-    let failed = run(&["diag.fail", "--code", "QUOTA"]);
-    assert_eq!(failed.code, 1);
-    assert!(failed
-        .stderr
-        .starts_with("Error [QUOTA]: the diagnostic tool failed as asked\n"));
-
-    // 3: a duplex tool is refused.
-    let duplex = run(&["diag.duplex"]);
-    assert_eq!(duplex.code, 3);
-    assert!(
-        duplex.stderr.contains("tool diag.duplex is duplex"),
-        "{}",
-        duplex.stderr
-    );
-
-    // 0: ok, help and version.
-    assert_eq!(with_mem(&["notes.create", "ok"]).code, 0);
-    let help = run(&["--help"]);
-    assert_eq!(help.code, 0);
-    assert!(help.stdout.contains("Commands:"));
+    let help = run_on(TESTBED, &["--help"]);
     assert!(
         !help.stdout.contains("diag.duplex"),
         "duplex tools are hidden"
-    );
-    let version = run(&["--version"]);
-    assert_eq!(
-        (version.code, version.stdout.as_str()),
-        (0, concat!("notes ", env!("CARGO_PKG_VERSION"), "\n"))
     );
 }
 
 #[test]
 fn events_go_to_their_channels() {
-    let human = run(&["diag.events"]);
-    assert_eq!(human.code, 0);
     // stdout: data chunks as JSON lines, then the result's display.
-    assert_eq!(human.stdout, "{\"chunk\":1}\n{\"chunk\":2}\ndone\n");
-    // stderr: logs (context logger and stream) and progress (notify and stream), in order.
-    assert_eq!(
-        human.stderr,
-        "[warn] from the context logger\n[progress] 25% notified\n[debug] debug line\n[info] info line\n[progress] 50% halfway\n"
-    );
+    // stderr: logs (context logger and stream) and progress (notify and
+    // stream), in order.
+    ok(&["diag.events"], Is("{\"chunk\":1}\n{\"chunk\":2}\ndone\n"))
+        .stderr(Is("[warn] from the context logger\n[progress] 25% notified\n[debug] debug line\n[info] info line\n[progress] 50% halfway\n"))
+        .check(TESTBED, &[]);
 
     // --json: every event, one line each, on stdout; nothing on stderr.
-    let json = run(&["diag.events", "--json"]);
-    assert_eq!(json.code, 0);
-    assert_eq!(json.stderr, "");
+    let json = ok(&["diag.events", "--json"], Any)
+        .stderr(Is(""))
+        .check(TESTBED, &[]);
     let kinds: Vec<String> = json
         .json_lines()
         .iter()
@@ -575,8 +622,7 @@ fn events_go_to_their_channels() {
     );
 
     // --json errors are events too, and keep their exit code.
-    let error = run(&["--json", "diag.invoke", "gone"]);
-    assert_eq!(error.code, 127);
+    let error = fails(&["--json", "diag.invoke", "gone"], 127, Any).check(TESTBED, &[]);
     assert_eq!(
         error.json_lines(),
         [json!({"type": "error", "code": "TOOL_NOT_FOUND", "message": "No such tool: gone"})]
@@ -585,50 +631,46 @@ fn events_go_to_their_channels() {
 
 #[test]
 fn displays_render_per_block_kind() {
-    let cases = [
-        ("text", "plain text\n"),
-        ("markdown", "**bold** markdown\n"),
-        ("code", "```rust\nfn main() {}\n```\n"),
-        ("json", "{\n  \"answer\": 42\n}\n"),
-        ("link", "Docs: https://example.invalid/docs\n"),
-        ("image", "[image image/png — a chart]\n"),
-        ("audio", "[audio audio/wav]\n"),
-        ("resource", "resource text\n"),
-    ];
-    for (kind, expected) in cases {
-        let shown = run(&["diag.display", kind]);
-        assert_eq!((shown.code, shown.stdout.as_str()), (0, expected), "{kind}");
-    }
-    let several = run(&["diag.display", "text", "link"]);
-    assert_eq!(
-        several.stdout,
-        "plain text\nDocs: https://example.invalid/docs\n"
+    check_all(
+        TESTBED,
+        &["diag.display"],
+        &[
+            ok(&["text"], Is("plain text\n")),
+            ok(&["markdown"], Is("**bold** markdown\n")),
+            ok(&["code"], Is("```rust\nfn main() {}\n```\n")),
+            ok(&["json"], Is("{\n  \"answer\": 42\n}\n")),
+            ok(&["link"], Is("Docs: https://example.invalid/docs\n")),
+            ok(&["image"], Is("[image image/png — a chart]\n")),
+            ok(&["audio"], Is("[audio audio/wav]\n")),
+            ok(&["resource"], Is("resource text\n")),
+            ok(
+                &["text", "link"],
+                Is("plain text\nDocs: https://example.invalid/docs\n"),
+            ),
+            // No display: the data, as pretty JSON.
+            ok(&[], Is("{\n  \"blocks\": 0\n}\n")),
+        ],
     );
-    // No display: the data, as pretty JSON.
-    let plain = run(&["diag.display"]);
-    assert_eq!(plain.stdout, "{\n  \"blocks\": 0\n}\n");
 }
 
 #[test]
 fn list_groups_tools_by_category_with_uncategorized_last() {
-    let listed = run(&["list"]);
-    assert_eq!(listed.code, 0);
+    let listed = ok(
+        &["list"],
+        All(vec![
+            Ends("(uncategorized):\n  diag.echo      Return the input as it arrived, after argv coercion and validation.\n"),
+            Has("\n  notes.search   Search notes by text"),
+        ]),
+    )
+    .check(TESTBED, &[]);
     let headings: Vec<&str> = listed.stdout.lines().filter(|l| l.ends_with(':')).collect();
     assert_eq!(headings, ["diagnostics:", "notes:", "(uncategorized):"]);
-    assert!(listed.stdout.ends_with("(uncategorized):\n  diag.echo      Return the input as it arrived, after argv coercion and validation.\n"), "{}", listed.stdout);
-    assert!(
-        listed
-            .stdout
-            .contains("\n  notes.search   Search notes by text"),
-        "{}",
-        listed.stdout
-    );
     assert!(
         !listed.stdout.contains("diag.duplex"),
         "duplex tools are not listed"
     );
 
-    let json = run(&["list", "--json"]);
+    let json = run_on(TESTBED, &["list", "--json"]);
     let names: Vec<String> = json
         .json_lines()
         .iter()
@@ -638,26 +680,17 @@ fn list_groups_tools_by_category_with_uncategorized_last() {
     assert_eq!(names.last().map(String::as_str), Some("diag.echo"));
     assert!(names.contains(&"notes.export".to_owned()));
 
-    // Without diagnostics, only the notes tools.
-    let plain = Run::from(Command::new(NOTES).arg("list").output().unwrap());
-    assert!(
-        plain.stdout.starts_with("notes:\n  notes.create"),
-        "{}",
-        plain.stdout
-    );
+    // The notes binary: only the notes tools.
+    let plain = ok(&["list"], Starts("notes:\n  notes.create")).check(NOTES, &[]);
     assert!(!plain.stdout.contains("diag."));
 }
 
 #[test]
 fn tool_help_matches_the_golden_file() {
-    // Without diagnostics: the help of a notes tool does not depend on them,
-    // which running both ways shows.
-    for diagnostics in [false, true] {
-        let mut command = notes();
-        if !diagnostics {
-            command.env_remove("NOTES_DIAGNOSTICS");
-        }
-        let help = Run::from(command.args(["notes.search", "--help"]).output().unwrap());
+    // With and without diagnostics: the help of a notes tool does not
+    // depend on them, which running both binaries shows.
+    for binary in [NOTES, TESTBED] {
+        let help = run_on(binary, &["notes.search", "--help"]);
         assert_eq!(help.code, 0);
         if std::env::var_os("UPDATE_GOLDEN").is_some() {
             std::fs::write(GOLDEN_SEARCH_HELP, &help.stdout).unwrap();
@@ -670,13 +703,16 @@ fn tool_help_matches_the_golden_file() {
         );
     }
     // `-h`, `help <tool>` and an alias give the same text.
-    let short = run(&["notes.search", "-h"]);
-    assert_eq!(
-        short.stdout,
-        std::fs::read_to_string(GOLDEN_SEARCH_HELP).unwrap()
+    let golden = std::fs::read_to_string(GOLDEN_SEARCH_HELP).unwrap();
+    check_all(
+        NOTES,
+        &[],
+        &[
+            ok(&["notes.search", "-h"], Is(&golden)),
+            ok(&["help", "notes.search"], Is(&golden)),
+            ok(&["search", "--help"], Is(&golden)),
+        ],
     );
-    let via_help = run(&["help", "notes.search"]);
-    assert_eq!(via_help.stdout, short.stdout);
 }
 
 #[test]
@@ -684,43 +720,28 @@ fn hostile_argv_gets_errors_not_panics() {
     let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
     // Under Linux's 128 KiB limit for one argument.
     let long = "x".repeat(100_000);
-    let cases: Vec<Vec<String>> = vec![
-        vec!["diag.echo".into(), "--input".into(), deep],
-        vec!["diag.echo".into(), long.clone()],
-        vec![
-            "diag.echo".into(),
-            "--count".into(),
-            "99999999999999999999999".into(),
-        ],
-        vec![
-            "diag.echo".into(),
-            "x".into(),
-            "--ratio".into(),
-            "1e999".into(),
-        ],
-        vec!["diag.echo".into(), "x".into(), "--items".into(), "".into()],
-        vec!["diag.echo".into(), "--".into(), "--count".into()],
-        vec!["diag.echo".into(), "x".into(), "--count=".into()],
-        vec![
-            "notes.search".into(),
-            "\u{7f}\u{1b}[2J".into(),
-            "--db".into(),
-            ":memory:".into(),
-        ],
-        vec!["diag.display".into(), "-".into()],
-        vec!["--db".into()],
-        vec!["--json".into(), "--json".into(), "list".into()],
-        vec!["help".into(), "no-such-tool".into()],
-        vec![long],
+    let cases: [&[&str]; 13] = [
+        &["diag.echo", "--input", &deep],
+        &["diag.echo", &long],
+        &["diag.echo", "--count", "99999999999999999999999"],
+        &["diag.echo", "x", "--ratio", "1e999"],
+        &["diag.echo", "x", "--items", ""],
+        &["diag.echo", "--", "--count"],
+        &["diag.echo", "x", "--count="],
+        &["notes.search", "\u{7f}\u{1b}[2J", "--db", ":memory:"],
+        &["diag.display", "-"],
+        &["--db"],
+        &["--json", "--json", "list"],
+        &["help", "no-such-tool"],
+        &[&long],
     ];
     for args in cases {
-        let done = Run::from(notes().args(&args).output().unwrap());
+        // Run::from fails the test on a panic.
+        let done = run_on(TESTBED, args);
         assert!(
             matches!(done.code, 0..=2),
             "{:?}: exit {} {}",
-            args.iter()
-                .map(|a| a.chars().take(20).collect::<String>())
-                .collect::<Vec<_>>(),
+            shorten(args),
             done.code,
             done.stderr
         );
@@ -729,7 +750,7 @@ fn hostile_argv_gets_errors_not_panics() {
     {
         use std::os::unix::ffi::OsStrExt;
         let bad = std::ffi::OsStr::from_bytes(b"caf\xe9");
-        let done = Run::from(notes().arg("diag.echo").arg(bad).output().unwrap());
+        let done = Run::from(clean(TESTBED).arg("diag.echo").arg(bad).output().unwrap());
         assert_eq!(done.code, 2, "{}", done.stderr);
         assert!(done.stderr.contains("invalid UTF-8"), "{}", done.stderr);
     }
@@ -763,7 +784,7 @@ fn interrupt(pid: u32) {
 fn ctrl_c_cancels_the_running_tool_and_its_handler_is_dropped() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("marker");
-    let mut child = notes()
+    let mut child = clean(TESTBED)
         .args(["diag.sleep", "--ms", "600000", "--marker"])
         .arg(&marker)
         .stdout(Stdio::piped())
@@ -788,13 +809,16 @@ fn ctrl_c_cancels_the_running_tool_and_its_handler_is_dropped() {
     );
 
     // The same tool, not interrupted, completes (so the marker tells the two apart).
-    let done = run(&[
-        "diag.sleep",
-        "--ms",
-        "1",
-        "--marker",
-        marker.to_str().unwrap(),
-    ]);
+    let done = run_on(
+        TESTBED,
+        &[
+            "diag.sleep",
+            "--ms",
+            "1",
+            "--marker",
+            marker.to_str().unwrap(),
+        ],
+    );
     assert_eq!(done.code, 0);
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "completed");
 }
@@ -804,7 +828,7 @@ fn ctrl_c_cancels_the_running_tool_and_its_handler_is_dropped() {
 fn a_second_ctrl_c_exits_at_once_when_the_handler_does_not_yield() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("marker");
-    let mut child = notes()
+    let mut child = clean(TESTBED)
         .args(["diag.block", "--ms", "120000", "--marker"])
         .arg(&marker)
         .stdout(Stdio::piped())
@@ -835,7 +859,7 @@ fn a_closed_stdout_is_not_a_panic() {
     let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     drop(read); // every write to the pipe now fails with EPIPE
     let done = Run::from(
-        notes()
+        clean(NOTES)
             .args(["list"])
             .stdout(Stdio::from(write))
             .output()
@@ -884,7 +908,7 @@ fn progress_is_a_live_bar_on_a_terminal_and_is_cleared_at_the_end() {
         assert_eq!(db.run(&["notes.create", title]).code, 0);
     }
     let (mut master, slave) = pty();
-    let mut child = notes()
+    let mut child = clean(NOTES)
         .args(["--db", &db.arg(), "notes.export", "--delay-ms", "150"])
         .stdout(Stdio::piped())
         .stderr(Stdio::from(slave))
@@ -926,5 +950,62 @@ fn progress_is_a_live_bar_on_a_terminal_and_is_cleared_at_the_end() {
     assert!(
         terminal.ends_with("\r\u{1b}[2K"),
         "bar not cleared: {terminal:?}"
+    );
+}
+
+#[test]
+fn saved_searches_are_tools_made_at_run_time() {
+    let db = Db::new();
+    for title in ["Release checklist", "Rust ownership"] {
+        assert_eq!(db.run(&["notes.create", title]).code, 0);
+    }
+    let saved = |spec: &str, args: &[&str]| {
+        Run::from(
+            clean(NOTES)
+                .env("NOTES_SAVED_SEARCHES", spec)
+                .arg("--db")
+                .arg(db.path())
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    let spec = "release=release; rust=rust";
+    let hits = saved(spec, &["saved.release"]);
+    assert_eq!(
+        (hits.code, hits.stdout.as_str()),
+        (0, "   1  Release checklist\n"),
+        "{}",
+        hits.stderr
+    );
+    let listed = saved(spec, &["list"]);
+    assert!(
+        listed.stdout.contains(
+            "saved searches:\n  saved.release  Saved search: the notes that match \"release\".\n"
+        ),
+        "{}",
+        listed.stdout
+    );
+
+    // A malformed entry, or a name that is no tool name: a clear error at start-up.
+    let malformed = saved("release", &["list"]);
+    assert_eq!(malformed.code, 1);
+    assert_eq!(
+        malformed.stderr,
+        "Error: NOTES_SAVED_SEARCHES: `release` is not `name=query` (entries are separated by `;`)\n"
+    );
+    let unnamed = saved("my search=x", &["list"]);
+    assert_eq!(unnamed.code, 1);
+    assert!(
+        unnamed
+            .stderr
+            .starts_with("Error: the saved searches could not be registered: "),
+        "{}",
+        unnamed.stderr
+    );
+    assert!(
+        unnamed.stderr.contains("saved.my search"),
+        "{}",
+        unnamed.stderr
     );
 }

@@ -5,3 +5,5 @@
 pub mod cli;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "pi")]
+pub mod pi;

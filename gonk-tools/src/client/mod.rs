@@ -34,7 +34,6 @@
 //! assert_eq!(client.math_add(Pair { a: 2, b: 3 }).await?, 5);
 //! # Ok(()) }
 //! ```
-mod encode;
 mod error;
 mod in_process;
 
@@ -44,7 +43,6 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use encode::encode_input;
 pub use error::ClientError;
 pub use in_process::{InProcess, Tap};
 
@@ -127,7 +125,10 @@ where
     T::Input: Serialize + JsonSchema,
     T::Output: DeserializeOwned,
 {
-    let input = encode_input::<T::Input>(T::NAME, &input)?;
+    let input = crate::schema::encode_input(&input).map_err(|source| ClientError::Encode {
+        tool: T::NAME,
+        source,
+    })?;
     decode_outcome::<T::Output>(T::NAME, transport.invoke(T::NAME, input), on_event).await
 }
 

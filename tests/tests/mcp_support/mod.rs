@@ -229,11 +229,13 @@ impl Drop for ServerProcess {
     }
 }
 
-/// `notes` with the diagnostic tools on and no per-user data directory.
+/// `notes-testbed` (the `notes` binary plus the diagnostic tools, a test
+/// fixture in `examples/notes/tests/testbed`) with no per-user data
+/// directory.
 pub fn notes_command() -> Command {
-    let mut command = Command::new(bin("notes"));
+    let mut command = Command::new(bin("notes-testbed"));
     command
-        .env("NOTES_DIAGNOSTICS", "1")
+        .env_remove("NOTES_SAVED_SEARCHES")
         .env_remove("XDG_DATA_HOME")
         .env_remove("HOME");
     command

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::progress::Progress;
 use super::terminal;
 use crate::error::{ErrorCode, ValidationIssue};
-use crate::event::{Display, DisplayBlock, ResourceContents, ToolEvent};
+use crate::event::{DisplayBlock, ResourceContents, ToolDisplay, ToolEvent};
 
 /// How events are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,10 +94,10 @@ fn render_block(block: &DisplayBlock) -> String {
 
 /// A result as terminal text: its display, else its data as pretty JSON
 /// (nothing for `null` data).
-pub(crate) fn render_result(data: &Value, display: Option<&Display>) -> String {
+pub(crate) fn render_result(data: &Value, display: Option<&ToolDisplay>) -> String {
     match display {
-        Some(Display::Text(text)) => with_newline(text.clone()),
-        Some(Display::Blocks(blocks)) if !blocks.is_empty() => {
+        Some(ToolDisplay::Text(text)) => with_newline(text.clone()),
+        Some(ToolDisplay::Blocks(blocks)) if !blocks.is_empty() => {
             let parts: Vec<String> = blocks.iter().map(render_block).collect();
             with_newline(parts.join("\n"))
         }
@@ -232,7 +232,7 @@ mod tests {
             },
         ];
         assert_eq!(
-            render_result(&Value::Null, Some(&Display::Blocks(blocks))),
+            render_result(&Value::Null, Some(&ToolDisplay::Blocks(blocks))),
             "plain\n# Title\n```rust\nfn main() {}\n```\n{\n  \"a\": 1\n}\nNote 1: https://example.invalid/n/1\n[image image/png — a chart]\n"
         );
     }
@@ -244,7 +244,7 @@ mod tests {
             "{\n  \"id\": 1\n}\n"
         );
         assert_eq!(
-            render_result(&json!(3), Some(&Display::Blocks(vec![]))),
+            render_result(&json!(3), Some(&ToolDisplay::Blocks(vec![]))),
             "3\n"
         );
         assert_eq!(render_result(&Value::Null, None), "");

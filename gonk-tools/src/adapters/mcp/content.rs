@@ -5,7 +5,7 @@ use rmcp::model::{CallToolResult, ContentBlock, MetaObject, ResourceContents as 
 use serde_json::{json, Map, Value};
 
 use crate::error::{ErrorCode, ToolError};
-use crate::event::{Display, DisplayBlock, ResourceContents};
+use crate::event::{DisplayBlock, ResourceContents, ToolDisplay};
 use crate::outcome::ToolOutput;
 
 /// `_meta` key carrying non-object data next to a display, so the client
@@ -65,10 +65,10 @@ pub(crate) fn block_to_content(block: &DisplayBlock) -> ContentBlock {
 }
 
 /// A display as MCP content.
-pub(crate) fn display_to_content(display: &Display) -> Vec<ContentBlock> {
+pub(crate) fn display_to_content(display: &ToolDisplay) -> Vec<ContentBlock> {
     match display {
-        Display::Text(text) => vec![ContentBlock::text(text)],
-        Display::Blocks(blocks) => blocks.iter().map(block_to_content).collect(),
+        ToolDisplay::Text(text) => vec![ContentBlock::text(text)],
+        ToolDisplay::Blocks(blocks) => blocks.iter().map(block_to_content).collect(),
     }
 }
 
@@ -247,7 +247,7 @@ pub(crate) fn result_to_outcome(result: CallToolResult) -> Result<ToolOutput<Val
             let echo = serde_json::to_string(&data).ok();
             let only_echo =
                 matches!(&blocks[..], [DisplayBlock::Text { text }] if Some(text) == echo.as_ref());
-            let display = (!only_echo && !blocks.is_empty()).then_some(Display::Blocks(blocks));
+            let display = (!only_echo && !blocks.is_empty()).then_some(ToolDisplay::Blocks(blocks));
             (data, display)
         }
         (None, None) => {
@@ -259,7 +259,7 @@ pub(crate) fn result_to_outcome(result: CallToolResult) -> Result<ToolOutput<Val
                 None => Value::Null,
             };
             let only_text = matches!(&blocks[..], [DisplayBlock::Text { .. }]);
-            let display = (!only_text && !blocks.is_empty()).then_some(Display::Blocks(blocks));
+            let display = (!only_text && !blocks.is_empty()).then_some(ToolDisplay::Blocks(blocks));
             (data, display)
         }
     };
@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn blocks_map_to_content() {
-        let display = Display::Blocks(vec![
+        let display = ToolDisplay::Blocks(vec![
             DisplayBlock::Markdown {
                 text: "# Hi".into(),
             },
@@ -351,7 +351,7 @@ mod tests {
             result_to_outcome(success_result(list.clone())).unwrap(),
             ToolOutput {
                 data: json!([1, 2]),
-                display: Some(Display::Blocks(vec![DisplayBlock::Text {
+                display: Some(ToolDisplay::Blocks(vec![DisplayBlock::Text {
                     text: "two numbers".into()
                 }])),
             }

@@ -88,7 +88,7 @@ async fn main() {
     assert_eq!(call("result_custom").await.unwrap_err().code, ErrorCode::custom("MINE"));
     assert_eq!(call("result_alias").await.unwrap().data, 3);
     let out = call("output").await.unwrap();
-    assert_eq!((out.data, out.display), (json!(4), Some(Display::Text("four".into()))));
+    assert_eq!((out.data, out.display), (json!(4), Some(ToolDisplay::Text("four".into()))));
     assert_eq!(call("result_output").await.unwrap().data, 5);
     assert_eq!(call("streaming").await.unwrap().data, 6);
     assert_eq!(call("boxed_stream").await.unwrap().data, 7);

@@ -15,7 +15,6 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::ClientError;
 use crate::schema;
 
 fn schema_of<I: JsonSchema + 'static>() -> Arc<Value> {
@@ -36,14 +35,14 @@ fn schema_of<I: JsonSchema + 'static>() -> Arc<Value> {
     schema
 }
 
-/// Serializes `input` of `tool` to the JSON its schema describes (`None`
-/// fields absent, not `null`).
-pub fn encode_input<I>(tool: &'static str, input: &I) -> Result<Value, ClientError>
+/// Serializes a tool input to the JSON its schema describes (`None`
+/// fields absent, not `null`): what typed clients and `ctx.call` send.
+/// Fails only where serde does (e.g. a map with non-string keys).
+pub fn encode_input<I>(input: &I) -> Result<Value, serde_json::Error>
 where
     I: Serialize + JsonSchema + 'static,
 {
-    let mut value =
-        serde_json::to_value(input).map_err(|source| ClientError::Encode { tool, source })?;
+    let mut value = serde_json::to_value(input)?;
     let schema = schema_of::<I>();
     strip_absent(&mut value, &schema, &schema, 0);
     Ok(value)
@@ -53,7 +52,7 @@ where
 /// optional and not nullable; recurses along `properties`,
 /// `additionalProperties`, `items` and the matching `anyOf`/`oneOf`
 /// alternative.
-pub(crate) fn strip_absent(value: &mut Value, schema: &Value, root: &Value, depth: usize) {
+fn strip_absent(value: &mut Value, schema: &Value, root: &Value, depth: usize) {
     if depth > 64 {
         return;
     }
@@ -212,22 +211,19 @@ mod tests {
 
     #[test]
     fn none_becomes_absent_and_nothing_else_changes() {
-        let value = encode_input(
-            "t",
-            &Outer {
-                limit: None,
-                inner: Inner {
-                    note: None,
-                    any: None,
-                },
-                list: vec![Inner {
-                    note: Some("x".into()),
-                    any: None,
-                }],
-                shape: Shape::Circle { radius: None },
-                map: [("k".to_owned(), None)].into_iter().collect(),
+        let value = encode_input(&Outer {
+            limit: None,
+            inner: Inner {
+                note: None,
+                any: None,
             },
-        )
+            list: vec![Inner {
+                note: Some("x".into()),
+                any: None,
+            }],
+            shape: Shape::Circle { radius: None },
+            map: [("k".to_owned(), None)].into_iter().collect(),
+        })
         .unwrap();
         assert_eq!(
             value,

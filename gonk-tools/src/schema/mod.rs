@@ -8,7 +8,7 @@
 //! * `$ref`s inlined (only recursive types keep their `$defs`);
 //! * `Option<T>` fields optional (not `required`) and not `null`-able —
 //!   never `["T", "null"]` unions; the typed client and `ctx.call` send
-//!   `None` as an absent key ([`client::encode_input`](crate::client::encode_input));
+//!   `None` as an absent key ([`encode_input`]);
 //! * doc comments as `description`, `#[serde(deny_unknown_fields)]` as
 //!   `additionalProperties: false`, unit enums as string `enum`s (schemars
 //!   does these);
@@ -24,6 +24,10 @@ use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
 use crate::error::ValidationIssue;
+
+mod encode;
+
+pub use encode::encode_input;
 
 /// The client-ready JSON Schema of `T`, as adapters advertise it.
 pub fn schema_for<T: JsonSchema>() -> Value {

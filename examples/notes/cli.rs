@@ -1,0 +1,87 @@
+//! The notes command line: every tool a subcommand (the `Cli` adapter),
+//! plus `mcp`, `serve` and `demo` (`mcp.rs`), `pi` and `pi-extension`
+//! (`pi.rs`), and the global `--db`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use gonk_tools::adapters::cli::clap::{value_parser, Arg};
+use gonk_tools::adapters::cli::{exit, Cli};
+use gonk_tools::ToolDefinition;
+
+use crate::store::{self, Store};
+use crate::{mcp, pi, saved, tools};
+
+/// The id of the global `--db` option.
+const DB: &str = "db";
+
+fn failure(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("Error: {message}");
+    ExitCode::from(exit::FAILURE)
+}
+
+/// Runs `notes` on this process's argv: the notes tools, the saved
+/// searches of `NOTES_SAVED_SEARCHES`, and `extra` tools (none in the
+/// `notes` binary; the test fixture adds its diagnostic tools).
+pub fn run(extra: Vec<ToolDefinition>) -> ExitCode {
+    let store = Arc::new(Store::new(store::default_path()));
+    let registry = match tools::registry(Arc::clone(&store)) {
+        Ok(registry) => registry,
+        Err(error) => return failure(format!("the notes tools could not be registered: {error}")),
+    };
+    let saved = match saved::from_env() {
+        Ok(saved) => saved,
+        Err(error) => return failure(error),
+    };
+    if let Err(error) = registry.register_all(saved) {
+        return failure(format!(
+            "the saved searches could not be registered: {error}"
+        ));
+    }
+    if let Err(error) = registry.register_all(extra) {
+        return failure(format!("the extra tools could not be registered: {error}"));
+    }
+    let served = registry.clone();
+    let demo_store = Arc::clone(&store);
+    Cli::new(registry)
+        .name("notes")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("Notes in a local SQLite database; every tool is a subcommand.")
+        .global_arg(
+            Arg::new(DB)
+                .long("db")
+                .value_name("PATH")
+                .value_parser(value_parser!(PathBuf))
+                .help(
+                    "The SQLite database [default: $XDG_DATA_HOME/gonk-notes/notes.db or \
+                     ~/.local/share/gonk-notes/notes.db]; ':memory:' for a throwaway one",
+                ),
+        )
+        .command(mcp::stdio_command(), {
+            let registry = served.clone();
+            move |matches| mcp::run_stdio(registry.clone(), matches)
+        })
+        .command(mcp::serve_command(), {
+            let registry = served.clone();
+            move |matches| mcp::run_serve(registry.clone(), matches)
+        })
+        .command(pi::bridge_command(), {
+            let registry = served.clone();
+            move |_| pi::run_bridge(registry.clone())
+        })
+        .command(pi::extension_command(), |matches| {
+            pi::run_extension(matches.get_one::<PathBuf>(DB).cloned())
+        })
+        .command(mcp::demo_command(), move |matches| {
+            let db_given = matches.get_one::<PathBuf>(DB).is_some();
+            mcp::run_demo(served.clone(), Arc::clone(&demo_store), db_given)
+        })
+        .on_parsed(move |matches| {
+            if let Some(path) = matches.get_one::<PathBuf>(DB) {
+                store.set_location(path.clone());
+            }
+            Ok(())
+        })
+        .run_from_env()
+}

@@ -1,0 +1,185 @@
+//! The Pi adapter (feature `pi`): a registry's tools inside the
+//! [Pi coding agent](https://www.npmjs.com/package/@mariozechner/pi-coding-agent),
+//! which adds tools through TypeScript extensions (`pi.registerTool`) and
+//! has no MCP by design.
+//!
+//! Two halves:
+//!
+//! * the Rust side, [`serve_pi`]: the registry served over a JSON-lines
+//!   bridge on stdin/stdout (the [`protocol`]);
+//! * a small TypeScript extension that ships with the crate
+//!   ([`PI_EXTENSION_TEMPLATE`]); [`write_pi_extension`] writes it out with
+//!   the command that starts the bridge. At Pi's start-up it starts that
+//!   command, discovers the tools and registers each with
+//!   `pi.registerTool`, forwarding `execute`, `onUpdate` and the abort
+//!   signal.
+//!
+//! A program exposes both with two subcommands — the notes example has
+//! `notes pi` (the bridge) and `notes pi-extension` (the file):
+//!
+//! ```no_run
+//! use gonk_tools::prelude::*;
+//! use gonk_tools::adapters::pi::{serve_pi, write_pi_extension, PiLaunch, PiOptions};
+//!
+//! # async fn run(registry: ToolRegistry) -> Result<(), Box<dyn std::error::Error>> {
+//! // `my-tools pi-extension > my-tools.ts`, then `pi -e ./my-tools.ts`:
+//! write_pi_extension(std::io::stdout(), &PiLaunch::current_exe()?.arg("pi"))?;
+//! // … and what that extension starts, `my-tools pi`:
+//! serve_pi(registry, PiOptions::new()).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! ## What Pi gets
+//!
+//! Each exposed tool is projected to Pi's tool shape ([`project_tool`],
+//! [`PiCatalog`]):
+//!
+//! * `name`: the `pi` hint's name (`#[tool(pi(name = "..."))]`), else the
+//!   tool name with `.` mapped to `_` (`notes.search` → `notes_search`):
+//!   model providers accept only `[a-zA-Z0-9_-]{1,64}`. Two tools that map
+//!   to one Pi name are refused with an error naming both ([`PiNameError`]);
+//! * `label`: the tool name;
+//! * `description`: the advertised description (the degraded one when the
+//!   `capability_for` probe says so), then the cost and latency sentence —
+//!   `Base description. Cost: high. Latency: minutes.`;
+//! * `parameters`: the enforced input schema, as an object schema. Pi
+//!   validates arguments against it before `execute`, and the registry
+//!   validates them again (exactly, where JavaScript numbers cannot).
+//!
+//! Duplex tools, tools the [`PiOptions::filter`] excludes and, with
+//! [`PiOptions::only_always_visible`], on-demand tools are skipped; the
+//! discover answer lists them with the reason.
+//!
+//! Calls run through [`ToolRegistry::invoke`](crate::ToolRegistry::invoke)
+//! — the whole dispatch contract — and are mapped by [`execute`]: progress
+//! and data become `onUpdate` partial results, logs go to the host's log
+//! (by default to the extension, which emits them on Pi's event bus as
+//! `gonk-tools:log` — never into the result), a success is `{content: display,
+//! details: data}`, an error `{isError: true, content: ["[CODE] message",
+//! details]}`, and Pi's abort signal cancels the call (the handler is
+//! dropped). A bridge that dies turns its running calls into tool errors in
+//! Pi; the next call starts a new bridge.
+
+mod bridge;
+mod execution;
+mod extension;
+mod framing;
+mod names;
+mod projection;
+pub mod protocol;
+
+use std::fmt;
+use std::sync::Arc;
+
+pub use bridge::{serve_pi, serve_pi_io, PiServeError};
+pub use execution::{
+    block_content, data_update, display_content, error_result, execute, progress_update,
+    success_result, update_for, PiContent, PiToolResult, PiUpdate, UpdateSink,
+};
+pub use extension::{pi_extension_source, write_pi_extension, PiLaunch, PI_EXTENSION_TEMPLATE};
+pub use names::{check_pi_name, pi_name, PiNameError, MAX_PI_NAME_LEN};
+pub use projection::{
+    project_tool, PiCatalog, PiSkipped, PiTool, PiToolSpec, SKIP_DUPLEX, SKIP_FILTERED,
+    SKIP_ON_DEMAND,
+};
+
+use crate::context::ToolContext;
+use crate::definition::ToolDefinition;
+
+/// The longest bridge line read by default (16 MiB); longer lines get a
+/// `REQUEST_TOO_LARGE` error.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// A predicate deciding whether a tool is exposed to Pi.
+pub type PiToolFilter = dyn Fn(&ToolDefinition) -> bool + Send + Sync;
+
+/// Makes the base context of each call.
+pub type PiBaseContextFn = dyn Fn() -> ToolContext + Send + Sync;
+
+/// Which tools Pi gets and how calls run.
+///
+/// ```
+/// use gonk_tools::adapters::pi::PiOptions;
+///
+/// let options = PiOptions::new()
+///     .filter(|def| !def.name.starts_with("admin."))
+///     .only_always_visible(false);
+/// # let _ = options;
+/// ```
+#[derive(Clone)]
+pub struct PiOptions {
+    pub(crate) filter: Option<Arc<PiToolFilter>>,
+    pub(crate) only_always_visible: bool,
+    pub(crate) base_context: Option<Arc<PiBaseContextFn>>,
+    pub(crate) max_line_bytes: usize,
+}
+
+impl fmt::Debug for PiOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PiOptions")
+            .field("filtered", &self.filter.is_some())
+            .field("only_always_visible", &self.only_always_visible)
+            .field("max_line_bytes", &self.max_line_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for PiOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PiOptions {
+    /// Every tool but duplex ones, on-demand tools included, logs to the
+    /// extension, lines up to [`DEFAULT_MAX_LINE_BYTES`].
+    pub fn new() -> Self {
+        PiOptions {
+            filter: None,
+            only_always_visible: false,
+            base_context: None,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+
+    /// Exposes only the tools for which `keep` is true; the others are
+    /// skipped (`filtered by caller`) and a call to them is
+    /// `TOOL_NOT_FOUND`, exactly like a missing tool.
+    pub fn filter(
+        mut self,
+        keep: impl Fn(&ToolDefinition) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.filter = Some(Arc::new(keep));
+        self
+    }
+
+    /// Registers only tools whose Pi visibility (the `pi` hint, else the
+    /// tool's) is `always`. Off by default: Pi has no on-demand discovery,
+    /// so a tool it is not given cannot be found later.
+    pub fn only_always_visible(mut self, only: bool) -> Self {
+        self.only_always_visible = only;
+        self
+    }
+
+    /// Makes the base context of every call (cwd, env, scope, auth, a
+    /// logger, …); the bridge adds the cancellation token. A call whose
+    /// context has no logger sends its log lines to the extension (`log`
+    /// lines of the [`protocol`]).
+    pub fn base_context(mut self, make: impl Fn() -> ToolContext + Send + Sync + 'static) -> Self {
+        self.base_context = Some(Arc::new(make));
+        self
+    }
+
+    /// The longest line the bridge reads.
+    pub fn max_line_bytes(mut self, max: usize) -> Self {
+        self.max_line_bytes = max;
+        self
+    }
+
+    pub(crate) fn context(&self) -> ToolContext {
+        match &self.base_context {
+            Some(make) => make(),
+            None => ToolContext::new(),
+        }
+    }
+}
