@@ -10,6 +10,7 @@
 //! does not: the kept-alive call is then ~50x slower than the new one.
 //! After the run, the ratio of the two is printed.
 
+mod fixture;
 mod ratio;
 
 use std::net::SocketAddr;
@@ -21,24 +22,8 @@ use gonk_tools::prelude::*;
 use ratio::mean_ns;
 use serde_json::Value;
 
-#[derive(Serialize, Deserialize, JsonSchema)]
-struct AddInput {
-    a: i64,
-    b: i64,
-}
-
 fn registry() -> ToolRegistry {
-    let registry = ToolRegistry::new();
-    registry
-        .register(
-            ToolDefinition::builder("add")
-                .description("Add two integers.")
-                .approval(ApprovalTier::Read)
-                .handler(|input: AddInput, _| async move { Ok::<_, ToolError>(input.a + input.b) })
-                .build(),
-        )
-        .unwrap();
-    registry
+    fixture::add_registry("add")
 }
 
 async fn post(

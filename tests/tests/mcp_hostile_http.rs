@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::process::Stdio;
 use std::time::Duration;
 
+use mcp_support::malformed::{self, Malformed};
 use mcp_support::raw_http::{exchange, post, Session};
 use mcp_support::{notes_command, wait_with_bound, ServerProcess};
 use serde_json::{json, Value};
@@ -33,59 +34,24 @@ fn every_malformed_request_gets_its_status_and_code_and_the_server_keeps_serving
     let mut session = Session::open(&server.url, &[]);
     session.call_succeeds("notes.search", json!({"query": "x"}), "the start");
 
-    let bodies: Vec<(&str, String, i64, Value)> = vec![
-        ("malformed JSON", r#"{"jsonrpc":"2.0","id":5,"#.into(), -32700, Value::Null),
-        ("an empty body", String::new(), -32700, Value::Null),
-        (
-            "a batch",
-            r#"[{"jsonrpc":"2.0","id":6,"method":"ping"}]"#.into(),
-            -32600,
-            Value::Null,
-        ),
-        (
-            "an object id",
-            r#"{"jsonrpc":"2.0","id":{"x":1},"method":"tools/list"}"#.into(),
-            -32600,
-            Value::Null,
-        ),
-        (
-            "a null id",
-            r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#.into(),
-            -32600,
-            Value::Null,
-        ),
-        (
-            "params as an array",
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":["notes.search"]}"#.into(),
-            -32600,
-            json!(7),
-        ),
-        (
-            "jsonrpc 1.0",
-            r#"{"jsonrpc":"1.0","id":"eight","method":"tools/list"}"#.into(),
-            -32600,
-            json!("eight"),
-        ),
-        (
-            "arguments as a string",
-            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"notes.search","arguments":"x"}}"#.into(),
-            -32602,
-            json!(9),
-        ),
-    ];
-    for (name, body, code, id) in bodies {
-        let answer = session.post(&body);
-        assert_eq!(answer.status, 400, "{name}: {}", answer.text());
+    let mut bodies = malformed::messages();
+    bodies.push(Malformed {
+        name: "an empty body",
+        text: String::new(),
+        code: -32700,
+        id: Value::Null,
+    });
+    for case in &bodies {
+        let answer = session.post(&case.text);
+        assert_eq!(answer.status, 400, "{}: {}", case.name, answer.text());
         assert_eq!(
             answer.header("content-type"),
             Some("application/json"),
-            "{name}"
+            "{}",
+            case.name
         );
-        let error = answer.message();
-        assert_eq!(error["jsonrpc"], "2.0", "{name}: {error}");
-        assert_eq!(error["error"]["code"], code, "{name}: {error}");
-        assert_eq!(error["id"], id, "{name}: {error}");
-        session.call_succeeds("notes.search", json!({"query": "x"}), name);
+        malformed::assert_answer(case, &answer.message());
+        session.call_succeeds("notes.search", json!({"query": "x"}), case.name);
     }
 
     let addr = session.addr;

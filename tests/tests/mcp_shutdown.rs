@@ -47,6 +47,15 @@ fn assert_cancelled_by_shutdown(answer: &Value) {
     );
 }
 
+/// The process exited 0, and the handler's marker says `marker`.
+fn exited_0_with_marker(status: std::process::ExitStatus, dir: &Path, marker: &str) {
+    assert_eq!(status.code(), Some(0), "{status}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("marker")).ok().as_deref(),
+        Some(marker)
+    );
+}
+
 fn serve(grace: &str) -> ServerProcess {
     let mut command = notes_command();
     command.args([
@@ -72,14 +81,7 @@ fn serve_cancels_a_call_still_running_after_the_grace_with_an_error_and_exits_0(
     server.terminate();
     let answer = call.join().unwrap();
     assert_cancelled_by_shutdown(&answer);
-    let status = server.wait(BOUND);
-    assert_eq!(status.code(), Some(0), "{status}");
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("marker"))
-            .ok()
-            .as_deref(),
-        Some("dropped")
-    );
+    exited_0_with_marker(server.wait(BOUND), dir.path(), "dropped");
 }
 
 #[test]
@@ -97,14 +99,7 @@ fn serve_lets_a_call_finish_within_the_grace_then_exits_0() {
         answer["result"]["structuredContent"]["slept_ms"], 1500,
         "{answer}"
     );
-    let status = server.wait(BOUND);
-    assert_eq!(status.code(), Some(0), "{status}");
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("marker"))
-            .ok()
-            .as_deref(),
-        Some("completed")
-    );
+    exited_0_with_marker(server.wait(BOUND), dir.path(), "completed");
 }
 
 #[test]
@@ -118,13 +113,10 @@ fn mcp_cancels_a_call_still_running_after_the_grace_with_an_error_and_exits_0() 
     assert_eq!(answer["id"], id, "{answer}");
     assert_cancelled_by_shutdown(&answer);
     assert!(wire.next_answer().is_none(), "notes closes stdout");
-    let status = wait_with_bound(&mut wire.child, BOUND);
-    assert_eq!(status.code(), Some(0), "{status}");
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("marker"))
-            .ok()
-            .as_deref(),
-        Some("dropped")
+    exited_0_with_marker(
+        wait_with_bound(&mut wire.child, BOUND),
+        dir.path(),
+        "dropped",
     );
 }
 
@@ -160,12 +152,9 @@ fn mcp_refuses_new_calls_once_shutting_down() {
     let answer = wire.answer();
     assert_eq!(answer["id"], sleeping, "{answer}");
     assert_eq!(answer["result"]["isError"], true, "{answer}");
-    let status = wait_with_bound(&mut wire.child, BOUND);
-    assert_eq!(status.code(), Some(0), "{status}");
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("marker"))
-            .ok()
-            .as_deref(),
-        Some("dropped")
+    exited_0_with_marker(
+        wait_with_bound(&mut wire.child, BOUND),
+        dir.path(),
+        "dropped",
     );
 }

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod malformed;
 pub mod raw_http;
 pub mod raw_stdio;
 

@@ -55,39 +55,34 @@ pub(crate) fn escape_json(line: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-fn write(mut stream: impl Write, text: &str) {
+/// Writes `text` to `stream`, through `escape` when it is a terminal.
+fn write<S>(stream: S, text: &str, escape: fn(&str) -> Cow<'_, str>)
+where
+    S: IsTerminal + Write,
+{
+    let text = if stream.is_terminal() {
+        escape(text)
+    } else {
+        Cow::Borrowed(text)
+    };
+    let mut stream = stream;
     let _ = stream.write_all(text.as_bytes());
     let _ = stream.flush();
 }
 
 /// Writes human-readable text to stdout.
 pub(crate) fn stdout(text: &str) {
-    let out = std::io::stdout();
-    if out.is_terminal() {
-        write(out.lock(), &escape_controls(text));
-    } else {
-        write(out.lock(), text);
-    }
+    write(std::io::stdout().lock(), text, escape_controls);
 }
 
 /// Writes human-readable text to stderr.
 pub(crate) fn stderr(text: &str) {
-    let err = std::io::stderr();
-    if err.is_terminal() {
-        write(err.lock(), &escape_controls(text));
-    } else {
-        write(err.lock(), text);
-    }
+    write(std::io::stderr().lock(), text, escape_controls);
 }
 
 /// Writes a line of JSON to stdout.
 pub(crate) fn stdout_json(line: &str) {
-    let out = std::io::stdout();
-    if out.is_terminal() {
-        write(out.lock(), &escape_json(line));
-    } else {
-        write(out.lock(), line);
-    }
+    write(std::io::stdout().lock(), line, escape_json);
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -16,11 +15,11 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use http::{header, HeaderValue, Method, StatusCode};
-use http_body::Frame;
 use rmcp::model::{ClientRequest, JsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tokio::sync::{watch, Mutex};
 
+use super::body::{self, EndAware};
 use super::jsonrpc::{self, Inbound, Rejection, INVALID_REQUEST};
 use super::server::McpServer;
 
@@ -72,44 +71,8 @@ impl Drop for StreamGuard {
     }
 }
 
-/// A response body that counts as open until its end (or until dropped).
-struct Counted {
-    inner: Body,
-    guard: StreamGuard,
-}
-
-impl http_body::Body for Counted {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        let poll = Pin::new(&mut self.inner).poll_frame(cx);
-        if let Poll::Ready(None) = poll {
-            self.guard.end();
-        }
-        poll
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
-    }
-}
-
 fn json_error(status: StatusCode, rejection: &Rejection) -> Response {
-    let mut response = Response::new(Body::from(rejection.to_bytes()));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
+    body::json(status, rejection.to_bytes())
 }
 
 fn too_large(limit: usize) -> Response {
@@ -240,5 +203,6 @@ pub(crate) async fn admit(
     } else {
         next.run(request).await
     };
-    response.map(|inner| Body::new(Counted { inner, guard }))
+    let mut guard = guard;
+    response.map(|inner| EndAware::wrap(inner, move |_| guard.end()))
 }

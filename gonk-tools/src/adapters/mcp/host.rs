@@ -5,9 +5,10 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use axum::body::Body;
 use axum::response::Response;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
+
+use super::body::plain;
 
 /// Loopback names, always allowed.
 pub(crate) const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -52,16 +53,6 @@ fn parse_entry(entry: &str) -> Option<Allowed> {
             port: None,
         }),
     }
-}
-
-fn plain(status: StatusCode, message: &str) -> Response {
-    let mut response = Response::new(Body::from(message.to_owned()));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
 }
 
 /// Whether `ip` is an address of this machine (binding it succeeds only

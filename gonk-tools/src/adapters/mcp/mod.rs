@@ -72,6 +72,7 @@
 //! the text content is the same `"Error [CODE]: message"` either way.
 
 mod admission;
+mod body;
 mod client;
 mod content;
 mod host;
