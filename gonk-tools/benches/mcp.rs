@@ -98,9 +98,7 @@ fn bench(c: &mut Criterion) {
 criterion_group!(benches, bench);
 
 fn main() {
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    if std::env::args().any(|a| a == "--list" || a == "--test") {
+    if !ratio::run(benches) {
         return;
     }
     if let (Some(invoke), Some(mcp)) = (mean_ns("mcp", "invoke"), mean_ns("mcp", "mcp_call")) {
