@@ -78,7 +78,7 @@ pub fn run(extra: Vec<ToolDefinition>) -> ExitCode {
         )
         .command(mcp::stdio_command(), {
             let registry = served.clone();
-            move |_| mcp::run_stdio(registry.clone())
+            move |matches| mcp::run_stdio(registry.clone(), matches)
         })
         .command(mcp::serve_command(), {
             let registry = served.clone();

@@ -11,12 +11,14 @@
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgAction, ArgMatches, Command};
 use gonk_tools::adapters::cli::exit;
 use gonk_tools::adapters::mcp::{
-    is_write_tool, serve_http, serve_stdio, McpClient, McpHttpClientOptions, McpHttpOptions,
-    McpServerOptions, WriteToolPolicy,
+    is_write_tool, serve_http, serve_stdio_with_shutdown, McpClient, McpHttpClientOptions,
+    McpHttpOptions, McpServerOptions, WriteToolPolicy, DEFAULT_MAX_IN_FLIGHT_CALLS,
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SHUTDOWN_GRACE,
 };
 use gonk_tools::client::{ClientError, Tap};
 use gonk_tools::prelude::*;
@@ -47,15 +49,74 @@ fn failure(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(exit::FAILURE)
 }
 
-/// `notes mcp`.
-pub fn stdio_command() -> Command {
-    Command::new("mcp").about(
-        "Serve the notes tools over MCP on stdin/stdout (configure it as the command of an MCP client)",
-    )
+/// Resolves on SIGTERM or Ctrl-C (SIGINT): the graceful shutdown of `notes
+/// mcp` and `notes serve` (new calls refused, running calls get the grace
+/// period, then are cancelled with an error; exit code 0).
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            eprintln!("notes: signals cannot be handled; they will end the process at once");
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = int.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
-/// Runs `notes mcp` until the client disconnects.
-pub async fn run_stdio(registry: ToolRegistry) -> ExitCode {
+fn grace_arg() -> Arg {
+    Arg::new("shutdown-grace")
+        .long("shutdown-grace")
+        .value_name("SECS")
+        .value_parser(value_parser!(u64))
+        .default_value(DEFAULT_SHUTDOWN_GRACE.as_secs().to_string())
+        .help("On SIGTERM or Ctrl-C, how long running calls may finish before they are cancelled")
+}
+
+fn max_calls_arg() -> Arg {
+    Arg::new("max-calls")
+        .long("max-calls")
+        .value_name("N")
+        .value_parser(value_parser!(u64).range(1..))
+        .default_value(DEFAULT_MAX_IN_FLIGHT_CALLS.to_string())
+        .help("The most tool calls running at once; more are refused as busy")
+}
+
+/// The server options of `notes mcp` and `notes serve` from their flags.
+fn limits(mut server: McpServerOptions, matches: &ArgMatches) -> McpServerOptions {
+    if let Some(secs) = matches.get_one::<u64>("shutdown-grace") {
+        server = server.shutdown_grace(Duration::from_secs(*secs));
+    }
+    if let Some(max) = matches.get_one::<u64>("max-calls") {
+        server = server.max_in_flight_calls(usize::try_from(*max).unwrap_or(usize::MAX));
+    }
+    server
+}
+
+/// `notes mcp`.
+pub fn stdio_command() -> Command {
+    Command::new("mcp")
+        .about(
+            "Serve the notes tools over MCP on stdin/stdout (configure it as the command of an MCP client)",
+        )
+        .arg(max_calls_arg())
+        .arg(grace_arg())
+}
+
+/// Runs `notes mcp` until the client disconnects (or SIGTERM / Ctrl-C).
+pub async fn run_stdio(registry: ToolRegistry, matches: ArgMatches) -> ExitCode {
     // stdout carries the protocol; MCP clients show the server's stderr.
     let writes: Vec<String> = registry
         .list()
@@ -69,7 +130,8 @@ pub async fn run_stdio(registry: ToolRegistry) -> ExitCode {
             writes.join(", ")
         );
     }
-    match serve_stdio(registry, server_options()).await {
+    let options = limits(server_options(), &matches);
+    match serve_stdio_with_shutdown(registry, options, terminated()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => failure(error),
     }
@@ -116,6 +178,34 @@ pub fn serve_command() -> Command {
                 .action(ArgAction::SetTrue)
                 .help("Allow a non-loopback --host without --api-key (trusted networks only)"),
         )
+        .arg(
+            Arg::new("allow-host")
+                .long("allow-host")
+                .value_name("NAME[:PORT]")
+                .action(ArgAction::Append)
+                .help(
+                    "Also accept requests addressed to NAME (repeatable); the bound address, and for \
+                     0.0.0.0 the machine's addresses and name, are accepted already",
+                ),
+        )
+        .arg(max_calls_arg())
+        .arg(
+            Arg::new("max-sessions")
+                .long("max-sessions")
+                .value_name("N")
+                .value_parser(value_parser!(u64).range(1..))
+                .default_value(DEFAULT_MAX_SESSIONS.to_string())
+                .help("The most MCP sessions open at once; more get 503"),
+        )
+        .arg(
+            Arg::new("session-idle-timeout")
+                .long("session-idle-timeout")
+                .value_name("SECS")
+                .value_parser(value_parser!(u64))
+                .default_value(DEFAULT_SESSION_IDLE_TIMEOUT.as_secs().to_string())
+                .help("Close a session after this long without a request (0: never)"),
+        )
+        .arg(grace_arg())
 }
 
 /// Runs `notes serve` until it is stopped.
@@ -128,7 +218,7 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         .get_one::<u16>("port")
         .copied()
         .unwrap_or(DEFAULT_PORT);
-    let mut server = server_options();
+    let mut server = limits(server_options(), &matches);
     if matches.get_flag("allow-writes") {
         server = server.write_policy(WriteToolPolicy::Permissive);
     }
@@ -149,8 +239,26 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
             shutdown: ws_stop.clone(),
         },
     );
+    let idle = matches
+        .get_one::<u64>("session-idle-timeout")
+        .copied()
+        .unwrap_or(DEFAULT_SESSION_IDLE_TIMEOUT.as_secs());
+    let max_sessions = matches
+        .get_one::<u64>("max-sessions")
+        .map_or(DEFAULT_MAX_SESSIONS, |n| {
+            usize::try_from(*n).unwrap_or(usize::MAX)
+        });
     let mut options = McpHttpOptions::new(server)
         .allow_insecure_remote(matches.get_flag("allow-insecure-remote"))
+        .allowed_hosts(
+            matches
+                .get_many::<String>("allow-host")
+                .into_iter()
+                .flatten()
+                .cloned(),
+        )
+        .max_sessions(max_sessions)
+        .session_idle_timeout((idle > 0).then(|| Duration::from_secs(idle)))
         .also_serve(page_and_socket);
     if let Some(key) = key {
         options = options.api_key(key);
@@ -173,9 +281,8 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
     }
     let stop = server.shutdown_token();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("notes: shutting down");
-        }
+        terminated().await;
+        eprintln!("notes: shutting down");
         ws_stop.cancel();
         stop.cancel();
     });

@@ -103,9 +103,7 @@ fn dispatch(c: &mut Criterion) {
 criterion_group!(benches, dispatch);
 
 fn main() {
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    if std::env::args().any(|a| a == "--list" || a == "--test") {
+    if !ratio::run(benches) {
         return;
     }
     if let Some(base) = mean_ns("dispatch", "baseline") {

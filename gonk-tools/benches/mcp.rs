@@ -9,32 +9,19 @@
 //!
 //! After the run, the ratio of `mcp_call` to `invoke` is printed.
 
+mod fixture;
 mod ratio;
 
 use criterion::{criterion_group, Criterion};
+use fixture::AddInput;
 use gonk_tools::adapters::mcp::{
     serve_io, McpClient, McpServer, McpServerOptions, WriteToolPolicy,
 };
 use gonk_tools::prelude::*;
 use ratio::mean_ns;
 
-#[derive(Serialize, Deserialize, JsonSchema)]
-struct AddInput {
-    a: i64,
-    b: i64,
-}
-
 fn registry(extra: usize) -> ToolRegistry {
-    let registry = ToolRegistry::new();
-    registry
-        .register(
-            ToolDefinition::builder("add")
-                .description("Add two integers.")
-                .approval(ApprovalTier::Read)
-                .handler(|input: AddInput, _| async move { Ok::<_, ToolError>(input.a + input.b) })
-                .build(),
-        )
-        .unwrap();
+    let registry = fixture::add_registry("add");
     for i in 0..extra {
         registry
             .register(
@@ -111,9 +98,7 @@ fn bench(c: &mut Criterion) {
 criterion_group!(benches, bench);
 
 fn main() {
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    if std::env::args().any(|a| a == "--list" || a == "--test") {
+    if !ratio::run(benches) {
         return;
     }
     if let (Some(invoke), Some(mcp)) = (mean_ns("mcp", "invoke"), mean_ns("mcp", "mcp_call")) {

@@ -9,6 +9,7 @@
 //!
 //! After the run, the ratio of `bridge_round_trip` to `invoke` is printed.
 
+mod fixture;
 mod ratio;
 
 use std::sync::Arc;
@@ -21,24 +22,8 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, WriteHalf};
 use tokio::sync::Mutex;
 
-#[derive(Serialize, Deserialize, JsonSchema)]
-struct AddInput {
-    a: i64,
-    b: i64,
-}
-
 fn registry() -> ToolRegistry {
-    let registry = ToolRegistry::new();
-    registry
-        .register(
-            ToolDefinition::builder("math.add")
-                .description("Add two integers.")
-                .approval(ApprovalTier::Read)
-                .handler(|input: AddInput, _| async move { Ok::<_, ToolError>(input.a + input.b) })
-                .build(),
-        )
-        .unwrap();
-    registry
+    fixture::add_registry("math.add")
 }
 
 /// The extension's end of the bridge.
@@ -106,9 +91,7 @@ fn bench(c: &mut Criterion) {
 criterion_group!(benches, bench);
 
 fn main() {
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    if std::env::args().any(|a| a == "--list" || a == "--test") {
+    if !ratio::run(benches) {
         return;
     }
     if let (Some(invoke), Some(bridge)) =

@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use gonk_tools::adapters::mcp::{serve_http, McpHttpOptions, McpServerOptions};
 use gonk_tools::prelude::*;
-use mcp_support::{notes_command, wait_for_file};
+use mcp_support::{notes_command, wait_with_bound};
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -60,12 +60,16 @@ fn closing_stdin_cancels_the_running_call() {
         }
     }
     drop(stdin);
-    assert_eq!(
-        wait_for_file(&marker, Duration::from_secs(20)).as_deref(),
-        Some("dropped")
-    );
-    let status = child.wait().expect("notes exits");
+    // The process exits only after its session ended, which is after every
+    // handler returned or was dropped: once it has exited, the marker must
+    // say `dropped` (no polling, no race with the exit).
+    let status = wait_with_bound(&mut child, Duration::from_secs(60));
     assert!(status.success(), "{status}");
+    assert_eq!(
+        std::fs::read_to_string(&marker).ok().as_deref(),
+        Some("dropped"),
+        "the handler was not dropped before notes exited"
+    );
 }
 
 /// Notifies when dropped: the handler future was dropped (or finished).

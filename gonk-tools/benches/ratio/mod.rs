@@ -3,6 +3,17 @@
 
 use std::path::PathBuf;
 
+use criterion::Criterion;
+
+/// Runs the bench's criterion groups and prints criterion's summary;
+/// `true` when they were measured (not `--list` or `--test`), i.e. when
+/// their estimates can be read back with [`mean_ns`].
+pub fn run(benches: fn()) -> bool {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    !std::env::args().any(|a| a == "--list" || a == "--test")
+}
+
 /// Where criterion writes: `$CRITERION_HOME`, `$CARGO_TARGET_DIR/criterion`,
 /// or the workspace's `target/criterion`.
 fn criterion_home() -> PathBuf {

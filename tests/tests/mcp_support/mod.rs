@@ -14,6 +14,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod malformed;
+pub mod raw_http;
+pub mod raw_stdio;
+
 /// The workspace root.
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -219,6 +223,26 @@ impl ServerProcess {
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
     }
+
+    /// Sends it SIGTERM.
+    #[cfg(unix)]
+    pub fn terminate(&self) {
+        signal(&self.child, libc::SIGTERM);
+    }
+
+    /// Waits for it to exit (see [`wait_with_bound`]).
+    pub fn wait(&mut self, bound: Duration) -> std::process::ExitStatus {
+        wait_with_bound(&mut self.child, bound)
+    }
+}
+
+/// Sends `signal` to `child`.
+#[cfg(unix)]
+pub fn signal(child: &Child, signal: libc::c_int) {
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    // SAFETY: kill(2) with a pid we spawned; no memory is involved.
+    let rc = unsafe { libc::kill(pid, signal) };
+    assert_eq!(rc, 0, "kill({pid}, {signal}) failed");
 }
 
 impl Drop for ServerProcess {
@@ -253,5 +277,22 @@ pub fn wait_for_file(path: &Path, within: Duration) -> Option<String> {
             return None;
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits for `child` to exit; kills it and panics if it is still running
+/// after `bound` (a guard against a hang, not a timing assertion).
+pub fn wait_with_bound(child: &mut Child, bound: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(status) = child.try_wait().expect("the child can be waited for") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the process did not exit within {bound:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }

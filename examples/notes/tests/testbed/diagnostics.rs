@@ -43,6 +43,8 @@ pub struct Sleep {
     /// A file that receives `dropped` if the handler is dropped before it
     /// finishes, `completed` otherwise.
     pub marker: Option<String>,
+    /// A file that receives `started` when the handler starts.
+    pub started: Option<String>,
 }
 
 /// Sleep, then return; reports through a marker file whether the handler finished or was dropped.
@@ -58,6 +60,9 @@ pub async fn diag_sleep(input: Sleep, ctx: ToolContext) -> Value {
         path: input.marker.map(PathBuf::from),
         armed: true,
     };
+    if let Some(started) = &input.started {
+        let _ = std::fs::write(started, "started");
+    }
     ctx.log().info(&format!("sleeping for {} ms", input.ms));
     tokio::time::sleep(Duration::from_millis(input.ms)).await;
     marker.armed = false;

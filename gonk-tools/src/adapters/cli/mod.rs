@@ -70,11 +70,11 @@ mod help;
 mod list;
 mod progress;
 mod render;
+mod terminal;
 
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::future::Future;
-use std::io::Write;
 use std::pin::Pin;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -147,18 +147,6 @@ fn lock(renderer: &Mutex<Renderer>) -> MutexGuard<'_, Renderer> {
     renderer
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn eprint(text: &str) {
-    let mut stderr = std::io::stderr().lock();
-    let _ = stderr.write_all(text.as_bytes());
-    let _ = stderr.flush();
-}
-
-fn print(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
 }
 
 /// The subcommand name of a tool: its `command` hint when usable.
@@ -393,7 +381,7 @@ impl Cli {
                 code
             }
             Err(error) => {
-                eprint(&format!(
+                terminal::stderr(&format!(
                     "Error: could not start the async runtime: {error}\n"
                 ));
                 exit::code(exit::FAILURE)
@@ -422,7 +410,7 @@ impl Cli {
         let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
         let (built, matches) = self.parse(args);
         for warning in &built.warnings {
-            eprint(&format!("warning: {warning}\n"));
+            terminal::stderr(&format!("warning: {warning}\n"));
         }
         let mut command = built.command;
         let matches = match matches {
@@ -431,7 +419,7 @@ impl Cli {
         };
         if let Some(hook) = &self.on_parsed {
             if let Err(message) = hook(&matches) {
-                eprint(&format!("Error: {message}\n"));
+                terminal::stderr(&format!("Error: {message}\n"));
                 return exit::code(exit::USAGE);
             }
         }
@@ -442,14 +430,14 @@ impl Cli {
         };
         let Some((name, sub)) = matches.subcommand() else {
             // `subcommand_required` makes clap report this; kept as a fallback.
-            eprint(&command.render_help().to_string());
+            terminal::stderr(&command.render_help().to_string());
             return exit::code(exit::USAGE);
         };
         if name == LIST {
-            print(&match mode {
-                Mode::Human => list::render_text(&built.entries),
-                Mode::Json => list::render_json(&built.entries),
-            });
+            match mode {
+                Mode::Human => terminal::stdout(&list::render_text(&built.entries)),
+                Mode::Json => terminal::stdout_json(&list::render_json(&built.entries)),
+            }
             return exit::code(exit::OK);
         }
         if let Some(run) = built.apps.get(name) {
@@ -458,7 +446,7 @@ impl Cli {
         match built.tools.get(name) {
             Some(args) => exit::code(self.call(args, sub, mode).await),
             None => {
-                eprint(&format!("Error: unknown command `{name}`\n"));
+                terminal::stderr(&format!("Error: unknown command `{name}`\n"));
                 exit::code(exit::USAGE)
             }
         }
@@ -491,7 +479,7 @@ impl Cli {
         let input = match args.input(matches) {
             Ok(input) => input,
             Err(error) => {
-                eprint(&format!("Error: {}\n", error.0));
+                terminal::stderr(&format!("Error: {}\n", error.0));
                 return exit::USAGE;
             }
         };
@@ -547,7 +535,7 @@ fn argv_error(error: clap::Error, duplex: &HashMap<String, String>) -> u8 {
     if error.kind() == ErrorKind::InvalidSubcommand {
         if let Some(ContextValue::String(name)) = error.get(ContextKind::InvalidSubcommand) {
             if let Some(tool) = duplex.get(name) {
-                eprint(&format!(
+                terminal::stderr(&format!(
                     "Error: tool {tool} is duplex (it needs a bidirectional input stream) and \
                      cannot run from the command line; use a surface that streams input\n"
                 ));
@@ -557,9 +545,9 @@ fn argv_error(error: clap::Error, duplex: &HashMap<String, String>) -> u8 {
     }
     let text = error.render().to_string();
     if error.use_stderr() {
-        eprint(&text);
+        terminal::stderr(&text);
     } else {
-        print(&text);
+        terminal::stdout(&text);
     }
     match error.exit_code() {
         0 => exit::OK,

@@ -30,7 +30,8 @@ impl Progress {
             Progress::Bar(bar) => {
                 let bar = bar.get_or_insert_with(new_bar);
                 if let Some(message) = message {
-                    bar.set_message(message.to_owned());
+                    // The bar is drawn on a terminal only.
+                    bar.set_message(super::terminal::escape_controls(message).into_owned());
                 }
                 match percent.filter(|p| p.is_finite()) {
                     Some(percent) => bar.set_position(percent.clamp(0.0, 100.0).round() as u64),

@@ -6,14 +6,12 @@
 //!   progress and errors (`Error [CODE]: message` + details) on stderr;
 //! * `--json` — every event as one JSON line on stdout.
 //!
-//! Writes ignore I/O errors: a closed pipe (`tool | head -1`) must not turn
-//! into a panic.
-
-use std::io::Write;
+//! On a terminal, control characters are shown escaped (see [`terminal`]).
 
 use serde_json::Value;
 
 use super::progress::Progress;
+use super::terminal;
 use crate::error::ErrorCode;
 use crate::event::{ToolDisplay, ToolEvent};
 use crate::render::{display_text, error_text};
@@ -31,18 +29,6 @@ pub(crate) enum Mode {
 pub(crate) struct Renderer {
     mode: Mode,
     progress: Progress,
-}
-
-fn out(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
-}
-
-fn err(text: &str) {
-    let mut stderr = std::io::stderr().lock();
-    let _ = stderr.write_all(text.as_bytes());
-    let _ = stderr.flush();
 }
 
 fn with_newline(mut text: String) -> String {
@@ -85,7 +71,7 @@ impl Renderer {
         if self.mode == Mode::Json {
             let line = serde_json::to_string(event)
                 .unwrap_or_else(|e| format!(r#"{{"type":"log","level":"error","message":"event could not be serialized: {e}"}}"#));
-            out(&format!("{line}\n"));
+            terminal::stdout_json(&format!("{line}\n"));
             return;
         }
         match event {
@@ -98,18 +84,18 @@ impl Renderer {
                     Some(meta) => format!("[{}] {message} {meta}\n", level.as_str()),
                     None => format!("[{}] {message}\n", level.as_str()),
                 };
-                self.progress.suspend(|| err(&line));
+                self.progress.suspend(|| terminal::stderr(&line));
             }
             ToolEvent::Progress { percent, message } => {
                 self.progress.update(*percent, message.as_deref());
             }
             ToolEvent::Data { chunk } => {
                 let line = format!("{chunk}\n");
-                self.progress.suspend(|| out(&line));
+                self.progress.suspend(|| terminal::stdout(&line));
             }
             ToolEvent::Result { data, display } => {
                 self.progress.finish();
-                out(&render_result(data, display.as_ref()));
+                terminal::stdout(&render_result(data, display.as_ref()));
             }
             ToolEvent::Error {
                 code,
@@ -117,7 +103,7 @@ impl Renderer {
                 details,
             } => {
                 self.progress.finish();
-                err(&render_error(code, message, details.as_ref()));
+                terminal::stderr(&render_error(code, message, details.as_ref()));
             }
         }
     }
@@ -125,7 +111,7 @@ impl Renderer {
     /// A line for the user on stderr (not an event of the call).
     pub(crate) fn notice(&self, text: &str) {
         let line = with_newline(text.to_owned());
-        self.progress.suspend(|| err(&line));
+        self.progress.suspend(|| terminal::stderr(&line));
     }
 
     /// Ends the call: clears the progress bar.

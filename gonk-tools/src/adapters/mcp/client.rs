@@ -259,6 +259,27 @@ fn client_state() -> ClientState {
     ClientState { info }
 }
 
+/// A JSON-RPC error answering a call: a server refusal that names its
+/// code in `data.code` (`BUSY`, `SHUTTING_DOWN`) keeps it; anything else
+/// is `INTERNAL`.
+fn refusal(name: &str, error: &rmcp::ErrorData) -> ToolError {
+    let message = format!(
+        "the MCP server refused the call of {name}: {} (JSON-RPC {})",
+        error.message, error.code.0
+    );
+    match error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("code"))
+        .and_then(Value::as_str)
+    {
+        Some(code) if !code.is_empty() => {
+            ToolError::new(ErrorCode::custom(code.to_owned()), message)
+        }
+        _ => ToolError::internal(message),
+    }
+}
+
 fn transport_error(error: impl std::fmt::Display) -> ToolError {
     ToolError::internal(format!("MCP transport failed: {error}"))
 }
@@ -441,10 +462,7 @@ impl McpClient {
                     Err(error) => ToolEvent::error(error),
                 },
                 Ok(Ok(other)) => ToolEvent::error(transport_error(format!("unexpected answer to tools/call: {other:?}"))),
-                Ok(Err(ServiceError::McpError(error))) => ToolEvent::error(ToolError::internal(format!(
-                    "the MCP server refused the call of {name}: {} (JSON-RPC {})",
-                    error.message, error.code.0
-                ))),
+                Ok(Err(ServiceError::McpError(error))) => ToolEvent::error(refusal(&name, &error)),
                 Ok(Err(error)) => ToolEvent::error(transport_error(error)),
                 Err(_) => ToolEvent::error(transport_error("the connection closed before the call finished")),
             };

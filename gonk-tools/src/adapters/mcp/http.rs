@@ -2,16 +2,22 @@
 //! standalone server on a bound address.
 
 use std::collections::HashMap;
+use std::future::IntoFuture;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use axum::extract::State;
+
+use super::admission::{self, Admission, OpenStreams};
+use super::host::HostPolicy;
 use super::security::{self, HttpAuthenticator, Security};
 use super::server::McpServer;
 use super::{McpServerOptions, WriteToolPolicy};
@@ -20,7 +26,16 @@ use crate::registry::ToolRegistry;
 /// The default request body limit: 4 MiB. A larger body gets `413`.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+/// The default cap on open sessions: 1024.
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+
+/// The default session idle timeout: 5 minutes.
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// After the running calls of a shutdown have ended, how long their
+/// answers get to leave, and then how long open connections get to close.
+const FLUSH_BOUND: Duration = Duration::from_secs(5);
+
 const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 
 /// Options of the streamable-HTTP transport.
@@ -50,6 +65,8 @@ pub struct McpHttpOptions {
     pub(crate) max_body_bytes: usize,
     pub(crate) sse_keep_alive: Option<Duration>,
     pub(crate) also_serve: Option<axum::Router>,
+    pub(crate) max_sessions: usize,
+    pub(crate) session_idle_timeout: Option<Duration>,
 }
 
 impl std::fmt::Debug for McpHttpOptions {
@@ -65,6 +82,8 @@ impl std::fmt::Debug for McpHttpOptions {
             .field("host_check", &self.host_check)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("also_serve", &self.also_serve.is_some())
+            .field("max_sessions", &self.max_sessions)
+            .field("session_idle_timeout", &self.session_idle_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -84,6 +103,8 @@ impl McpHttpOptions {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             sse_keep_alive: Some(Duration::from_secs(15)),
             also_serve: None,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
         }
     }
 
@@ -104,7 +125,9 @@ impl McpHttpOptions {
     }
 
     /// Requires `Authorization: Bearer <key>` on every request; a missing
-    /// or wrong key gets `401` with `WWW-Authenticate: Bearer`.
+    /// or wrong key gets `401` with `WWW-Authenticate: Bearer`. An empty key
+    /// (or one with surrounding white space, which no client can send) makes
+    /// [`serve_http`] refuse to start.
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.api_key = Some(key.into());
         self
@@ -162,8 +185,15 @@ impl McpHttpOptions {
     }
 
     /// Host names (or `host:port`) accepted in the `Host` header, besides
-    /// the loopback names. Needed when clients reach the server by a
-    /// public name.
+    /// the loopback names and — for [`serve_http`] — the bound address (for
+    /// a wildcard bind such as `0.0.0.0`: every address and the name of the
+    /// machine). Needed when clients reach the server by another name
+    /// (`notes serve --allow-host NAME`).
+    ///
+    /// A `Host` must be exactly one well-formed header; when it carries a
+    /// port, the port must be the server's (under [`serve_http`]) or the
+    /// entry's own (`host:port`). Several `Host` headers or a malformed one
+    /// get `400`; a name or port not allowed gets `403`.
     pub fn allowed_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
         self.allowed_hosts.extend(hosts.into_iter().map(Into::into));
         self
@@ -187,7 +217,26 @@ impl McpHttpOptions {
         self
     }
 
-    /// The request body limit in bytes (default 4 MiB).
+    /// The most sessions open at once (default [`DEFAULT_MAX_SESSIONS`]).
+    /// An `initialize` past it gets `503` with `Retry-After` and a JSON-RPC
+    /// error (`-32000`, "Server busy: …"); sessions end with `DELETE` or
+    /// after [`session_idle_timeout`](Self::session_idle_timeout).
+    pub fn max_sessions(mut self, max: usize) -> Self {
+        self.max_sessions = max.max(1);
+        self
+    }
+
+    /// How long a session may go without a request before it is closed
+    /// (default [`DEFAULT_SESSION_IDLE_TIMEOUT`], 5 minutes; `None` keeps
+    /// sessions until `DELETE` or shutdown). A closed session's id gets
+    /// `404`, and MCP clients then start a new session.
+    pub fn session_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.session_idle_timeout = timeout;
+        self
+    }
+
+    /// The request body limit in bytes (default 4 MiB). A declared
+    /// `Content-Length` over it gets `413` before the body is read.
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = bytes;
         self
@@ -213,26 +262,36 @@ impl McpHttpOptions {
     }
 
     fn rmcp_config(&self, cancel: CancellationToken) -> StreamableHttpServerConfig {
-        let mut config = StreamableHttpServerConfig::default()
+        // The Host check is ours (see `host`): rmcp's takes the first of
+        // several Host headers and ignores the port.
+        let config = StreamableHttpServerConfig::default()
             .with_max_request_body_bytes(self.max_body_bytes)
             .with_sse_keep_alive(self.sse_keep_alive)
-            .with_cancellation_token(cancel);
+            .with_cancellation_token(cancel)
+            .disable_allowed_hosts();
         if self.host_check {
-            let hosts = LOOPBACK_HOSTS
-                .iter()
-                .map(|h| h.to_string())
-                .chain(self.allowed_hosts.iter().cloned());
             let origins = LOOPBACK_ORIGINS
                 .iter()
                 .map(|o| o.to_string())
                 .chain(self.allowed_origins.iter().cloned());
-            config = config
-                .with_allowed_hosts(hosts)
-                .with_allowed_origins(origins);
+            config.with_allowed_origins(origins)
         } else {
-            config = config.disable_allowed_hosts().disable_allowed_origins();
+            config.disable_allowed_origins()
         }
-        config
+    }
+
+    /// Why the API key cannot work, if it cannot.
+    fn api_key_problem(&self) -> Option<&'static str> {
+        let key = self.api_key.as_deref()?;
+        if key.is_empty() {
+            Some("the API key is empty")
+        } else if key.trim() != key {
+            Some("the API key starts or ends with white space, which no client can send")
+        } else if key.chars().any(char::is_control) {
+            Some("the API key contains control characters, which no client can send")
+        } else {
+            None
+        }
     }
 }
 
@@ -253,38 +312,91 @@ impl McpHttpOptions {
 /// # }
 /// ```
 pub fn mcp_router(registry: ToolRegistry, options: McpHttpOptions) -> axum::Router {
-    router_with_cancel(registry, options, CancellationToken::new())
+    if let Some(problem) = options.api_key_problem() {
+        tracing::error!(target: "gonk_tools::mcp", "{problem}: every request will get 401");
+    }
+    let hosts = HostPolicy::new(&options.allowed_hosts);
+    Endpoint::new(registry, options, hosts, CancellationToken::new()).router
 }
 
-fn router_with_cancel(
-    registry: ToolRegistry,
-    options: McpHttpOptions,
-    cancel: CancellationToken,
-) -> axum::Router {
-    let config = options.rmcp_config(cancel);
-    let server = McpServer::new(
-        registry,
-        options.server.clone(),
-        WriteToolPolicy::RequireAllowlist,
-    );
-    let sessions = Arc::new(LocalSessionManager::default());
-    let service = StreamableHttpService::new(
-        move || Ok(server.new_session()),
-        Arc::clone(&sessions),
-        config,
-    );
-    let security = Arc::new(Security {
-        api_key: options.api_key.clone(),
-        authenticator: options.authenticator.clone(),
-        sessions,
-        pinned: Mutex::new(HashMap::new()),
-    });
-    axum::Router::new()
-        .route_service(&options.path, service)
-        .layer(axum::middleware::from_fn_with_state(
-            security,
-            security::guard,
-        ))
+/// The endpoint and what a graceful shutdown needs of it.
+struct Endpoint {
+    router: axum::Router,
+    server: McpServer,
+    streams: OpenStreams,
+}
+
+impl Endpoint {
+    fn new(
+        registry: ToolRegistry,
+        options: McpHttpOptions,
+        hosts: HostPolicy,
+        cancel: CancellationToken,
+    ) -> Self {
+        let config = options.rmcp_config(cancel);
+        let server = McpServer::new(
+            registry,
+            options.server.clone(),
+            WriteToolPolicy::RequireAllowlist,
+        );
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive = options.session_idle_timeout;
+        let sessions = Arc::new(manager);
+        let prototype = server.clone();
+        let service = StreamableHttpService::new(
+            move || Ok(prototype.new_session()),
+            Arc::clone(&sessions),
+            config,
+        );
+        let streams = OpenStreams::default();
+        let admission = Arc::new(Admission {
+            max_body_bytes: options.max_body_bytes,
+            sessions: Arc::clone(&sessions),
+            max_sessions: options.max_sessions,
+            server: server.clone(),
+            streams: streams.clone(),
+            initializing: tokio::sync::Mutex::new(()),
+        });
+        let security = Arc::new(Security {
+            api_key: options.api_key.clone(),
+            authenticator: options.authenticator.clone(),
+            sessions,
+            pinned: Mutex::new(HashMap::new()),
+        });
+        // Layers run outermost first: Host → credentials → admission → rmcp.
+        let mut router = axum::Router::new()
+            .route_service(&options.path, service)
+            .layer(axum::middleware::from_fn_with_state(
+                admission,
+                admission::admit,
+            ))
+            .layer(axum::middleware::from_fn_with_state(
+                security,
+                security::guard,
+            ));
+        if options.host_check {
+            router = router.layer(axum::middleware::from_fn_with_state(
+                Arc::new(hosts),
+                host_guard,
+            ));
+        }
+        Endpoint {
+            router,
+            server,
+            streams,
+        }
+    }
+}
+
+async fn host_guard(
+    State(hosts): State<Arc<HostPolicy>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    match hosts.check(request.uri(), request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(response) => response,
+    }
 }
 
 /// Why the HTTP server did not start.
@@ -302,6 +414,15 @@ pub enum HttpServeError {
     Insecure {
         /// The requested address.
         addr: SocketAddr,
+    },
+    /// The API key is empty (or otherwise one no client can send).
+    #[error(
+        "refusing to serve MCP with an unusable API key: {problem}. Set a non-empty key \
+         (McpHttpOptions::api_key, or notes serve --api-key / NOTES_API_KEY)"
+    )]
+    UnusableApiKey {
+        /// What is wrong with it.
+        problem: &'static str,
     },
     /// The address could not be bound.
     #[error("could not bind {addr}: {source}")]
@@ -334,14 +455,18 @@ impl McpHttpServer {
         format!("http://{}{}", self.local_addr, self.path)
     }
 
-    /// A token that stops the server when cancelled (e.g. from a Ctrl-C
-    /// handler while another task [`wait`](Self::wait)s).
+    /// A token that starts the graceful [`shutdown`](Self::shutdown) when
+    /// cancelled (e.g. from a SIGTERM or Ctrl-C handler while another task
+    /// [`wait`](Self::wait)s).
     pub fn shutdown_token(&self) -> CancellationToken {
         self.cancel.clone()
     }
 
-    /// Stops accepting connections, ends the sessions, and waits for the
-    /// server task.
+    /// Shuts down gracefully and waits for the server task: stops
+    /// accepting connections and calls, lets running calls finish within
+    /// [`McpServerOptions::shutdown_grace`], cancels the rest (each answered
+    /// with an `ABORTED` error saying the server is shutting down), waits
+    /// (bounded) for those answers to be written, then ends the sessions.
     pub async fn shutdown(self) -> io::Result<()> {
         self.cancel.cancel();
         self.wait().await
@@ -361,14 +486,18 @@ impl McpHttpServer {
 /// configurable) and returns once the socket is bound.
 ///
 /// A non-loopback `addr` refuses to start without an API key or
-/// [`allow_insecure_remote`](McpHttpOptions::allow_insecure_remote); the
-/// bound IP of a non-loopback, non-wildcard address is added to the Host
-/// allow-list.
+/// [`allow_insecure_remote`](McpHttpOptions::allow_insecure_remote); an
+/// empty API key refuses to start. The bound address is added to the Host
+/// allow-list (for a wildcard bind, every address and the name of the
+/// machine). Accepted connections get `TCP_NODELAY`.
 pub async fn serve_http(
     addr: SocketAddr,
     registry: ToolRegistry,
-    mut options: McpHttpOptions,
+    options: McpHttpOptions,
 ) -> Result<McpHttpServer, HttpServeError> {
+    if let Some(problem) = options.api_key_problem() {
+        return Err(HttpServeError::UnusableApiKey { problem });
+    }
     let ip = addr.ip();
     if !ip.is_loopback()
         && options.api_key.is_none()
@@ -383,21 +512,51 @@ pub async fn serve_http(
     let local_addr = listener
         .local_addr()
         .map_err(|source| HttpServeError::Bind { addr, source })?;
-    if !ip.is_loopback() && !ip.is_unspecified() {
-        options.allowed_hosts.push(ip.to_string());
-    }
+    let hosts = HostPolicy::new(&options.allowed_hosts).bound(local_addr);
     let cancel = CancellationToken::new();
+    let sessions_cancel = CancellationToken::new();
     let path = options.path.clone();
     let also_serve = options.also_serve.take();
-    let mut app = router_with_cancel(registry, options, cancel.clone());
+    let grace = options.server.shutdown_grace;
+    let mut endpoint = Endpoint::new(registry, options, hosts, sessions_cancel.clone());
     if let Some(routes) = also_serve {
-        app = app.merge(routes);
+        endpoint.router = endpoint.router.merge(routes);
     }
+    // Without TCP_NODELAY the last chunk of every response on a kept-alive
+    // connection waits for the client's delayed ACK (~40 ms on Linux).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(target: "gonk_tools::mcp", %error, "could not set TCP_NODELAY");
+        }
+    });
+    let stop_accepting = CancellationToken::new();
+    let serve = axum::serve(listener, endpoint.router)
+        .with_graceful_shutdown(stop_accepting.clone().cancelled_owned());
     let shutdown = cancel.clone();
+    let Endpoint {
+        server, streams, ..
+    } = endpoint;
     let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { shutdown.cancelled().await })
-            .await
+        let serve = serve.into_future();
+        tokio::pin!(serve);
+        let drain = async {
+            shutdown.cancelled().await;
+            stop_accepting.cancel();
+            server.inflight().drain(grace).await;
+            // The last answers are on their way: let them leave, then end
+            // the sessions (and their GET streams).
+            streams.idle(FLUSH_BOUND).await;
+            sessions_cancel.cancel();
+        };
+        tokio::select! {
+            result = &mut serve => return result,
+            () = drain => {}
+        }
+        match tokio::time::timeout(FLUSH_BOUND, serve).await {
+            Ok(result) => result,
+            // A connection that will not close does not hold the process.
+            Err(_) => Ok(()),
+        }
     });
     Ok(McpHttpServer {
         local_addr,

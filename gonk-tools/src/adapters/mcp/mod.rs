@@ -49,6 +49,20 @@
 //! * A tool reaches the MCP peer (to request sampling or elicitation) with
 //!   `ctx.host::<McpRequestContext>()`.
 //!
+//! ## Hostile input and bounds
+//!
+//! Every incoming message passes a JSON-RPC layer of ours before rmcp:
+//! malformed JSON, invalid request objects and malformed params of the
+//! methods we serve get `-32700` / `-32600` / `-32602` (over HTTP with status
+//! `400`; a body over the limit gets `413`, before it is read when its
+//! `Content-Length` says so). Running calls are capped server-wide
+//! ([`McpServerOptions::max_in_flight_calls`], "Server busy"), HTTP sessions
+//! by number and idle time ([`McpHttpOptions::max_sessions`],
+//! [`McpHttpOptions::session_idle_timeout`]). A graceful shutdown
+//! ([`McpHttpServer::shutdown`], [`serve_stdio_with_shutdown`]) lets running
+//! calls finish within [`McpServerOptions::shutdown_grace`] and answers the
+//! rest with an `ABORTED` error.
+//!
 //! Over HTTP, progress notifications travel on the call's own response
 //! stream; log notifications travel on the session's standalone stream (the
 //! `GET` stream clients open after `initialize`), as rmcp routes them.
@@ -57,9 +71,15 @@
 //! (clients validate any `structuredContent` against the output schema);
 //! the text content is the same `"Error [CODE]: message"` either way.
 
+mod admission;
+mod body;
 mod client;
 mod content;
+mod host;
 mod http;
+mod inflight;
+mod jsonrpc;
+mod lines;
 mod notify;
 mod security;
 mod server;
@@ -69,14 +89,20 @@ mod tools;
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use client::{McpClient, McpClientError, McpHttpClientOptions};
 pub use http::{
     mcp_router, serve_http, HttpServeError, McpHttpOptions, McpHttpServer, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
 };
+pub use inflight::DEFAULT_MAX_IN_FLIGHT_CALLS;
+pub use lines::DEFAULT_MAX_LINE_BYTES;
 pub use security::{HttpAuthRejection, HttpAuthenticator};
 pub use server::{McpRequestContext, McpServer};
-pub use stdio::{serve_io, serve_stdio, McpServeError};
+pub use stdio::{
+    serve_io, serve_io_with_shutdown, serve_stdio, serve_stdio_with_shutdown, McpServeError,
+};
 pub use tools::{is_write_tool, project_tool};
 
 /// The head of an HTTP request, as the [`HttpAuthenticator`] sees it.
@@ -108,6 +134,9 @@ pub enum WriteToolPolicy {
     Permissive,
 }
 
+/// The default grace period of a graceful shutdown: 10 s.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
 /// A predicate deciding whether a tool is exposed at all.
 pub type ToolFilter = dyn Fn(&ToolDefinition) -> bool + Send + Sync;
 
@@ -137,6 +166,9 @@ pub struct McpServerOptions {
     pub(crate) only_always_visible: bool,
     pub(crate) default_log_level: LogLevel,
     pub(crate) base_context: Option<Arc<BaseContextFn>>,
+    pub(crate) max_line_bytes: usize,
+    pub(crate) max_in_flight_calls: usize,
+    pub(crate) shutdown_grace: Duration,
 }
 
 impl fmt::Debug for McpServerOptions {
@@ -148,6 +180,9 @@ impl fmt::Debug for McpServerOptions {
             .field("allow_write_tools", &self.allow_write_tools)
             .field("only_always_visible", &self.only_always_visible)
             .field("default_log_level", &self.default_log_level)
+            .field("max_line_bytes", &self.max_line_bytes)
+            .field("max_in_flight_calls", &self.max_in_flight_calls)
+            .field("shutdown_grace", &self.shutdown_grace)
             .finish_non_exhaustive()
     }
 }
@@ -167,6 +202,9 @@ impl McpServerOptions {
             only_always_visible: false,
             default_log_level: LogLevel::Info,
             base_context: None,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_in_flight_calls: DEFAULT_MAX_IN_FLIGHT_CALLS,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
     }
 
@@ -234,6 +272,36 @@ impl McpServerOptions {
         self.default_log_level = level;
         self
     }
+
+    /// Over stdio, the longest accepted line (one JSON-RPC message) in
+    /// bytes; default [`DEFAULT_MAX_LINE_BYTES`] (16 MiB). A longer line is
+    /// skipped and answered with a `-32600` error (with the request's id
+    /// when it appears in the line's first 4 KiB). Over HTTP the limit is
+    /// [`McpHttpOptions::max_body_bytes`].
+    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line_bytes = bytes;
+        self
+    }
+
+    /// The most `tools/call`s running at once, server-wide (over HTTP,
+    /// across every session); default [`DEFAULT_MAX_IN_FLIGHT_CALLS`]. A
+    /// call past the limit is refused at once with a JSON-RPC error
+    /// (`-32000`, "Server busy: …", `data.code` = `"BUSY"`); the typed
+    /// [`McpClient`] reports it as a `BUSY` error.
+    pub fn max_in_flight_calls(mut self, max: usize) -> Self {
+        self.max_in_flight_calls = max.max(1);
+        self
+    }
+
+    /// How long a graceful shutdown lets running calls finish before it
+    /// cancels them (default 10 s). A call cancelled by the shutdown ends
+    /// with an `ABORTED` error saying so; new calls during the shutdown
+    /// are refused (`-32000`, `data.code` = `"SHUTTING_DOWN"`).
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
 
     /// Makes the base context of every request (cwd, env, scope, …).
     ///

@@ -1,15 +1,14 @@
 //! HTTP security in front of the MCP service: the API key (Bearer), the
 //! host's authentication hook (verified credentials → [`AuthContext`]),
 //! session pinning to the security context key, and the connection guard
-//! that cancels a call whose client went away. (The Host/Origin allow-list
-//! and the body limit are rmcp's, set up in [`http`](super::http).)
+//! that cancels a call whose client went away. (The Host check is in
+//! [`host`](super::host), the body limit and the JSON-RPC checks in
+//! [`admission`](super::admission); the Origin allow-list is rmcp's.)
 
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -17,12 +16,12 @@ use axum::middleware::Next;
 use axum::response::Response;
 use futures::future::BoxFuture;
 use http::{header, HeaderValue, Method, StatusCode};
-use http_body::{Body as _, Frame};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::SessionManager;
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
+use super::body::{plain, BodyEnd, EndAware};
 use crate::security::AuthContext;
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -130,16 +129,6 @@ pub(crate) struct Security {
     /// Session id → the security context key of the principal that opened
     /// it (`None` for an unauthenticated or API-key-only session).
     pub(crate) pinned: Mutex<HashMap<String, Option<String>>>,
-}
-
-fn plain(status: StatusCode, message: &str) -> Response {
-    let mut response = Response::new(Body::from(message.to_owned()));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
 }
 
 fn unauthorized(error: Option<&'static str>) -> Response {
@@ -288,52 +277,13 @@ pub(crate) async fn guard(
         _ => {}
     }
 
+    // A response dropped before its end: the client closed the connection
+    // mid-response.
     response.map(|body| {
-        Body::new(GuardedBody {
-            inner: body,
-            disconnected: Some(disconnected),
+        EndAware::wrap(body, move |how| {
+            if how == BodyEnd::Abandoned {
+                disconnected.cancel();
+            }
         })
     })
-}
-
-/// A response body that cancels its token when it is dropped before its
-/// end: the client closed the connection mid-response.
-struct GuardedBody {
-    inner: Body,
-    disconnected: Option<CancellationToken>,
-}
-
-impl http_body::Body for GuardedBody {
-    type Data = axum::body::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        let poll = Pin::new(&mut self.inner).poll_frame(cx);
-        if let Poll::Ready(None) = poll {
-            // Complete: nothing to cancel.
-            self.disconnected = None;
-        }
-        poll
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
-    }
-}
-
-impl Drop for GuardedBody {
-    fn drop(&mut self) {
-        if let Some(token) = self.disconnected.take() {
-            if !self.inner.is_end_stream() {
-                token.cancel();
-            }
-        }
-    }
 }

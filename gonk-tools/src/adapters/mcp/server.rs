@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::content::{error_result, success_result, unknown_tool, ErrorPlacement};
+use super::inflight::InFlight;
 use super::notify::{LevelFilter, McpLogSink, Notifier, Outbound};
 use super::security::RequestState;
 use super::tools::{self, Exposure};
@@ -80,6 +81,7 @@ struct Shared {
     registry: ToolRegistry,
     options: McpServerOptions,
     policy: WriteToolPolicy,
+    inflight: InFlight,
 }
 
 /// An MCP server over a [`ToolRegistry`]: one value per session (clone it
@@ -132,6 +134,7 @@ impl McpServer {
         let level = Arc::new(LevelFilter::new(options.default_log_level));
         McpServer {
             shared: Arc::new(Shared {
+                inflight: InFlight::new(options.max_in_flight_calls),
                 registry,
                 options,
                 policy,
@@ -155,6 +158,11 @@ impl McpServer {
     /// cancels the session's running calls.
     pub fn closed_token(&self) -> &CancellationToken {
         &self.closed
+    }
+
+    /// The running calls of this server (shared by its sessions).
+    pub(crate) fn inflight(&self) -> &InFlight {
+        &self.shared.inflight
     }
 
     /// The write-tool policy in force.
@@ -268,50 +276,50 @@ impl McpServer {
                 http,
             });
 
-        let mut notifier = Notifier::new(
-            context.peer.clone(),
-            progress_token,
-            Arc::clone(&self.level),
-            tools::mcp_name(&def).to_owned(),
-        );
-        let closed = self.closed.clone();
-        let disconnected = request_state.map(|state| state.disconnected);
-        let external_cancel = async move {
-            match disconnected {
-                Some(disconnected) => tokio::select! {
-                    _ = closed.cancelled() => {},
-                    _ = disconnected.cancelled() => {},
-                },
-                None => closed.cancelled().await,
-            }
+        let mut relay = Relay {
+            notifier: Notifier::new(
+                context.peer.clone(),
+                progress_token,
+                Arc::clone(&self.level),
+                tools::mcp_name(&def).to_owned(),
+            ),
+            closed: self.closed.clone(),
+            disconnected: request_state.map(|state| state.disconnected),
         };
-        tokio::pin!(external_cancel);
-        let mut external_fired = false;
-
+        let shutdown = shared.inflight.abort_token().clone();
+        let mut cancelled_by_shutdown = false;
         let mut events = shared.registry.invoke(&def.name, input, ctx);
         let mut result: Option<ToolOutput<Value>> = None;
         let mut error = None;
         loop {
             tokio::select! {
                 biased;
-                Some(out) = outbound.recv() => notifier.send(out.tool.as_deref(), &out.event).await,
-                _ = &mut external_cancel, if !external_fired => {
-                    external_fired = true;
+                _ = relay.gone(), if !token.is_cancelled() => token.cancel(),
+                _ = shutdown.cancelled(), if !token.is_cancelled() => {
+                    cancelled_by_shutdown = true;
                     token.cancel();
                 }
+                Some(out) = outbound.recv() => relay.send(out.tool.as_deref(), &out.event).await,
                 event = events.next() => match event {
                     None => break,
                     Some(ToolEvent::Result { data, display }) => result = Some(ToolOutput { data, display }),
                     Some(event @ ToolEvent::Error { .. }) => error = event.as_error(),
-                    Some(event) => notifier.send(None, &event).await,
+                    Some(event) => relay.send(None, &event).await,
                 },
             }
         }
         drop(events);
         while let Ok(out) = outbound.try_recv() {
-            notifier.send(out.tool.as_deref(), &out.event).await;
+            relay.send(out.tool.as_deref(), &out.event).await;
         }
 
+        if cancelled_by_shutdown {
+            if let Some(aborted) = error.as_mut().filter(|e| e.code == ErrorCode::Aborted) {
+                aborted.message =
+                    "The server is shutting down: the call was cancelled before it finished"
+                        .to_owned();
+            }
+        }
         match (error, result) {
             (Some(error), _)
                 if error.code == ErrorCode::ToolNotFound
@@ -326,6 +334,58 @@ impl McpServer {
                 placement,
             ),
         }
+    }
+}
+
+/// Sends one call's notifications while its client is there. Once the
+/// connection is gone (end of stdin, or the HTTP response dropped) nothing
+/// more is sent, and a send already waiting is abandoned: rmcp stops
+/// servicing sends when its input ends, so awaiting one would hold the
+/// call — and its cancellation — until rmcp's own drain timeout.
+struct Relay {
+    notifier: Notifier,
+    closed: CancellationToken,
+    disconnected: Option<CancellationToken>,
+}
+
+impl Relay {
+    fn is_gone(&self) -> bool {
+        self.closed.is_cancelled()
+            || self
+                .disconnected
+                .as_ref()
+                .is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// Resolves when the connection is gone.
+    async fn gone(&self) {
+        gone(&self.closed, self.disconnected.as_ref()).await
+    }
+
+    async fn send(&mut self, tool: Option<&str>, event: &ToolEvent) {
+        if self.is_gone() {
+            return;
+        }
+        let Relay {
+            notifier,
+            closed,
+            disconnected,
+        } = self;
+        tokio::select! {
+            biased;
+            _ = gone(closed, disconnected.as_ref()) => {}
+            _ = notifier.send(tool, event) => {}
+        }
+    }
+}
+
+async fn gone(closed: &CancellationToken, disconnected: Option<&CancellationToken>) {
+    match disconnected {
+        Some(disconnected) => tokio::select! {
+            _ = closed.cancelled() => {},
+            _ = disconnected.cancelled() => {},
+        },
+        None => closed.cancelled().await,
     }
 }
 
@@ -365,6 +425,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let _permit = self.shared.inflight.admit()?;
         Ok(self.call(request, context).await.into())
     }
 

@@ -1,15 +1,13 @@
 //! The stdio transport: one MCP session over stdin/stdout (or any pair of
 //! byte streams).
 
-use std::io;
-use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::future::Future;
 
 use rmcp::service::ServerInitializeError;
 use rmcp::ServiceExt;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio_util::sync::CancellationToken;
+use tokio::io::{AsyncRead, AsyncWrite};
 
+use super::lines::LineTransport;
 use super::server::McpServer;
 use super::{McpServerOptions, WriteToolPolicy};
 use crate::registry::ToolRegistry;
@@ -33,33 +31,11 @@ impl From<ServerInitializeError> for McpServeError {
     }
 }
 
-/// A reader that cancels a token when it reaches end of input: the client
-/// closed the connection, so the session's running calls are cancelled at
-/// once (rmcp itself waits for in-flight calls before it gives up on them).
-struct EofSignal<R> {
-    inner: R,
-    closed: CancellationToken,
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for EofSignal<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
-        match &poll {
-            Poll::Ready(Ok(())) if buf.filled().len() == before => self.closed.cancel(),
-            Poll::Ready(Err(_)) => self.closed.cancel(),
-            _ => {}
-        }
-        poll
-    }
-}
-
-/// Serves `registry` as one MCP session over `read`/`write` until the
-/// client disconnects. End of input cancels the running calls.
+/// Serves `registry` as one MCP session over `read`/`write` (newline-
+/// delimited JSON-RPC) until the client disconnects. End of input cancels
+/// the running calls. A line that is not a valid message gets its JSON-RPC
+/// error (`-32700`, `-32600`, `-32602`); a line over
+/// [`McpServerOptions::max_line_bytes`] gets `-32600` and is skipped.
 pub async fn serve_io<R, W>(
     registry: ToolRegistry,
     options: McpServerOptions,
@@ -70,13 +46,50 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_io_with_shutdown(registry, options, read, write, std::future::pending()).await
+}
+
+/// [`serve_io`] that also ends gracefully when `signal` resolves (e.g. on
+/// SIGTERM): new calls are refused, running calls get
+/// [`McpServerOptions::shutdown_grace`] to finish, the rest are cancelled
+/// and answered with an `ABORTED` error, and the session ends.
+pub async fn serve_io_with_shutdown<R, W>(
+    registry: ToolRegistry,
+    options: McpServerOptions,
+    read: R,
+    write: W,
+    signal: impl Future<Output = ()> + Send,
+) -> Result<(), McpServeError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let max_line = options.max_line_bytes;
+    let grace = options.shutdown_grace;
     let server = McpServer::new(registry, options, WriteToolPolicy::Warn);
-    let read = EofSignal {
-        inner: read,
-        closed: server.closed_token().clone(),
+    let handle = server.clone();
+    let transport = LineTransport::new(read, write, max_line, server.closed_token().clone());
+    tokio::pin!(signal);
+    let running = tokio::select! {
+        running = server.serve(transport) => running?,
+        // Shut down before the handshake: nothing is running.
+        () = &mut signal => return Ok(()),
     };
-    let running = server.serve((read, write)).await?;
-    running.waiting().await?;
+    let stop = running.cancellation_token();
+    let session = running.waiting();
+    tokio::pin!(session);
+    tokio::select! {
+        ended = &mut session => {
+            ended?;
+            return Ok(());
+        }
+        () = &mut signal => {}
+    }
+    handle.inflight().drain(grace).await;
+    // Every call has answered (or is stuck in a blocked thread): end the
+    // session; rmcp writes the answers still queued before it closes.
+    stop.cancel();
+    session.await?;
     Ok(())
 }
 
@@ -90,6 +103,32 @@ pub async fn serve_stdio(
     registry: ToolRegistry,
     options: McpServerOptions,
 ) -> Result<(), McpServeError> {
+    serve_stdio_with_shutdown(registry, options, std::future::pending()).await
+}
+
+/// [`serve_stdio`] that also ends gracefully when `signal` resolves (see
+/// [`serve_io_with_shutdown`]).
+///
+/// ```no_run
+/// # use gonk_tools::prelude::*;
+/// use gonk_tools::adapters::mcp::{serve_stdio_with_shutdown, McpServerOptions};
+///
+/// # async fn run(registry: ToolRegistry) -> Result<(), Box<dyn std::error::Error>> {
+/// # #[cfg(unix)] {
+/// use tokio::signal::unix::{signal, SignalKind};
+/// let mut term = signal(SignalKind::terminate())?;
+/// serve_stdio_with_shutdown(registry, McpServerOptions::new("app", "1.0.0"), async move {
+///     term.recv().await;
+/// })
+/// .await?;
+/// # }
+/// # Ok(()) }
+/// ```
+pub async fn serve_stdio_with_shutdown(
+    registry: ToolRegistry,
+    options: McpServerOptions,
+    signal: impl Future<Output = ()> + Send,
+) -> Result<(), McpServeError> {
     let (read, write) = rmcp::transport::io::stdio_pipes();
-    serve_io(registry, options, read, write).await
+    serve_io_with_shutdown(registry, options, read, write, signal).await
 }

@@ -1,0 +1,208 @@
+//! What a `POST` must pass before rmcp's streamable-HTTP service sees it:
+//! a declared `Content-Length` over the limit gets `413` before the body is
+//! read; the body is read (bounded) and checked by the JSON-RPC error layer
+//! (`400` with `-32700` / `-32600` / `-32602` instead of rmcp's `415`); an
+//! `initialize` past the session cap, or during a shutdown, gets `503`.
+//! Responses to admitted `POST`s are counted while they stream, so a
+//! graceful shutdown can wait for the last answer to leave.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::{header, HeaderValue, Method, StatusCode};
+use rmcp::model::{ClientRequest, JsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use tokio::sync::{watch, Mutex};
+
+use super::body::{self, EndAware};
+use super::jsonrpc::{self, Inbound, Rejection, INVALID_REQUEST};
+use super::server::McpServer;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The admission layer's state.
+pub(crate) struct Admission {
+    pub(crate) max_body_bytes: usize,
+    pub(crate) sessions: Arc<LocalSessionManager>,
+    pub(crate) max_sessions: usize,
+    /// The server (for its shutdown state).
+    pub(crate) server: McpServer,
+    /// `POST` responses still streaming.
+    pub(crate) streams: OpenStreams,
+    /// One `initialize` at a time, so the session cap is exact.
+    pub(crate) initializing: Mutex<()>,
+}
+
+/// A count of response bodies still being written.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct OpenStreams(Arc<watch::Sender<usize>>);
+
+impl OpenStreams {
+    fn enter(&self) -> StreamGuard {
+        self.0.send_modify(|open| *open += 1);
+        StreamGuard(Some(self.clone()))
+    }
+
+    /// Waits until no response is streaming, at most `bound`.
+    pub(crate) async fn idle(&self, bound: Duration) {
+        let mut open = self.0.subscribe();
+        let _ = tokio::time::timeout(bound, open.wait_for(|open| *open == 0)).await;
+    }
+}
+
+struct StreamGuard(Option<OpenStreams>);
+
+impl StreamGuard {
+    fn end(&mut self) {
+        if let Some(streams) = self.0.take() {
+            streams.0.send_modify(|open| *open = open.saturating_sub(1));
+        }
+    }
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+fn json_error(status: StatusCode, rejection: &Rejection) -> Response {
+    body::json(status, rejection.to_bytes())
+}
+
+fn too_large(limit: usize) -> Response {
+    json_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &Rejection::new(
+            INVALID_REQUEST,
+            format!("Request body too large: the limit is {limit} bytes"),
+            None,
+        ),
+    )
+}
+
+enum Unread {
+    TooLarge,
+    Failed(axum::Error),
+}
+
+/// The whole body, or `TooLarge` as soon as it passes `limit` bytes.
+async fn read_bounded(mut body: Body, limit: usize) -> Result<Bytes, Unread> {
+    use http_body::Body as _;
+    let mut collected = Vec::new();
+    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+        let frame = frame.map_err(Unread::Failed)?;
+        if let Ok(data) = frame.into_data() {
+            if data.len() > limit.saturating_sub(collected.len()) {
+                return Err(Unread::TooLarge);
+            }
+            collected.extend_from_slice(&data);
+        }
+    }
+    Ok(Bytes::from(collected))
+}
+
+fn is_json(request: &Request) -> bool {
+    request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The axum middleware.
+pub(crate) async fn admit(
+    State(admission): State<Arc<Admission>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    // Other methods carry no body; a body that is not JSON is rmcp's 415.
+    if request.method() != Method::POST || !is_json(&request) {
+        return next.run(request).await;
+    }
+    let limit = admission.max_body_bytes;
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return too_large(limit);
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match read_bounded(body, limit).await {
+        Ok(bytes) => bytes,
+        Err(Unread::TooLarge) => return too_large(limit),
+        Err(Unread::Failed(error)) => {
+            let mut response = Response::new(Body::from(format!(
+                "Bad Request: the request body could not be read: {error}"
+            )));
+            *response.status_mut() = StatusCode::BAD_REQUEST;
+            return response;
+        }
+    };
+    let message = match jsonrpc::read(&bytes) {
+        Inbound::Reject(rejection) => return json_error(StatusCode::BAD_REQUEST, &rejection),
+        Inbound::Ignore => {
+            let mut response = Response::new(Body::empty());
+            *response.status_mut() = StatusCode::ACCEPTED;
+            return response;
+        }
+        Inbound::Message(message) => message,
+    };
+    let opens_session = !parts.headers.contains_key(SESSION_HEADER)
+        && matches!(
+            &*message,
+            JsonRpcMessage::Request(request)
+                if matches!(request.request, ClientRequest::InitializeRequest(_))
+        );
+    let request = Request::from_parts(parts, Body::from(bytes));
+    let guard = admission.streams.enter();
+    let response = if opens_session {
+        let id = match &*message {
+            JsonRpcMessage::Request(request) => Some(request.id.clone()),
+            _ => None,
+        };
+        let _one_at_a_time = admission.initializing.lock().await;
+        if admission.server.inflight().is_draining() {
+            return json_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &Rejection::new(
+                    -32000,
+                    "The server is shutting down and takes no new sessions",
+                    id,
+                ),
+            );
+        }
+        let open = admission.sessions.sessions.read().await.len();
+        if open >= admission.max_sessions {
+            let mut response = json_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &Rejection::new(
+                    -32000,
+                    format!(
+                        "Server busy: {open} sessions are open (the server's limit is {}); \
+                         close one (HTTP DELETE) or retry later",
+                        admission.max_sessions
+                    ),
+                    id,
+                ),
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return response;
+        }
+        next.run(request).await
+    } else {
+        next.run(request).await
+    };
+    let mut guard = guard;
+    response.map(|inner| EndAware::wrap(inner, move |_| guard.end()))
+}

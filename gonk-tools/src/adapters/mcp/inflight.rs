@@ -1,0 +1,182 @@
+//! The server-wide count of running `tools/call`s: the cap that answers
+//! "busy" past a limit, and the drain of a graceful shutdown (stop taking
+//! calls, let the running ones finish within a grace period, then cancel
+//! the rest — each still gets its terminal error).
+
+use std::time::Duration;
+
+use rmcp::model::ErrorCode as JsonRpcCode;
+use rmcp::ErrorData;
+use serde_json::json;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// The default cap on calls running at once, server-wide.
+pub const DEFAULT_MAX_IN_FLIGHT_CALLS: usize = 256;
+
+/// The JSON-RPC code of a call refused by the server (busy, shutting down):
+/// the implementation-defined server-error range of JSON-RPC 2.0.
+pub(crate) const SERVER_REFUSED: JsonRpcCode = JsonRpcCode(-32000);
+
+/// How long a drain waits, after cancelling the calls still running, for
+/// them to end (a handler that blocks its thread cannot be dropped).
+const ABORT_BOUND: Duration = Duration::from_secs(5);
+
+/// Running calls and the shutdown state of one server.
+#[derive(Debug)]
+pub(crate) struct InFlight {
+    max: usize,
+    running: watch::Sender<usize>,
+    /// Cancelled when the server stops taking calls.
+    draining: CancellationToken,
+    /// Cancelled when the calls still running must stop.
+    abort: CancellationToken,
+}
+
+/// One admitted call; dropping it ends the call's count.
+#[derive(Debug)]
+pub(crate) struct CallPermit<'a> {
+    inflight: &'a InFlight,
+}
+
+impl Drop for CallPermit<'_> {
+    fn drop(&mut self) {
+        self.inflight
+            .running
+            .send_modify(|running| *running = running.saturating_sub(1));
+    }
+}
+
+impl InFlight {
+    pub(crate) fn new(max: usize) -> Self {
+        InFlight {
+            max: max.max(1),
+            running: watch::Sender::new(0),
+            draining: CancellationToken::new(),
+            abort: CancellationToken::new(),
+        }
+    }
+
+    /// Admits a call, or says why not (a JSON-RPC error for the client).
+    pub(crate) fn admit(&self) -> Result<CallPermit<'_>, ErrorData> {
+        if self.draining.is_cancelled() {
+            return Err(ErrorData::new(
+                SERVER_REFUSED,
+                "The server is shutting down and takes no new calls",
+                Some(json!({ "code": "SHUTTING_DOWN" })),
+            ));
+        }
+        let admitted = self.running.send_if_modified(|running| {
+            if *running < self.max {
+                *running += 1;
+                true
+            } else {
+                false
+            }
+        });
+        if !admitted {
+            return Err(ErrorData::new(
+                SERVER_REFUSED,
+                format!(
+                    "Server busy: {} tool calls are already running (the server's limit); retry later",
+                    self.max
+                ),
+                Some(json!({ "code": "BUSY", "limit": self.max })),
+            ));
+        }
+        Ok(CallPermit { inflight: self })
+    }
+
+    /// How many calls are running.
+    pub(crate) fn running(&self) -> usize {
+        *self.running.borrow()
+    }
+
+    /// Cancelled when running calls must stop (the grace period is over).
+    pub(crate) fn abort_token(&self) -> &CancellationToken {
+        &self.abort
+    }
+
+    /// Whether a drain has begun.
+    pub(crate) fn is_draining(&self) -> bool {
+        self.draining.is_cancelled()
+    }
+
+    async fn idle(&self) {
+        let mut running = self.running.subscribe();
+        let _ = running.wait_for(|running| *running == 0).await;
+    }
+
+    /// Stops taking calls, waits up to `grace` for the running ones, then
+    /// cancels the rest and waits (bounded) for them to end.
+    pub(crate) async fn drain(&self, grace: Duration) {
+        self.draining.cancel();
+        if tokio::time::timeout(grace, self.idle()).await.is_ok() {
+            return;
+        }
+        tracing::info!(
+            target: "gonk_tools::mcp",
+            running = self.running(),
+            "shutdown grace period over; cancelling the calls still running"
+        );
+        self.abort.cancel();
+        if tokio::time::timeout(ABORT_BOUND, self.idle())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                target: "gonk_tools::mcp",
+                running = self.running(),
+                "calls still running after cancellation (a handler blocks its thread)"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn past_the_limit_a_call_is_refused_as_busy_until_one_ends() {
+        let inflight = InFlight::new(2);
+        let first = inflight.admit().unwrap();
+        let _second = inflight.admit().unwrap();
+        let refused = inflight.admit().unwrap_err();
+        assert_eq!(refused.code, SERVER_REFUSED);
+        assert_eq!(refused.data.as_ref().unwrap()["code"], "BUSY");
+        assert!(
+            refused.message.contains("Server busy"),
+            "{}",
+            refused.message
+        );
+        drop(first);
+        assert_eq!(inflight.running(), 1);
+        let _third = inflight.admit().unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_drain_refuses_new_calls_and_cancels_the_late_ones_after_the_grace() {
+        let inflight = std::sync::Arc::new(InFlight::new(8));
+        let running = std::sync::Arc::clone(&inflight);
+        let call = tokio::spawn(async move {
+            let _permit = running.admit().unwrap();
+            running.abort_token().cancelled().await;
+        });
+        tokio::task::yield_now().await;
+        assert_eq!(inflight.running(), 1);
+        inflight.drain(Duration::from_secs(10)).await;
+        assert!(inflight.abort_token().is_cancelled());
+        call.await.unwrap();
+        assert_eq!(inflight.running(), 0);
+        let refused = inflight.admit().unwrap_err();
+        assert_eq!(refused.data.unwrap()["code"], "SHUTTING_DOWN");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_drain_with_nothing_running_cancels_nothing() {
+        let inflight = InFlight::new(8);
+        inflight.drain(Duration::from_secs(10)).await;
+        assert!(!inflight.abort_token().is_cancelled());
+    }
+}

@@ -1,0 +1,502 @@
+//! The JSON-RPC error layer in front of rmcp's transports: every incoming
+//! message is read here first, and one that is not a well-formed MCP
+//! message gets the JSON-RPC 2.0 answer it is owed — `-32700` for
+//! unparseable JSON, `-32600` for an invalid request object (wrong `id`
+//! type, `params` not an object, `jsonrpc` not `"2.0"`, a batch, a message
+//! over the size limit), `-32602` for a method we serve called with params
+//! of the wrong shape. rmcp alone drops unparseable stdio lines without an
+//! answer, answers HTTP 415 for a body it cannot read, and turns a
+//! `tools/call` with malformed params into `-32601`.
+//!
+//! Notifications and responses that cannot be read are dropped: JSON-RPC
+//! never answers a notification.
+
+use std::borrow::Cow;
+
+#[allow(deprecated)] // logging/setLevel: 2025-era clients use it.
+use rmcp::model::SetLevelRequest;
+use rmcp::model::{
+    CallToolRequest, ClientJsonRpcMessage, ClientRequest, InitializeRequest, JsonRpcMessage,
+    ListToolsRequest, PingRequest, RequestId,
+};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+/// `-32700`: the message is not JSON.
+pub(crate) const PARSE_ERROR: i32 = -32700;
+/// `-32600`: the JSON is not a valid request object.
+pub(crate) const INVALID_REQUEST: i32 = -32600;
+/// `-32602`: a served method called with params of the wrong shape.
+pub(crate) const INVALID_PARAMS: i32 = -32602;
+
+/// The longest excerpt of a parser's message kept in an answer: serde
+/// quotes the offending value, which may be megabytes long.
+const MAX_DETAIL_CHARS: usize = 200;
+
+/// What to do with one incoming message.
+#[derive(Debug)]
+pub(crate) enum Inbound {
+    /// A well-formed message: hand it to rmcp.
+    Message(Box<ClientJsonRpcMessage>),
+    /// A notification or response that cannot be read: drop it silently.
+    Ignore,
+    /// Answer this error instead of serving the message.
+    Reject(Rejection),
+}
+
+/// A JSON-RPC error answer to a message that is not served.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Rejection {
+    /// The JSON-RPC error code.
+    pub(crate) code: i32,
+    /// What is wrong, for a person.
+    pub(crate) message: String,
+    /// The request's id when it could be read (`null` on the wire otherwise).
+    pub(crate) id: Option<RequestId>,
+}
+
+impl Rejection {
+    pub(crate) fn new(code: i32, message: impl Into<String>, id: Option<RequestId>) -> Self {
+        Rejection {
+            code,
+            message: message.into(),
+            id,
+        }
+    }
+
+    /// The error response object (`"id": null` when the id is unknown, as
+    /// JSON-RPC 2.0 requires).
+    pub(crate) fn to_json(&self) -> Value {
+        let id = match &self.id {
+            Some(id) => serde_json::to_value(id).unwrap_or(Value::Null),
+            None => Value::Null,
+        };
+        json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": { "code": self.code, "message": self.message },
+        })
+    }
+
+    /// [`to_json`](Self::to_json) as bytes.
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(&self.to_json()).unwrap_or_default()
+    }
+}
+
+/// The answer to a message larger than `limit` bytes. `head` is its first
+/// bytes (for the id, when it comes early).
+pub(crate) fn too_large(head: &[u8], limit: usize) -> Rejection {
+    Rejection::new(
+        INVALID_REQUEST,
+        format!("Invalid Request: the message is larger than the limit of {limit} bytes"),
+        id_in_prefix(head),
+    )
+}
+
+fn excerpt(text: &str) -> Cow<'_, str> {
+    match text.char_indices().nth(MAX_DETAIL_CHARS) {
+        None => Cow::Borrowed(text),
+        Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),
+    }
+}
+
+/// A valid MCP request id: a string or an integer (never null).
+fn request_id(value: &Value) -> Option<RequestId> {
+    match value {
+        Value::String(s) => Some(RequestId::String(s.as_str().into())),
+        Value::Number(n) => n.as_i64().map(RequestId::Number),
+        _ => None,
+    }
+}
+
+/// Reads one message (a stdio line without its newline, or an HTTP body).
+pub(crate) fn read(bytes: &[u8]) -> Inbound {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(value) => value,
+        Err(error) => {
+            return Inbound::Reject(Rejection::new(
+                PARSE_ERROR,
+                format!("Parse error: {}", excerpt(&error.to_string())),
+                None,
+            ))
+        }
+    };
+    let Value::Object(object) = &value else {
+        let what = if value.is_array() {
+            "a batch (JSON array); send one message at a time"
+        } else {
+            "not an object"
+        };
+        return Inbound::Reject(Rejection::new(
+            INVALID_REQUEST,
+            format!("Invalid Request: the message is {what}"),
+            None,
+        ));
+    };
+    let has_id = object.contains_key("id");
+    let id = match object.get("id") {
+        None => None,
+        Some(raw) => match request_id(raw) {
+            Some(id) => Some(id),
+            None => {
+                return Inbound::Reject(Rejection::new(
+                    INVALID_REQUEST,
+                    "Invalid Request: \"id\" must be a string or an integer",
+                    None,
+                ))
+            }
+        },
+    };
+    let reject =
+        |message: &str| Inbound::Reject(Rejection::new(INVALID_REQUEST, message, id.clone()));
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return reject("Invalid Request: \"jsonrpc\" must be \"2.0\"");
+    }
+    let method = match object.get("method") {
+        None => None,
+        Some(Value::String(method)) => Some(method.clone()),
+        Some(_) => return reject("Invalid Request: \"method\" must be a string"),
+    };
+    if let Some(params) = object.get("params") {
+        if method.is_some() && !params.is_object() {
+            return reject("Invalid Request: \"params\" must be an object");
+        }
+    }
+    let Some(method) = method else {
+        if object.contains_key("result") || object.contains_key("error") {
+            // A client's response to a server request (sampling, elicitation).
+            return match serde_json::from_value::<ClientJsonRpcMessage>(value) {
+                Ok(message) => Inbound::Message(Box::new(message)),
+                Err(error) => {
+                    tracing::debug!(target: "gonk_tools::mcp", %error, "dropping an unreadable response");
+                    Inbound::Ignore
+                }
+            };
+        }
+        return reject("Invalid Request: a request needs a \"method\"");
+    };
+    let params = object.get("params").cloned();
+    let parsed = serde_json::from_value::<ClientJsonRpcMessage>(value);
+    if !has_id {
+        // A notification: served if it can be read, never answered.
+        return match parsed {
+            Ok(message) => Inbound::Message(Box::new(message)),
+            Err(error) => {
+                tracing::debug!(target: "gonk_tools::mcp", %error, method, "dropping an unreadable notification");
+                Inbound::Ignore
+            }
+        };
+    }
+    let served = |message: ClientJsonRpcMessage| match &message {
+        // rmcp falls back to a custom request when a standard method's
+        // params do not fit its type; for the methods we serve that is a
+        // params error, not an unknown method.
+        JsonRpcMessage::Request(request)
+            if matches!(request.request, ClientRequest::CustomRequest(_)) =>
+        {
+            match params_error(&method, params.as_ref()) {
+                Some(detail) => Inbound::Reject(Rejection::new(
+                    INVALID_PARAMS,
+                    format!("Invalid params for {method}: {}", excerpt(&detail)),
+                    id.clone(),
+                )),
+                None => Inbound::Message(Box::new(message)),
+            }
+        }
+        _ => Inbound::Message(Box::new(message)),
+    };
+    match parsed {
+        Ok(message) => served(message),
+        Err(error) => match params_error(&method, params.as_ref()) {
+            Some(detail) => Inbound::Reject(Rejection::new(
+                INVALID_PARAMS,
+                format!("Invalid params for {method}: {}", excerpt(&detail)),
+                id.clone(),
+            )),
+            None => reject(&format!("Invalid Request: {}", excerpt(&error.to_string()))),
+        },
+    }
+}
+
+fn check<T: DeserializeOwned>(method: &str, params: Option<&Value>) -> Option<String> {
+    let mut request = json!({ "method": method });
+    if let Some(params) = params {
+        request["params"] = params.clone();
+    }
+    serde_json::from_value::<T>(request)
+        .err()
+        .map(|e| e.to_string())
+}
+
+/// Why `params` do not fit `method`, for the methods this server serves
+/// (`None` for any other method: rmcp answers those).
+fn params_error(method: &str, params: Option<&Value>) -> Option<String> {
+    match method {
+        "initialize" => check::<InitializeRequest>(method, params),
+        "ping" => check::<PingRequest>(method, params),
+        "tools/list" => check::<ListToolsRequest>(method, params),
+        "tools/call" => check::<CallToolRequest>(method, params),
+        #[allow(deprecated)]
+        "logging/setLevel" => check::<SetLevelRequest>(method, params),
+        _ => None,
+    }
+}
+
+/// The top-level `"id"` of a JSON object whose text starts with `head`,
+/// when it appears there: an integer, or a string without escapes. Keys
+/// inside nested values are skipped, so a nested `"id"` is never taken for
+/// the request's.
+pub(crate) fn id_in_prefix(head: &[u8]) -> Option<RequestId> {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let mut depth = 0usize;
+    let mut i = 0;
+    // Whether the next string at depth 1 is a key (after `{` or `,`).
+    let mut expect_key = false;
+    while i < head.len() {
+        match head[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut end = start;
+                while end < head.len() && head[end] != b'"' {
+                    end += if head[end] == b'\\' { 2 } else { 1 };
+                }
+                if end >= head.len() {
+                    return None;
+                }
+                let is_key = depth == 1 && expect_key;
+                expect_key = false;
+                i = end + 1;
+                if is_key && &head[start..end] == b"id" {
+                    return id_value(&head[i..]);
+                }
+                continue;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                expect_key = head[i] == b'{' && depth == 1;
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b',' if depth == 1 => expect_key = true,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn id_value(rest: &[u8]) -> Option<RequestId> {
+    let rest = rest
+        .trim_ascii_start()
+        .strip_prefix(b":")?
+        .trim_ascii_start();
+    if let Some(string) = rest.strip_prefix(b"\"") {
+        let end = string.iter().position(|&b| b == b'"' || b == b'\\')?;
+        if string[end] != b'"' {
+            return None;
+        }
+        return std::str::from_utf8(&string[..end])
+            .ok()
+            .map(|s| RequestId::String(s.into()));
+    }
+    let end = rest
+        .iter()
+        .position(|b| !(b.is_ascii_digit() || *b == b'-'))
+        .unwrap_or(rest.len());
+    let after = rest.get(end).copied();
+    if end == rest.len() || !matches!(after, Some(b',' | b'}' | b' ' | b'\t' | b'\r' | b'\n')) {
+        return None;
+    }
+    std::str::from_utf8(&rest[..end])
+        .ok()?
+        .parse()
+        .ok()
+        .map(RequestId::Number)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rejection(text: &str) -> Rejection {
+        match read(text.as_bytes()) {
+            Inbound::Reject(rejection) => rejection,
+            other => panic!("{text} was not rejected: {other:?}"),
+        }
+    }
+
+    fn served(text: &str) -> ClientJsonRpcMessage {
+        match read(text.as_bytes()) {
+            Inbound::Message(message) => *message,
+            other => panic!("{text} was not served: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn well_formed_messages_pass() {
+        served(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}"#,
+        );
+        served(r#"{"jsonrpc":"2.0","id":"a","method":"tools/list"}"#);
+        served(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        served(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+        // Unknown methods reach rmcp, which answers -32601.
+        served(r#"{"jsonrpc":"2.0","id":2,"method":"no/such","params":{}}"#);
+        served("\u{feff}{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+    }
+
+    #[test]
+    fn each_malformed_message_gets_its_code_and_id() {
+        let cases: &[(&str, i32, Option<RequestId>)] = &[
+            ("{not json", PARSE_ERROR, None),
+            ("", PARSE_ERROR, None),
+            ("[]", INVALID_REQUEST, None),
+            (
+                r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+                INVALID_REQUEST,
+                None,
+            ),
+            ("42", INVALID_REQUEST, None),
+            (
+                r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+                INVALID_REQUEST,
+                None,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+                INVALID_REQUEST,
+                None,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+                INVALID_REQUEST,
+                None,
+            ),
+            (
+                r#"{"jsonrpc":"1.0","id":4,"method":"ping"}"#,
+                INVALID_REQUEST,
+                Some(RequestId::Number(4)),
+            ),
+            (
+                r#"{"id":4,"method":"ping"}"#,
+                INVALID_REQUEST,
+                Some(RequestId::Number(4)),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":[]}"#,
+                INVALID_REQUEST,
+                Some(RequestId::Number(5)),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":[1]}"#,
+                INVALID_REQUEST,
+                Some(RequestId::String("s".into())),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":6,"method":7}"#,
+                INVALID_REQUEST,
+                Some(RequestId::Number(6)),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":6}"#,
+                INVALID_REQUEST,
+                Some(RequestId::Number(6)),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"x","arguments":"oops"}}"#,
+                INVALID_PARAMS,
+                Some(RequestId::Number(8)),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{}}}"#,
+                INVALID_PARAMS,
+                Some(RequestId::Number(9)),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":10,"method":"initialize","params":{}}"#,
+                INVALID_PARAMS,
+                Some(RequestId::Number(10)),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":11,"method":"logging/setLevel","params":{"level":"loud"}}"#,
+                INVALID_PARAMS,
+                Some(RequestId::Number(11)),
+            ),
+        ];
+        for (text, code, id) in cases {
+            let rejection = rejection(text);
+            assert_eq!(
+                (rejection.code, &rejection.id),
+                (*code, id),
+                "{text}: {rejection:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unreadable_notifications_and_responses_are_dropped() {
+        for text in [
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"_meta":5}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":"not an error object"}"#,
+        ] {
+            let read = read(text.as_bytes());
+            assert!(matches!(read, Inbound::Ignore), "{text}: {read:?}");
+        }
+    }
+
+    #[test]
+    fn the_answer_is_a_json_rpc_error_with_a_null_id_when_unknown() {
+        assert_eq!(
+            Rejection::new(PARSE_ERROR, "Parse error: x", None).to_json(),
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error: x"}})
+        );
+        assert_eq!(
+            Rejection::new(INVALID_PARAMS, "m", Some(RequestId::String("a".into()))).to_json()
+                ["id"],
+            "a"
+        );
+    }
+
+    #[test]
+    fn a_huge_bad_value_is_not_echoed_whole() {
+        let huge = "x".repeat(100_000);
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","arguments":"{huge}"}}}}"#
+        );
+        let rejection = rejection(&text);
+        assert_eq!(rejection.code, INVALID_PARAMS);
+        assert!(rejection.message.len() < 400, "{}", rejection.message.len());
+    }
+
+    #[test]
+    fn the_id_of_an_oversized_message_is_found_at_the_top_level_only() {
+        assert_eq!(
+            id_in_prefix(br#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"#),
+            Some(RequestId::Number(12))
+        );
+        assert_eq!(
+            id_in_prefix(br#"{ "id" : "abc", "x""#),
+            Some(RequestId::String("abc".into()))
+        );
+        assert_eq!(
+            id_in_prefix(br#"{"params":{"id":3,"text":"aaaa"#),
+            None,
+            "a nested id is not the request's"
+        );
+        assert_eq!(
+            id_in_prefix(br#"{"method":"x","id":-4}"#),
+            Some(RequestId::Number(-4))
+        );
+        assert_eq!(
+            id_in_prefix(br#"{"note":"the \"id\": 3","id":5,"#),
+            Some(RequestId::Number(5))
+        );
+        assert_eq!(
+            id_in_prefix(br#"{"id":123"#),
+            None,
+            "the number may be cut off"
+        );
+        assert_eq!(id_in_prefix(br#"{"id":"a\"b","#), None);
+    }
+}
