@@ -69,7 +69,7 @@ async fn the_same_tools_answer_on_the_cli_over_mcp_and_in_pi() {
     assert_eq!(cli_names, mcp_names, "both surfaces expose the same tools");
     assert_eq!(
         mcp_names.len(),
-        notes::tools::NotesTools::NAMES.len(),
+        notes::tools::NotesTools::TOOL_NAMES.len(),
         "{mcp_names:?}"
     );
 

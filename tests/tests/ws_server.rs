@@ -128,7 +128,7 @@ impl Harness {
         let registry = ToolRegistry::builder()
             .state_arc(Arc::clone(&probe))
             .build();
-        Fixture::register(&registry).unwrap();
+        Fixture::register_tools(&registry).unwrap();
         let server = serve_ws(
             "127.0.0.1:0".parse().unwrap(),
             WsHandler::builder(&registry),

@@ -124,7 +124,7 @@ async fn notes_registry() -> (ToolRegistry, Arc<InMemoryMetrics>) {
         .metrics(metrics.clone())
         .state_arc(store)
         .build();
-    NotesTools::register(&registry).expect("the notes tools register");
+    NotesTools::register_tools(&registry).expect("the notes tools register");
     for (title, body) in [("Release checklist", "- tag v1"), ("Groceries", "milk")] {
         let created = registry.invoke(
             "notes.create",

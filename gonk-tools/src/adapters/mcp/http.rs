@@ -493,7 +493,7 @@ impl McpHttpServer {
 pub async fn serve_http(
     addr: SocketAddr,
     registry: ToolRegistry,
-    options: McpHttpOptions,
+    mut options: McpHttpOptions,
 ) -> Result<McpHttpServer, HttpServeError> {
     if let Some(problem) = options.api_key_problem() {
         return Err(HttpServeError::UnusableApiKey { problem });
