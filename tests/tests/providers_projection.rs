@@ -631,6 +631,7 @@ fn notes_projections_for_every_provider() {
             "notes_create",
             "notes_get",
             "notes_search",
+            "notes_list",
             "notes_rename",
             "notes_archive",
             "notes_export"

@@ -302,7 +302,6 @@ impl McpServerOptions {
         self
     }
 
-
     /// Makes the base context of every request (cwd, env, scope, …).
     ///
     /// Auth it carries ([`ToolContext::with_auth`]) applies to listing and

@@ -345,12 +345,18 @@ impl Transport for WsClient {
         // Closed before the insert: `end` did not see this call.
         let orphaned =
             (!sent || shared.closed.is_cancelled()) && shared.pending().remove(&id).is_some();
+        // The request is already on its way: the guard exists from here, so
+        // a stream dropped before its first poll still cancels the call.
+        let mut guard = CallGuard {
+            shared,
+            id,
+            done: orphaned,
+        };
         Box::pin(async_stream::stream! {
             if orphaned {
-                yield ToolEvent::error(shared.closed_error());
+                yield ToolEvent::error(guard.shared.closed_error());
                 return;
             }
-            let mut guard = CallGuard { shared, id, done: false };
             while let Some(event) = receive.recv().await {
                 let last = matches!(event, ToolEvent::Result { .. } | ToolEvent::Error { .. });
                 yield event;
