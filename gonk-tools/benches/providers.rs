@@ -121,9 +121,7 @@ fn providers(c: &mut Criterion) {
 criterion_group!(benches, providers);
 
 fn main() {
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    if std::env::args().any(|a| a == "--list" || a == "--test") {
+    if !ratio::run(benches) {
         return;
     }
     if let Some(base) = mean_ns("providers", "baseline") {

@@ -95,9 +95,7 @@ fn bench(c: &mut Criterion) {
 criterion_group!(benches, bench);
 
 fn main() {
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    if std::env::args().any(|a| a == "--list" || a == "--test") {
+    if !ratio::run(benches) {
         return;
     }
     let Some(invoke) = mean_ns("ws", "invoke") else {

@@ -347,12 +347,13 @@ impl Transport for WsClient {
             (!sent || shared.closed.is_cancelled()) && shared.pending().remove(&id).is_some();
         // The request is already on its way: the guard exists from here, so
         // a stream dropped before its first poll still cancels the call.
-        let mut guard = CallGuard {
+        let guard = CallGuard {
             shared,
             id,
             done: orphaned,
         };
         Box::pin(async_stream::stream! {
+            let mut guard = guard;
             if orphaned {
                 yield ToolEvent::error(guard.shared.closed_error());
                 return;
