@@ -2,10 +2,11 @@
 //!
 //! Define a tool for an LLM agent **once** — an `async fn` with
 //! [`#[tool]`](macro@tool) — and serve it on every surface (MCP over stdio
-//! and streamable HTTP, a command line, the Pi coding agent, typed Rust
-//! clients) through **one dispatch contract**: the input schema you advertise is the schema that
-//! is enforced, cancellation drops the handler, a panic is an `INTERNAL`
-//! error and never a crash, and every call records one metric.
+//! and streamable HTTP, a command line, the Pi coding agent, a WebSocket
+//! projection, the tool formats of LLM provider APIs, typed Rust clients)
+//! through **one dispatch contract**: the input schema you advertise is the
+//! schema that is enforced, cancellation drops the handler, a panic is an
+//! `INTERNAL` error and never a crash, and every call records one metric.
 //!
 //! ## Quick start
 //!
@@ -82,7 +83,8 @@
 //!
 //! From there: [`State<T>`] for application state, [`toolset!`] for a set
 //! registered in one call with a typed client, [`client`] for clients over
-//! any transport, the `mcp`, `cli` and `pi` features for the surfaces. Tools known
+//! any transport, [`providers`] for OpenAI, Anthropic and Gemini, the
+//! `mcp`, `cli`, `pi`, `ws` and `rig` features for the surfaces. Tools known
 //! only at run time use the builder the macro expands to,
 //! [`ToolDefinition::builder`].
 //!
