@@ -105,6 +105,12 @@ pub struct ToolAttrs {
     pub degraded_description: Option<LitStr>,
     pub input_json_schema: Option<Expr>,
     pub output_schema: Option<LitBool>,
+    pub timeout: Option<Timeout>,
+}
+
+/// `timeout = "30s"`, parsed at compile time.
+pub struct Timeout {
+    pub limit: std::time::Duration,
 }
 
 fn key_of(meta: &ParseNestedMeta<'_>) -> String {
@@ -260,6 +266,39 @@ pub fn choice_of(s: &LitStr, what: &str, options: &[&'static str]) -> syn::Resul
             unknown_message(what, &text, options),
         )),
     }
+}
+
+/// `timeout = "30s"`: a humantime duration (`"500ms"`, `"2m"`,
+/// `"1h 30m"`), longer than zero.
+fn timeout(meta: &ParseNestedMeta<'_>) -> syn::Result<Timeout> {
+    const FORMAT: &str = "a duration string such as `\"30s\"`, `\"500ms\"`, `\"2m\"` or `\"1h 30m\"`";
+    let value = meta
+        .value()
+        .map_err(|_| meta.error(format!("`timeout` needs a value: {FORMAT}")))?;
+    let expr: Expr = value.parse()?;
+    let Expr::Lit(syn::ExprLit {
+        lit: syn::Lit::Str(s),
+        ..
+    }) = &expr
+    else {
+        return Err(syn::Error::new_spanned(
+            &expr,
+            format!("`timeout` needs {FORMAT}"),
+        ));
+    };
+    let limit = humantime::parse_duration(&s.value()).map_err(|e| {
+        syn::Error::new(
+            s.span(),
+            format!("`timeout` is not a duration ({e}): write {FORMAT}"),
+        )
+    })?;
+    if limit.is_zero() {
+        return Err(syn::Error::new(
+            s.span(),
+            "`timeout` must be longer than zero (no call could finish); leave `timeout` out for no limit",
+        ));
+    }
+    Ok(Timeout { limit })
 }
 
 fn flag(meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
@@ -418,6 +457,7 @@ impl ToolAttrs {
                 })?;
                 set(&mut self.output_schema, value, meta)
             }
+            keys::TIMEOUT => set(&mut self.timeout, timeout(meta)?, meta),
             other => Err(unknown(meta, "`#[tool]` key", other, keys::TOOL_KEYS)),
         }
     }

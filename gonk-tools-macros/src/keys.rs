@@ -26,6 +26,7 @@ pub const CAPABILITY_FOR: &str = "capability_for";
 pub const DEGRADED_DESCRIPTION: &str = "degraded_description";
 pub const INPUT_JSON_SCHEMA: &str = "input_json_schema";
 pub const OUTPUT_SCHEMA: &str = "output_schema";
+pub const TIMEOUT: &str = "timeout";
 pub const TYPE_NAME: &str = "type_name";
 pub const CRATE: &str = "crate";
 
@@ -52,6 +53,7 @@ pub const TOOL_KEYS: &[&str] = &[
     DEGRADED_DESCRIPTION,
     INPUT_JSON_SCHEMA,
     OUTPUT_SCHEMA,
+    TIMEOUT,
     TYPE_NAME,
     CRATE,
 ];

@@ -167,6 +167,14 @@ impl Logger<'_> {
     }
 }
 
+/// Where a call runs, when the host says so: its working directory and
+/// environment (each defaults to the process's).
+#[derive(Clone, Default)]
+pub(crate) struct Place {
+    cwd: Option<PathBuf>,
+    env: Option<HashMap<String, String>>,
+}
+
 /// The context of one tool call.
 ///
 /// Make the base context of a root call with [`ToolContext::new`] and the
@@ -176,11 +184,10 @@ impl Logger<'_> {
 pub struct ToolContext {
     pub(crate) cancellation: Arc<CancellationToken>,
     pub(crate) log_sink: Option<Arc<dyn LogSink>>,
-    // Thin pointers (`Arc<PathBuf>`, `Arc<Box<dyn Fn>>`) for these two
-    // rarely read fields keep the context at 128 bytes, which the compiler
-    // copies inline; a context is moved several times per call.
-    pub(crate) cwd: Option<Arc<PathBuf>>,
-    pub(crate) env: Option<Arc<HashMap<String, String>>>,
+    // Thin pointers (`Arc<Place>`, `Arc<Box<dyn Fn>>`, `Arc<Instant>`) for
+    // these rarely read fields keep the context at 128 bytes, which the
+    // compiler copies inline; a context is moved several times per call.
+    pub(crate) place: Option<Arc<Place>>,
     pub(crate) scope: Option<Arc<dyn ScopeStore>>,
     pub(crate) call_stack: Arc<[Arc<str>]>,
     pub(crate) input: Option<Arc<Mutex<Option<InputStream>>>>,
@@ -188,6 +195,10 @@ pub struct ToolContext {
     pub(crate) host: Option<Arc<dyn Any + Send + Sync>>,
     pub(crate) registry: Option<ToolRegistry>,
     pub(crate) auth: Option<AuthSlot>,
+    /// When this call must end (set by dispatch when a timeout applies;
+    /// composed calls inherit it). Behind a thin pointer: most calls have
+    /// none.
+    pub(crate) deadline: Option<Arc<tokio::time::Instant>>,
 }
 
 impl Default for ToolContext {
@@ -220,8 +231,7 @@ impl ToolContext {
         ToolContext {
             cancellation: Arc::new(CancellationToken::new()),
             log_sink: None,
-            cwd: None,
-            env: None,
+            place: None,
             scope: None,
             call_stack: Arc::clone(EMPTY_STACK.get_or_init(|| Arc::from(Vec::new()))),
             input: None,
@@ -229,6 +239,7 @@ impl ToolContext {
             host: None,
             registry: None,
             auth: None,
+            deadline: None,
         }
     }
 
@@ -287,13 +298,17 @@ impl ToolContext {
 
     /// Sets the working directory.
     pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(Arc::new(cwd.into()));
+        let mut place = self.place.as_deref().cloned().unwrap_or_default();
+        place.cwd = Some(cwd.into());
+        self.place = Some(Arc::new(place));
         self
     }
 
     /// Sets the environment (instead of the process environment).
     pub fn with_env(mut self, env: HashMap<String, String>) -> Self {
-        self.env = Some(Arc::new(env));
+        let mut place = self.place.as_deref().cloned().unwrap_or_default();
+        place.env = Some(env);
+        self.place = Some(Arc::new(place));
         self
     }
 
@@ -340,15 +355,15 @@ impl ToolContext {
 
     /// The working directory.
     pub fn cwd(&self) -> PathBuf {
-        match &self.cwd {
-            Some(cwd) => PathBuf::clone(cwd),
+        match self.place.as_deref().and_then(|p| p.cwd.as_ref()) {
+            Some(cwd) => cwd.clone(),
             None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         }
     }
 
     /// The environment.
     pub fn env(&self) -> &HashMap<String, String> {
-        match &self.env {
+        match self.place.as_deref().and_then(|p| p.env.as_ref()) {
             Some(env) => env,
             None => PROCESS_ENV.get_or_init(|| Arc::new(std::env::vars().collect())),
         }
@@ -402,6 +417,14 @@ impl ToolContext {
     /// Application state `T` from the registry running this call.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
         self.registry.as_ref()?.state::<T>().map(State)
+    }
+
+    /// When this call will be stopped with `TIMEOUT`, if a timeout applies
+    /// to it: its own or its registry's default, or what a composing parent
+    /// has left, whichever ends first. A handler can use it to size its
+    /// work; calls it composes inherit it.
+    pub fn deadline(&self) -> Option<tokio::time::Instant> {
+        self.deadline.as_deref().copied()
     }
 
     /// The registry running this call (set by dispatch).

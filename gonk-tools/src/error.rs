@@ -37,6 +37,10 @@ pub enum ErrorCode {
     Internal,
     /// A stream ended without a result or an error (outcome collection).
     NoResult,
+    /// The call ran past its timeout (the tool's, or the registry's
+    /// default, or what a composing parent had left): its handler was
+    /// dropped.
+    Timeout,
     /// A code raised by a tool itself.
     Custom(Cow<'static, str>),
 }
@@ -57,6 +61,7 @@ impl ErrorCode {
             ErrorCode::ApprovalDenied => "APPROVAL_DENIED",
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::NoResult => "NO_RESULT",
+            ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::Custom(code) => code,
         }
     }
@@ -76,6 +81,7 @@ impl ErrorCode {
             "APPROVAL_DENIED" => ErrorCode::ApprovalDenied,
             "INTERNAL" => ErrorCode::Internal,
             "NO_RESULT" => ErrorCode::NoResult,
+            "TIMEOUT" => ErrorCode::Timeout,
             other => ErrorCode::Custom(Cow::Owned(other.to_owned())),
         }
     }
@@ -270,6 +276,19 @@ impl ToolError {
     /// `ABORTED` ("Tool execution aborted").
     pub fn aborted() -> Self {
         ToolError::new(ErrorCode::Aborted, "Tool execution aborted")
+    }
+
+    /// `TIMEOUT`: `tool` ran past `limit` and was stopped. The details
+    /// carry `timeoutMs`, the limit that applied.
+    pub fn timeout(tool: &str, limit: std::time::Duration) -> Self {
+        ToolError::new(
+            ErrorCode::Timeout,
+            format!(
+                "Tool {tool} timed out after {} and was stopped",
+                humantime::format_duration(limit)
+            ),
+        )
+        .with_details(serde_json::json!({ "timeoutMs": limit.as_millis() as u64 }))
     }
 
     /// The validation issues of an `INVALID_INPUT` / `OUTPUT_INVALID` error.

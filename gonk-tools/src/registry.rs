@@ -139,6 +139,8 @@ pub(crate) struct RegistryInner {
     pub(crate) metrics: Option<Arc<dyn MetricsSink>>,
     pub(crate) state: RwLock<StateMap>,
     pub(crate) security: Arc<SecurityOptions>,
+    /// The timeout of tools that set none.
+    pub(crate) default_timeout: Option<std::time::Duration>,
 }
 
 /// The tool catalog and the entry point of dispatch
@@ -174,6 +176,7 @@ pub struct ToolRegistryBuilder {
     metrics: Arc<dyn MetricsSink>,
     state: StateMap,
     security: SecurityOptions,
+    default_timeout: Option<std::time::Duration>,
 }
 
 impl ToolRegistryBuilder {
@@ -208,6 +211,16 @@ impl ToolRegistryBuilder {
         self
     }
 
+    /// Stops any call of a tool without a timeout of its own
+    /// ([`ToolBuilder::timeout`](crate::definition::ToolBuilder::timeout),
+    /// `#[tool(timeout = "..")]`) after `limit`: its handler is dropped and
+    /// the call ends with `TIMEOUT`. Without it, such calls run until they
+    /// finish or are cancelled. Derived registries keep it.
+    pub fn default_timeout(mut self, limit: std::time::Duration) -> Self {
+        self.default_timeout = Some(limit);
+        self
+    }
+
     /// The registry, empty.
     pub fn build(self) -> ToolRegistry {
         ToolRegistry {
@@ -216,6 +229,7 @@ impl ToolRegistryBuilder {
                 metrics: wants_records(self.metrics),
                 state: RwLock::new(self.state),
                 security: Arc::new(self.security),
+                default_timeout: self.default_timeout,
             }),
         }
     }
@@ -241,6 +255,7 @@ impl ToolRegistry {
             metrics: Arc::new(NoopMetrics),
             state: StateMap::default(),
             security: SecurityOptions::new(),
+            default_timeout: None,
         }
     }
 
@@ -452,6 +467,7 @@ impl ToolRegistry {
                         .clone(),
                 ),
                 security: Arc::clone(&self.inner.security),
+                default_timeout: self.inner.default_timeout,
             }),
         }
     }

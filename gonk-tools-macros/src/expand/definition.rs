@@ -280,7 +280,8 @@ fn authorization(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
     calls
 }
 
-/// Output validation, registration predicate and capability probe.
+/// Output validation, registration predicate, capability probe and
+/// timeout.
 fn behaviour(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
     let mut calls = Vec::new();
     if let Some(mode) = &a.validate_output {
@@ -295,6 +296,11 @@ fn behaviour(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
     }
     if let Some(d) = &a.degraded_description {
         calls.push(quote!(.degraded_description(#d)));
+    }
+    if let Some(timeout) = &a.timeout {
+        let secs = timeout.limit.as_secs();
+        let nanos = timeout.limit.subsec_nanos();
+        calls.push(quote!(.timeout(::core::time::Duration::new(#secs, #nanos))));
     }
     calls
 }

@@ -183,6 +183,7 @@ fn failure(error: &ToolError) -> ToolFailure {
         | ErrorCode::ApprovalRequired
         | ErrorCode::AuthResourceUnresolved => ToolFailure::permission_denied(message),
         ErrorCode::Aborted => ToolFailure::cancelled(message),
+        ErrorCode::Timeout => ToolFailure::timeout(message),
         _ => ToolFailure::other(message),
     };
     failure.with_code(error.code.as_str())

@@ -255,6 +255,19 @@ impl ToolBuilder {
         self
     }
 
+    /// Stops a call that runs longer than `limit`: its handler is dropped
+    /// and the call ends with a `TIMEOUT` error. Overrides the registry's
+    /// [default](crate::registry::ToolRegistryBuilder::default_timeout); a
+    /// composed call also stops when its parent's time is up.
+    /// (`#[tool(timeout = "30s")]` sets it from the macro.)
+    ///
+    /// Timers need a Tokio runtime with time enabled (`#[tokio::main]`
+    /// enables it).
+    pub fn timeout(mut self, limit: std::time::Duration) -> Self {
+        self.meta.timeout = Some(limit);
+        self
+    }
+
     /// Declares that the handler extracts application state `T`; the
     /// registry refuses to register the tool until it holds a `T`.
     pub fn requires_state<T: Send + Sync + 'static>(mut self) -> Self {

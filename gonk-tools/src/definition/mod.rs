@@ -85,6 +85,11 @@ pub struct ToolMetadata {
     pub capability_for: Option<Arc<CapabilityFn>>,
     /// Description advertised when the capability is degraded.
     pub degraded_description: Option<String>,
+    /// How long a call may run before its handler is dropped and the call
+    /// ends with `TIMEOUT`; `None` uses the registry's default
+    /// ([`ToolRegistryBuilder::default_timeout`](crate::registry::ToolRegistryBuilder::default_timeout)),
+    /// if any. Not advertised.
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl ToolMetadata {
@@ -111,6 +116,7 @@ impl ToolMetadata {
             requires: None,
             capability_for: None,
             degraded_description: None,
+            timeout: None,
         }
     }
 

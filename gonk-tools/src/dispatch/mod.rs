@@ -6,8 +6,8 @@
 //! → validate input against the advertised schema → *(authenticated:
 //! resolve approval, resolve the required resource, authorize
 //! `tool.invoke`, the approval gate — see [`crate::security`])* → run the
-//! handler, raced against cancellation and isolated from panics → validate
-//! output → one metric record.
+//! handler, raced against cancellation and its time limit and isolated
+//! from panics → validate output → one metric record.
 //!
 //! Whatever the handler does, the call's stream ends with exactly one
 //! outcome event, last (the rule is on [`ToolRegistry::invoke`]).
@@ -71,8 +71,10 @@ mod outcome;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::{FutureExt, Stream, StreamExt};
+use tokio::time::Instant;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -135,6 +137,12 @@ impl ToolRegistry {
     /// * A stream that ends without a result ends with `NO_RESULT`.
     /// * A handler that settles after the call's cancellation token fired
     ///   is `ABORTED`, whatever it returned.
+    /// * A call that runs past its time limit — the tool's
+    ///   [`timeout`](crate::definition::ToolBuilder::timeout), else the
+    ///   registry's [default](crate::registry::ToolRegistryBuilder::default_timeout),
+    ///   capped by what a composing parent has left — ends with `TIMEOUT`;
+    ///   its handler is dropped, and one that settles at or after its
+    ///   deadline is `TIMEOUT` too. A call without one starts no timer.
     ///
     /// Dropping the stream cancels the call (the handler is dropped). The
     /// call's one metric record carries the outcome the stream gave.
@@ -173,30 +181,35 @@ impl ToolRegistry {
                 }
                 (None, _) => Err(ToolError::not_found(metric.tool())),
             };
-            let (def, token, call) = match prepared.and_then(start) {
+            let default_timeout = registry.inner.default_timeout;
+            let (def, token, call, limit) = match prepared.and_then(|p| start(p, default_timeout)) {
                 Ok(started) => started,
                 Err(error) => {
                     yield metric.outcome(ToolEvent::error(error));
                     return;
                 }
             };
+            // No timeout: a future that never fires, and no timer.
+            let elapsed = time_limit(limit.as_ref());
+            let mut elapsed = std::pin::pin!(elapsed);
             let outcome = match call {
                 HandlerCall::Once(future) => {
                     let mut future = AssertUnwindSafe(future).catch_unwind();
                     // The handler is polled first: one that finishes without
-                    // waiting never registers with the token.
+                    // waiting never registers with the token or a timer.
                     let finished = tokio::select! {
                         biased;
-                        outcome = &mut future => Some(outcome),
-                        _ = token.cancelled() => None,
+                        outcome = &mut future => Ok(outcome),
+                        _ = token.cancelled() => Err(ToolError::aborted()),
+                        error = &mut elapsed => Err(error),
                     };
                     // Drop the handler before reporting, so its resources are released first.
                     drop(future);
                     match finished {
-                        None => ToolEvent::error(ToolError::aborted()),
-                        Some(Err(payload)) => ToolEvent::error(panicked(&def.name, &*payload)),
-                        Some(Ok(Err(error))) => ToolEvent::error(error),
-                        Some(Ok(Ok(output))) => returned(&def, output),
+                        Err(error) => ToolEvent::error(error),
+                        Ok(Err(payload)) => ToolEvent::error(panicked(&def.name, &*payload)),
+                        Ok(Ok(Err(error))) => ToolEvent::error(error),
+                        Ok(Ok(Ok(output))) => returned(&def, output),
                     }
                 }
                 HandlerCall::Stream(events) => {
@@ -208,6 +221,7 @@ impl ToolRegistry {
                         let item = tokio::select! {
                             biased;
                             _ = &mut cancelled => break ToolEvent::error(ToolError::aborted()),
+                            error = &mut elapsed => break ToolEvent::error(error),
                             item = events.next() => item,
                         };
                         match item {
@@ -227,7 +241,11 @@ impl ToolRegistry {
                     outcome
                 }
             };
-            yield metric.outcome(settled(outcome, &token));
+            let outcome = settled(outcome, &token);
+            yield metric.outcome(match &limit {
+                Some(limit) => limit.settled(outcome),
+                None => outcome,
+            });
         })
     }
 
@@ -312,16 +330,30 @@ impl ToolRegistry {
     }
 }
 
-/// Starts a prepared call: an already-cancelled call is `ABORTED` without
-/// running; otherwise the handler is called (a panic while it builds its
-/// future is `INTERNAL`) and its pending call returned with the token.
-fn start(
-    prepared: Prepared,
-) -> Result<(ToolDefinition, Arc<CancellationToken>, HandlerCall), ToolError> {
-    let Prepared { def, input, ctx } = prepared;
+/// A started call: the definition, its token, the pending handler and its
+/// time limit, if one applies.
+type Started = (
+    ToolDefinition,
+    Arc<CancellationToken>,
+    HandlerCall,
+    Option<TimeLimit>,
+);
+
+/// Starts a prepared call: an already-cancelled call is `ABORTED` and one
+/// whose time is already up is `TIMEOUT`, without running; otherwise the
+/// handler is called (a panic while it builds its future is `INTERNAL`)
+/// and its pending call returned with the token and its time limit.
+fn start(prepared: Prepared, default_timeout: Option<Duration>) -> Result<Started, ToolError> {
+    let Prepared { def, input, mut ctx } = prepared;
     let token = Arc::clone(&ctx.cancellation);
     if token.is_cancelled() {
         return Err(ToolError::aborted());
+    }
+    let limit = time_limit_of(&def, default_timeout, &mut ctx);
+    if let Some(limit) = &limit {
+        if limit.left.is_zero() {
+            return Err(limit.error());
+        }
     }
     let handler = def
         .inner
@@ -330,7 +362,80 @@ fn start(
         .expect("registration refuses tools without a handler");
     let call = std::panic::catch_unwind(AssertUnwindSafe(|| handler(input, ctx)))
         .map_err(|payload| panicked(&def.name, &*payload))??;
-    Ok((def, token, call))
+    Ok((def, token, call, limit))
+}
+
+/// When a call must end, and the error it then ends with.
+struct TimeLimit {
+    deadline: Instant,
+    /// The time the call had when it started: the tool's limit, or less
+    /// when a composing parent had less left.
+    left: Duration,
+    tool: Arc<str>,
+}
+
+impl TimeLimit {
+    fn error(&self) -> ToolError {
+        ToolError::timeout(&self.tool, self.left)
+    }
+
+    /// The outcome of a handler that settled, as the caller sees it:
+    /// `TIMEOUT` when its time was up by then, whatever it returned (a
+    /// parent that settles on its timed-out child's answer at its own
+    /// deadline timed out too). Cancellation is checked first.
+    fn settled(&self, outcome: ToolEvent) -> ToolEvent {
+        let aborted = matches!(&outcome, ToolEvent::Error { code, .. } if *code == ErrorCode::Aborted);
+        if !aborted && Instant::now() >= self.deadline {
+            ToolEvent::error(self.error())
+        } else {
+            outcome
+        }
+    }
+}
+
+/// The call's time limit: the tool's timeout (else the registry's default)
+/// from now, capped by the deadline `ctx` inherited from a composing
+/// parent; the handler's context (and so its composed calls) carries the
+/// result. Reads the clock only when a timeout applies.
+#[inline(always)]
+fn time_limit_of(
+    def: &ToolDefinition,
+    default_timeout: Option<Duration>,
+    ctx: &mut ToolContext,
+) -> Option<TimeLimit> {
+    let own = def.timeout.or(default_timeout);
+    let inherited = ctx.deadline();
+    if own.is_none() && inherited.is_none() {
+        return None;
+    }
+    let now = Instant::now();
+    // A limit too large to add to the clock is no limit.
+    let mine = own.and_then(|limit| now.checked_add(limit));
+    let deadline = match (mine, inherited) {
+        (Some(mine), Some(parent)) if parent <= mine => parent,
+        (Some(mine), _) => {
+            ctx.deadline = Some(Arc::new(mine));
+            mine
+        }
+        (None, parent) => parent?,
+    };
+    Some(TimeLimit {
+        deadline,
+        left: deadline.saturating_duration_since(now),
+        tool: Arc::clone(def.name_arc()),
+    })
+}
+
+/// Fires when the limit is reached (never without one), with the
+/// `TIMEOUT` error to end the call with.
+async fn time_limit(limit: Option<&TimeLimit>) -> ToolError {
+    match limit {
+        Some(limit) => {
+            tokio::time::sleep_until(limit.deadline).await;
+            limit.error()
+        }
+        None => std::future::pending().await,
+    }
 }
 
 /// Step 2: a tool already on the call stack is a cycle.

@@ -6,6 +6,7 @@
 //! | [`USAGE`] (2) | `INVALID_INPUT`, an argv error, an unknown subcommand |
 //! | [`TOOL_NOT_FOUND`] (127) | dispatch itself reported `TOOL_NOT_FOUND` |
 //! | [`ABORTED`] (130) | the call was cancelled (Ctrl-C) |
+//! | [`TIMEOUT`] (124) | the call ran past its timeout (`TIMEOUT`) |
 //! | [`DUPLEX`] (3) | the named tool is duplex and cannot run from argv |
 //! | [`FAILURE`] (1) | any other error |
 
@@ -25,6 +26,9 @@ pub const DUPLEX: u8 = 3;
 pub const TOOL_NOT_FOUND: u8 = 127;
 /// The call was cancelled (`ABORTED`), as after Ctrl-C (128 + SIGINT).
 pub const ABORTED: u8 = 130;
+/// The call ran past its timeout (`TIMEOUT`); 124, as coreutils'
+/// `timeout` exits.
+pub const TIMEOUT: u8 = 124;
 
 /// The exit code of a call that ended with `code`.
 pub fn for_error(code: &ErrorCode) -> u8 {
@@ -32,6 +36,7 @@ pub fn for_error(code: &ErrorCode) -> u8 {
         ErrorCode::InvalidInput => USAGE,
         ErrorCode::ToolNotFound => TOOL_NOT_FOUND,
         ErrorCode::Aborted => ABORTED,
+        ErrorCode::Timeout => TIMEOUT,
         _ => FAILURE,
     }
 }
@@ -49,6 +54,7 @@ mod tests {
         assert_eq!(for_error(&ErrorCode::InvalidInput), 2);
         assert_eq!(for_error(&ErrorCode::ToolNotFound), 127);
         assert_eq!(for_error(&ErrorCode::Aborted), 130);
+        assert_eq!(for_error(&ErrorCode::Timeout), 124);
         assert_eq!(for_error(&ErrorCode::Internal), 1);
         assert_eq!(for_error(&ErrorCode::NoResult), 1);
         assert_eq!(for_error(&ErrorCode::custom("NOT_FOUND")), 1);

@@ -1,7 +1,7 @@
 use gonk_tools::prelude::*;
 
 /// Search notes.
-#[tool(timeout = 30)]
+#[tool(retries = 3)]
 async fn notes_search() {}
 
 fn main() {}
