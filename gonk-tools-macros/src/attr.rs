@@ -271,7 +271,8 @@ pub fn choice_of(s: &LitStr, what: &str, options: &[&'static str]) -> syn::Resul
 /// `timeout = "30s"`: a humantime duration (`"500ms"`, `"2m"`,
 /// `"1h 30m"`), longer than zero.
 fn timeout(meta: &ParseNestedMeta<'_>) -> syn::Result<Timeout> {
-    const FORMAT: &str = "a duration string such as `\"30s\"`, `\"500ms\"`, `\"2m\"` or `\"1h 30m\"`";
+    const FORMAT: &str =
+        "a duration string such as `\"30s\"`, `\"500ms\"`, `\"2m\"` or `\"1h 30m\"`";
     let value = meta
         .value()
         .map_err(|_| meta.error(format!("`timeout` needs a value: {FORMAT}")))?;

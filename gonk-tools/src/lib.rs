@@ -95,7 +95,7 @@
 //!   that `#[tool]` implements, and what a tool's types must be.
 //! * [`schema`] — client-ready schemas from `schemars`, compiled once and
 //!   enforced on every call.
-//! * [`context`] — [`ToolContext`]: cancellation, logger, cwd/env, scope,
+//! * [`context`] — [`ToolContext`]: cancellation, deadline, logger, cwd/env, scope,
 //!   call stack, composition, duplex input; [`state`] — [`State<T>`];
 //!   [`scope`] — the five-tier scope store.
 //! * [`event`] — [`ToolEvent`] and [`ToolDisplay`] in their JSON wire shape;

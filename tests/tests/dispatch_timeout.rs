@@ -174,7 +174,9 @@ async fn a_composed_call_gets_what_its_parent_has_left() {
                         }
                     }
                 })
-                .input_json_schema(json!({"type": "object", "properties": {"sleep": {"type": "boolean"}}}))
+                .input_json_schema(
+                    json!({"type": "object", "properties": {"sleep": {"type": "boolean"}}}),
+                )
                 .build(),
             // The parent has 10 s; it spends 4 before it composes.
             ToolDefinition::builder("parent")
@@ -198,7 +200,11 @@ async fn a_composed_call_gets_what_its_parent_has_left() {
     )
     .await
     .unwrap();
-    assert_eq!(reported.data, json!({"left": 6000}), "the child had the parent's 6 s left, not its own 60 s");
+    assert_eq!(
+        reported.data,
+        json!({"left": 6000}),
+        "the child had the parent's 6 s left, not its own 60 s"
+    );
 
     // A child that would outlive the parent is stopped when the parent's
     // time is up: the parent's whole call ends with TIMEOUT at 10 s.
@@ -212,8 +218,14 @@ async fn a_composed_call_gets_what_its_parent_has_left() {
     // The child timed out at the parent's deadline; the parent, answering
     // at that instant, is past its own time too.
     assert_eq!(error.code, ErrorCode::Timeout);
-    assert_eq!(error.message, "Tool parent timed out after 10s and was stopped");
-    assert!(child_dropped.load(Ordering::SeqCst), "the child's handler was dropped");
+    assert_eq!(
+        error.message,
+        "Tool parent timed out after 10s and was stopped"
+    );
+    assert!(
+        child_dropped.load(Ordering::SeqCst),
+        "the child's handler was dropped"
+    );
     assert_eq!(started.elapsed(), Duration::from_secs(10));
 }
 
@@ -230,12 +242,13 @@ async fn a_streaming_call_past_its_timeout_keeps_its_progress_and_ends_with_time
                     let dropped = dropped.clone();
                     move |_, _| {
                         let guard = DropGuard(dropped.clone());
-                        futures::stream::once(async { ToolEvent::progress(10.0, None) })
-                            .chain(futures::stream::once(async move {
+                        futures::stream::once(async { ToolEvent::progress(10.0, None) }).chain(
+                            futures::stream::once(async move {
                                 let _guard = guard;
                                 tokio::time::sleep(Duration::from_secs(3600)).await;
                                 ToolEvent::result(json!(1))
-                            }))
+                            }),
+                        )
                     }
                 })
                 .build(),

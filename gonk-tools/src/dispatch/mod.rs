@@ -74,8 +74,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{FutureExt, Stream, StreamExt};
-use tokio::time::Instant;
 use serde_json::Value;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use self::metric::CallMetric;
@@ -344,7 +344,11 @@ type Started = (
 /// handler is called (a panic while it builds its future is `INTERNAL`)
 /// and its pending call returned with the token and its time limit.
 fn start(prepared: Prepared, default_timeout: Option<Duration>) -> Result<Started, ToolError> {
-    let Prepared { def, input, mut ctx } = prepared;
+    let Prepared {
+        def,
+        input,
+        mut ctx,
+    } = prepared;
     let token = Arc::clone(&ctx.cancellation);
     if token.is_cancelled() {
         return Err(ToolError::aborted());
@@ -384,7 +388,8 @@ impl TimeLimit {
     /// parent that settles on its timed-out child's answer at its own
     /// deadline timed out too). Cancellation is checked first.
     fn settled(&self, outcome: ToolEvent) -> ToolEvent {
-        let aborted = matches!(&outcome, ToolEvent::Error { code, .. } if *code == ErrorCode::Aborted);
+        let aborted =
+            matches!(&outcome, ToolEvent::Error { code, .. } if *code == ErrorCode::Aborted);
         if !aborted && Instant::now() >= self.deadline {
             ToolEvent::error(self.error())
         } else {
