@@ -228,8 +228,15 @@ impl ToolContext {
     /// current directory, and the process environment (a snapshot taken the
     /// first time it is read).
     pub fn new() -> Self {
+        Self::with_token(CancellationToken::new())
+    }
+
+    /// The base context with `token` as its cancellation (what
+    /// `ToolContext::new().with_cancellation(token)` makes, without first
+    /// making a token to replace).
+    pub(crate) fn with_token(token: CancellationToken) -> Self {
         ToolContext {
-            cancellation: Arc::new(CancellationToken::new()),
+            cancellation: Arc::new(token),
             log_sink: None,
             place: None,
             scope: None,

@@ -141,6 +141,8 @@ pub(crate) struct RegistryInner {
     pub(crate) security: Arc<SecurityOptions>,
     /// The timeout of tools that set none.
     pub(crate) default_timeout: Option<std::time::Duration>,
+    /// Bumped by every change of the catalog (see [`ToolRegistry::generation`]).
+    pub(crate) generation: std::sync::atomic::AtomicU64,
 }
 
 /// The tool catalog and the entry point of dispatch
@@ -230,6 +232,7 @@ impl ToolRegistryBuilder {
                 state: RwLock::new(self.state),
                 security: Arc::new(self.security),
                 default_timeout: self.default_timeout,
+                generation: Default::default(),
             }),
         }
     }
@@ -273,10 +276,28 @@ impl ToolRegistry {
     }
 
     fn write(&self) -> RwLockWriteGuard<'_, Catalog> {
-        self.inner
+        let catalog = self
+            .inner
             .catalog
             .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // Bumped once the writer holds the lock: a reader that read the
+        // generation before listing saw the same or an older one, so a
+        // projection is never filed under a newer generation than its own.
+        self.inner
+            .generation
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
+        catalog
+    }
+
+    /// A number that changes whenever the catalog may have changed
+    /// (register, replace or remove a source, unregister). Adapters keep
+    /// projections of the catalog (an MCP `tools/list`) and rebuild them
+    /// only when it moved.
+    pub fn generation(&self) -> u64 {
+        self.inner
+            .generation
+            .load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Provides application state `T` to tools registered after this call.
@@ -468,6 +489,7 @@ impl ToolRegistry {
                 ),
                 security: Arc::clone(&self.inner.security),
                 default_timeout: self.inner.default_timeout,
+                generation: Default::default(),
             }),
         }
     }

@@ -164,9 +164,31 @@ impl ToolRegistry {
     /// # }
     /// ```
     pub fn invoke(&self, name: &str, input: Value, ctx: ToolContext) -> ToolEventStream {
-        let registry = self.clone();
         // Look-up happens now, so the stream owns the definition (not a copy of the name).
         let found = self.read().get(name).cloned();
+        self.invoke_found(found, name, input, ctx)
+    }
+
+    /// [`invoke`](Self::invoke) of a definition an adapter already looked
+    /// up in this registry (it saves the second look-up).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn invoke_definition(
+        &self,
+        def: ToolDefinition,
+        input: Value,
+        ctx: ToolContext,
+    ) -> ToolEventStream {
+        self.invoke_found(Some(def), "", input, ctx)
+    }
+
+    fn invoke_found(
+        &self,
+        found: Option<ToolDefinition>,
+        name: &str,
+        input: Value,
+        ctx: ToolContext,
+    ) -> ToolEventStream {
+        let registry = self.clone();
         let tool = match &found {
             Some(def) => Arc::clone(def.name_arc()),
             None => Arc::from(name),

@@ -3,12 +3,13 @@
 //! calls, let the running ones finish within a grace period, then cancel
 //! the rest — each still gets its terminal error).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::model::ErrorCode as JsonRpcCode;
 use rmcp::ErrorData;
 use serde_json::json;
-use tokio::sync::watch;
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 /// The default cap on calls running at once, server-wide.
@@ -26,7 +27,10 @@ const ABORT_BOUND: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 pub(crate) struct InFlight {
     max: usize,
-    running: watch::Sender<usize>,
+    running: AtomicUsize,
+    /// Woken when the last running call ends during a drain (only then:
+    /// a call's own admission and release touch nothing but the counter).
+    idle: Notify,
     /// Cancelled when the server stops taking calls.
     draining: CancellationToken,
     /// Cancelled when the calls still running must stop.
@@ -41,9 +45,11 @@ pub(crate) struct CallPermit<'a> {
 
 impl Drop for CallPermit<'_> {
     fn drop(&mut self) {
-        self.inflight
-            .running
-            .send_modify(|running| *running = running.saturating_sub(1));
+        let inflight = self.inflight;
+        let was = inflight.running.fetch_sub(1, Ordering::AcqRel);
+        if was == 1 && inflight.draining.is_cancelled() {
+            inflight.idle.notify_waiters();
+        }
     }
 }
 
@@ -51,7 +57,8 @@ impl InFlight {
     pub(crate) fn new(max: usize) -> Self {
         InFlight {
             max: max.max(1),
-            running: watch::Sender::new(0),
+            running: AtomicUsize::new(0),
+            idle: Notify::new(),
             draining: CancellationToken::new(),
             abort: CancellationToken::new(),
         }
@@ -66,15 +73,12 @@ impl InFlight {
                 Some(json!({ "code": "SHUTTING_DOWN" })),
             ));
         }
-        let admitted = self.running.send_if_modified(|running| {
-            if *running < self.max {
-                *running += 1;
-                true
-            } else {
-                false
-            }
-        });
-        if !admitted {
+        let admitted = self
+            .running
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |running| {
+                (running < self.max).then_some(running + 1)
+            });
+        if admitted.is_err() {
             return Err(ErrorData::new(
                 SERVER_REFUSED,
                 format!(
@@ -89,7 +93,7 @@ impl InFlight {
 
     /// How many calls are running.
     pub(crate) fn running(&self) -> usize {
-        *self.running.borrow()
+        self.running.load(Ordering::Acquire)
     }
 
     /// Cancelled when running calls must stop (the grace period is over).
@@ -102,9 +106,19 @@ impl InFlight {
         self.draining.is_cancelled()
     }
 
+    /// Resolves once no call runs. Called only after `draining` is set,
+    /// so the permit that ends the last call wakes it.
     async fn idle(&self) {
-        let mut running = self.running.subscribe();
-        let _ = running.wait_for(|running| *running == 0).await;
+        loop {
+            let woken = self.idle.notified();
+            let mut woken = std::pin::pin!(woken);
+            // Registered before the check: a release in between still wakes it.
+            woken.as_mut().enable();
+            if self.running() == 0 {
+                return;
+            }
+            woken.await;
+        }
     }
 
     /// Stops taking calls, waits up to `grace` for the running ones, then

@@ -80,6 +80,7 @@ mod http;
 mod inflight;
 mod jsonrpc;
 mod lines;
+mod listing;
 mod notify;
 mod security;
 mod server;

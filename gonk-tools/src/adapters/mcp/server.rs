@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ProgressToken, ProtocolVersion, RequestId, ServerCapabilities,
@@ -20,9 +20,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::content::{error_result, success_result, unknown_tool, ErrorPlacement};
 use super::inflight::InFlight;
+use super::listing::Listings;
 use super::notify::{LevelFilter, McpLogSink, Notifier, Outbound};
 use super::security::RequestState;
-use super::tools::{self, Exposure};
+use super::tools;
 use super::{McpServerOptions, WriteToolPolicy};
 use crate::context::ToolContext;
 use crate::error::ErrorCode;
@@ -82,6 +83,7 @@ struct Shared {
     options: McpServerOptions,
     policy: WriteToolPolicy,
     inflight: InFlight,
+    listings: Listings,
 }
 
 /// An MCP server over a [`ToolRegistry`]: one value per session (clone it
@@ -135,6 +137,7 @@ impl McpServer {
         McpServer {
             shared: Arc::new(Shared {
                 inflight: InFlight::new(options.max_in_flight_calls),
+                listings: Listings::default(),
                 registry,
                 options,
                 policy,
@@ -171,42 +174,57 @@ impl McpServer {
     }
 
     /// The tools a session lists (the `tools/list` result) without auth.
+    ///
+    /// Projected once per registry change (see
+    /// [`ToolRegistry::generation`]) and shared by every session; a tool
+    /// with a `capability_for` probe is re-projected when its answer
+    /// changes. The options' filter is asked when the listing is built.
     pub fn list(&self) -> Vec<Tool> {
-        self.project(self.shared.registry.list())
+        let shared = &self.shared;
+        shared
+            .listings
+            .all(&shared.registry, &shared.options, shared.policy)
     }
 
     /// The tools `auth` lists: only those whose `tool.discover` its policy
     /// allows.
     pub async fn list_for(&self, auth: &AuthContext) -> Vec<Tool> {
-        let ctx = ToolContext::new().with_auth(auth.clone());
-        self.project(self.shared.registry.list_discoverable(&ctx).await)
+        self.list_in(&ToolContext::new().with_auth(auth.clone()))
+            .await
+    }
+
+    /// What `ctx` lists: everything listed without auth; with auth, the
+    /// listed tools its policy lets it discover (from the same cached
+    /// projections).
+    async fn list_in(&self, ctx: &ToolContext) -> Vec<Tool> {
+        if !ctx.is_authenticated() {
+            return self.list();
+        }
+        let shared = &self.shared;
+        let visible = shared.registry.list_discoverable(ctx).await;
+        shared
+            .listings
+            .of(&visible, &shared.registry, &shared.options, shared.policy)
     }
 
     /// The base context of one request: the host's
     /// [`base_context`](super::McpServerOptions::base_context), with the
     /// authentication hook's auth over HTTP (the hook's wins). Listing and
     /// calling both start from it, so what is listed is what is callable.
-    fn base_context(&self, request_state: Option<&RequestState>) -> ToolContext {
-        let base = self
-            .shared
-            .options
-            .base_context
-            .as_ref()
-            .map(|make| make())
-            .unwrap_or_default();
+    /// `token` cancels it (the request's).
+    fn base_context(
+        &self,
+        request_state: Option<&RequestState>,
+        token: CancellationToken,
+    ) -> ToolContext {
+        let base = match &self.shared.options.base_context {
+            Some(make) => make().with_cancellation(token),
+            None => ToolContext::with_token(token),
+        };
         match request_state.and_then(|state| state.auth.clone()) {
             Some(auth) => base.with_auth(auth),
             None => base,
         }
-    }
-
-    fn project(&self, defs: Vec<crate::definition::ToolDefinition>) -> Vec<Tool> {
-        defs.iter()
-            .filter(|def| {
-                tools::exposure(def, &self.shared.options, self.shared.policy) == Exposure::Listed
-            })
-            .map(tools::project_tool)
-            .collect()
     }
 
     fn info(&self) -> ServerConfig {
@@ -258,8 +276,7 @@ impl McpServer {
         let (queue, mut outbound) = mpsc::unbounded_channel::<Outbound>();
         let notify_queue = queue.clone();
         let ctx: ToolContext = self
-            .base_context(request_state.as_ref())
-            .with_cancellation(token.clone())
+            .base_context(request_state.as_ref(), token.clone())
             .with_logger(McpLogSink { queue })
             .with_notify(move |event: &ToolEvent| {
                 if matches!(event, ToolEvent::Progress { .. } | ToolEvent::Log { .. }) {
@@ -288,10 +305,32 @@ impl McpServer {
         };
         let shutdown = shared.inflight.abort_token().clone();
         let mut cancelled_by_shutdown = false;
-        let mut events = shared.registry.invoke(&def.name, input, ctx);
-        let mut result: Option<ToolOutput<Value>> = None;
-        let mut error = None;
-        loop {
+        let mut events = shared.registry.invoke_definition(def.clone(), input, ctx);
+        let mut outcome = Outcome::default();
+        // Most calls answer without waiting: their events are read at once,
+        // in the loop's order (queued notifications first), and the
+        // watchers of the loop below are armed only for a call that waits.
+        let mut finished = false;
+        if !relay.is_gone() && !shutdown.is_cancelled() {
+            loop {
+                while let Ok(out) = outbound.try_recv() {
+                    relay.send(out.tool.as_deref(), &out.event).await;
+                }
+                match events.next().now_or_never() {
+                    None => break,
+                    Some(None) => {
+                        finished = true;
+                        break;
+                    }
+                    Some(Some(event)) => {
+                        if let Some(event) = outcome.take(event) {
+                            relay.send(None, &event).await;
+                        }
+                    }
+                }
+            }
+        }
+        while !finished {
             tokio::select! {
                 biased;
                 _ = relay.gone(), if !token.is_cancelled() => token.cancel(),
@@ -301,13 +340,14 @@ impl McpServer {
                 }
                 Some(out) = outbound.recv() => relay.send(out.tool.as_deref(), &out.event).await,
                 event = events.next() => match event {
-                    None => break,
-                    Some(ToolEvent::Result { data, display }) => result = Some(ToolOutput { data, display }),
-                    Some(event @ ToolEvent::Error { .. }) => error = event.as_error(),
-                    Some(event) => relay.send(None, &event).await,
+                    None => finished = true,
+                    Some(event) => if let Some(event) = outcome.take(event) {
+                        relay.send(None, &event).await;
+                    },
                 },
             }
         }
+        let Outcome { result, mut error } = outcome;
         drop(events);
         while let Ok(out) = outbound.try_recv() {
             relay.send(out.tool.as_deref(), &out.event).await;
@@ -333,6 +373,31 @@ impl McpServer {
                 &crate::error::ToolError::new(ErrorCode::NoResult, "Tool produced no result"),
                 placement,
             ),
+        }
+    }
+}
+
+/// What a call's events amount to: its result or its error (the stream
+/// ends with one of them).
+#[derive(Default)]
+struct Outcome {
+    result: Option<ToolOutput<Value>>,
+    error: Option<crate::error::ToolError>,
+}
+
+impl Outcome {
+    /// Keeps an outcome event; hands back an event to relay.
+    fn take(&mut self, event: ToolEvent) -> Option<ToolEvent> {
+        match event {
+            ToolEvent::Result { data, display } => {
+                self.result = Some(ToolOutput { data, display });
+                None
+            }
+            event @ ToolEvent::Error { .. } => {
+                self.error = event.as_error();
+                None
+            }
+            event => Some(event),
         }
     }
 }
@@ -409,9 +474,8 @@ impl ServerHandler for McpServer {
             .extensions
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<RequestState>());
-        let base = self.base_context(request_state);
-        let visible = self.shared.registry.list_discoverable(&base).await;
-        Ok(ListToolsResult::with_all_items(self.project(visible)))
+        let base = self.base_context(request_state, context.ct.child_token());
+        Ok(ListToolsResult::with_all_items(self.list_in(&base).await))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
