@@ -100,7 +100,9 @@ fn gonk_registry(tools: usize) -> ToolRegistry {
                 ToolDefinition::builder(format!("tool.{i}"))
                     .description("Add two integers.")
                     .approval(ApprovalTier::Read)
-                    .handler(|input: AddInput, _| async move { Ok::<_, ToolError>(input.a + input.b) })
+                    .handler(
+                        |input: AddInput, _| async move { Ok::<_, ToolError>(input.a + input.b) },
+                    )
                     .build(),
             )
             .unwrap();
@@ -123,9 +125,8 @@ fn bench(c: &mut Criterion) {
         .unwrap();
     // A real peer, from rmcp's server served over an in-memory pipe.
     let (server_io, _client_io) = tokio::io::duplex(64 * 1024);
-    let running = runtime.block_on(async {
-        rmcp::service::serve_directly(RmcpServer::new(), server_io, None)
-    });
+    let running = runtime
+        .block_on(async { rmcp::service::serve_directly(RmcpServer::new(), server_io, None) });
     let peer = running.peer().clone();
 
     let rmcp_server = RmcpServer::new();
@@ -150,11 +151,8 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("rmcp_router", |b| {
         b.to_async(&runtime).iter(|| async {
-            let context = ToolCallContext::new(
-                &rmcp_server,
-                add_request(&input),
-                request_context(&peer),
-            );
+            let context =
+                ToolCallContext::new(&rmcp_server, add_request(&input), request_context(&peer));
             std::hint::black_box(router.call(context).await.unwrap())
         })
     });
@@ -206,14 +204,25 @@ fn bench(c: &mut Criterion) {
         theirs.len(),
         mine.len()
     );
-    println!("  rmcp tool: {}", serde_json::to_string(&rmcp_200.list_all()[0]).unwrap());
-    println!("  gonk tool: {}", serde_json::to_string(&ours_200.list()[0]).unwrap());
+    println!(
+        "  rmcp tool: {}",
+        serde_json::to_string(&rmcp_200.list_all()[0]).unwrap()
+    );
+    println!(
+        "  gonk tool: {}",
+        serde_json::to_string(&ours_200.list()[0]).unwrap()
+    );
     group.bench_function("list200_rmcp", |b| {
         b.iter(|| std::hint::black_box(ListToolsResult::with_all_items(rmcp_200.list_all())))
     });
     group.bench_function("list200_gonk", |b| {
         b.to_async(&runtime).iter(|| async {
-            std::hint::black_box(ours_200.list_tools(None, request_context(&peer)).await.unwrap())
+            std::hint::black_box(
+                ours_200
+                    .list_tools(None, request_context(&peer))
+                    .await
+                    .unwrap(),
+            )
         })
     });
     group.bench_function("list200_rmcp_json", |b| {
@@ -224,7 +233,10 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("list200_gonk_json", |b| {
         b.to_async(&runtime).iter(|| async {
-            let list = ours_200.list_tools(None, request_context(&peer)).await.unwrap();
+            let list = ours_200
+                .list_tools(None, request_context(&peer))
+                .await
+                .unwrap();
             std::hint::black_box(serde_json::to_vec(&list).unwrap())
         })
     });
@@ -241,11 +253,31 @@ fn main() {
     let ns = |id: &str| mean_ns("vs_rmcp", id);
     println!("\ngonk-tools vs rmcp 3.11 (same run; < 1.00x: ours is faster):");
     for (ours, theirs, what) in [
-        ("gonk_invoke", "rmcp_router", "registry.invoke vs ToolRouter::call"),
-        ("gonk_client", "rmcp_router", "typed client vs ToolRouter::call"),
-        ("gonk_handler", "rmcp_handler", "ServerHandler::call_tool -> JSON"),
-        ("list200_gonk", "list200_rmcp", "tools/list of 200 -> ListToolsResult"),
-        ("list200_gonk_json", "list200_rmcp_json", "tools/list of 200 -> JSON"),
+        (
+            "gonk_invoke",
+            "rmcp_router",
+            "registry.invoke vs ToolRouter::call",
+        ),
+        (
+            "gonk_client",
+            "rmcp_router",
+            "typed client vs ToolRouter::call",
+        ),
+        (
+            "gonk_handler",
+            "rmcp_handler",
+            "ServerHandler::call_tool -> JSON",
+        ),
+        (
+            "list200_gonk",
+            "list200_rmcp",
+            "tools/list of 200 -> ListToolsResult",
+        ),
+        (
+            "list200_gonk_json",
+            "list200_rmcp_json",
+            "tools/list of 200 -> JSON",
+        ),
     ] {
         if let (Some(a), Some(b)) = (ns(ours), ns(theirs)) {
             println!(

@@ -47,11 +47,7 @@ fn degraded(def: &ToolDefinition) -> bool {
 
 impl Listing {
     fn is_current(&self, generation: u64) -> bool {
-        self.generation == generation
-            && self
-                .probed
-                .iter()
-                .all(|(def, was)| degraded(def) == *was)
+        self.generation == generation && self.probed.iter().all(|(def, was)| degraded(def) == *was)
     }
 }
 
