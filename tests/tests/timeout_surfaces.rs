@@ -43,6 +43,15 @@ fn registry() -> ToolRegistry {
 
 const MESSAGE: &str = "Tool stuck timed out after 100ms and was stopped";
 
+/// Calls `stuck` through `client` and checks the `TIMEOUT` it gets back.
+async fn assert_times_out(client: &impl Transport) {
+    let error = collect_tool_outcome(client.invoke("stuck", json!({})), |_| {})
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::Timeout);
+    assert_eq!(error.message, MESSAGE);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_answers_an_is_error_result_with_the_timeout() {
     let server = serve_http(
@@ -55,11 +64,7 @@ async fn mcp_answers_an_is_error_result_with_the_timeout() {
     let client = McpClient::connect_http(&server.url(), McpHttpClientOptions::new())
         .await
         .unwrap();
-    let error = collect_tool_outcome(client.invoke("stuck", json!({})), |_| {})
-        .await
-        .unwrap_err();
-    assert_eq!(error.code, ErrorCode::Timeout);
-    assert_eq!(error.message, MESSAGE);
+    assert_times_out(&client).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -75,11 +80,7 @@ async fn websocket_replies_with_a_timeout_error() {
     let client = WsClient::connect(&server.url(), WsClientOptions::new())
         .await
         .unwrap();
-    let error = collect_tool_outcome(client.invoke("stuck", json!({})), |_| {})
-        .await
-        .unwrap_err();
-    assert_eq!(error.code, ErrorCode::Timeout);
-    assert_eq!(error.message, MESSAGE);
+    assert_times_out(&client).await;
 }
 
 #[tokio::test]
