@@ -106,6 +106,7 @@ pub struct ToolAttrs {
     pub input_json_schema: Option<Expr>,
     pub output_schema: Option<LitBool>,
     pub timeout: Option<Timeout>,
+    pub detached: Option<bool>,
 }
 
 /// `timeout = "30s"`, parsed at compile time.
@@ -459,6 +460,7 @@ impl ToolAttrs {
                 set(&mut self.output_schema, value, meta)
             }
             keys::TIMEOUT => set(&mut self.timeout, timeout(meta)?, meta),
+            keys::DETACHED => set(&mut self.detached, flag(meta)?, meta),
             other => Err(unknown(meta, "`#[tool]` key", other, keys::TOOL_KEYS)),
         }
     }

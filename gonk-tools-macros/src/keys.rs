@@ -27,6 +27,7 @@ pub const DEGRADED_DESCRIPTION: &str = "degraded_description";
 pub const INPUT_JSON_SCHEMA: &str = "input_json_schema";
 pub const OUTPUT_SCHEMA: &str = "output_schema";
 pub const TIMEOUT: &str = "timeout";
+pub const DETACHED: &str = "detached";
 pub const TYPE_NAME: &str = "type_name";
 pub const CRATE: &str = "crate";
 
@@ -54,6 +55,7 @@ pub const TOOL_KEYS: &[&str] = &[
     INPUT_JSON_SCHEMA,
     OUTPUT_SCHEMA,
     TIMEOUT,
+    DETACHED,
     TYPE_NAME,
     CRATE,
 ];

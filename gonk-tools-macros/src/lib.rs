@@ -158,6 +158,7 @@ mod validate;
 /// | `input_json_schema` | an expression giving a `serde_json::Value`: a trusted override of the derived input schema (advertised **and** enforced) |
 /// | `output_schema` | `false` to advertise no output schema |
 /// | `timeout` | `"30s"`, `"500ms"`, `"2m"`, `"1h 30m"`: the call is stopped with `TIMEOUT` after it (its handler dropped); default: the registry's default timeout, if any |
+/// | `detached` | a flag: a call returns a background job handle at once unless it passes `wait: true` / `sync: true` (added to the advertised input); see `gonk_tools::jobs` |
 /// | `type_name` | the generated type's name, when CamelCase of the fn name collides with another type (`async fn add(input: Add)` is refused with this advice) |
 /// | `crate` | the path of `gonk_tools` when it is renamed: `crate = my_gonk` |
 ///

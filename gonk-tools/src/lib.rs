@@ -106,6 +106,8 @@
 //!   call takes.
 //! * [`security`] — authenticated dispatch: principal, auth context and
 //!   policy, approval, resource resolution, redacted audit receipts.
+//! * [`jobs`] — detached dispatch: heavy tools return a job handle unless
+//!   the caller waits; the embedded job runner and the `jobs.*` tools.
 //! * [`metrics`] — one [`MetricRecord`](metrics::MetricRecord) per call.
 //! * [`providers`] — the tools as OpenAI, Anthropic and Gemini take them,
 //!   and the provider's tool calls run through dispatch; [`names`] — the
@@ -158,6 +160,7 @@ pub mod definition;
 pub mod dispatch;
 pub mod error;
 pub mod event;
+pub mod jobs;
 pub mod metrics;
 mod name_rules;
 pub mod names;

@@ -280,8 +280,8 @@ fn authorization(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
     calls
 }
 
-/// Output validation, registration predicate, capability probe and
-/// timeout.
+/// Output validation, registration predicate, capability probe,
+/// timeout and detached dispatch.
 fn behaviour(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
     let mut calls = Vec::new();
     if let Some(mode) = &a.validate_output {
@@ -301,6 +301,9 @@ fn behaviour(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
         let secs = timeout.limit.as_secs();
         let nanos = timeout.limit.subsec_nanos();
         calls.push(quote!(.timeout(::core::time::Duration::new(#secs, #nanos))));
+    }
+    if a.detached == Some(true) {
+        calls.push(quote!(.detached()));
     }
     calls
 }

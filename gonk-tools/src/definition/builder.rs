@@ -359,10 +359,31 @@ impl ToolBuilder {
         self
     }
 
+    /// Makes the tool detached by default (what `#[tool(detached)]` sets):
+    /// a call launches a background job on the registry's job runner and
+    /// returns its handle at once, unless the caller passes `wait: true`
+    /// or `sync: true`; both are added to the advertised input schema (the
+    /// handler never sees them, so the input type must not have fields of
+    /// those names). With no runner installed the call runs inline and its
+    /// result says `ranSyncFallback: true`. See [`crate::jobs`].
+    pub fn detached(mut self) -> Self {
+        self.meta.detached = true;
+        self
+    }
+
     /// Finishes the definition. Name, description and schemas are checked
     /// when it is registered, which reports problems as `Result`s.
-    pub fn build(self) -> ToolDefinition {
+    pub fn build(mut self) -> ToolDefinition {
         let name: Arc<str> = Arc::from(self.meta.name.as_str());
+        if self.meta.detached {
+            crate::jobs::detached_tool::add_wait_flags(&mut self.meta.input_schema);
+            if let Some(schema) = &mut self.meta.input_json_schema {
+                crate::jobs::detached_tool::add_wait_flags(schema);
+            }
+            self.handler = self
+                .handler
+                .map(|handler| crate::jobs::detached_tool::wrap(Arc::clone(&name), handler));
+        }
         ToolDefinition {
             inner: Arc::new(DefinitionInner {
                 meta: self.meta,

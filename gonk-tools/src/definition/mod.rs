@@ -90,6 +90,9 @@ pub struct ToolMetadata {
     /// ([`ToolRegistryBuilder::default_timeout`](crate::registry::ToolRegistryBuilder::default_timeout)),
     /// if any. Not advertised.
     pub timeout: Option<std::time::Duration>,
+    /// Detached by default: a call returns a job handle at once unless it
+    /// passes `wait: true` or `sync: true` (see [`crate::jobs`]).
+    pub detached: bool,
 }
 
 impl ToolMetadata {
@@ -117,6 +120,7 @@ impl ToolMetadata {
             capability_for: None,
             degraded_description: None,
             timeout: None,
+            detached: false,
         }
     }
 

@@ -49,7 +49,15 @@ async fn spec_approval() {}
 #[tool(description = "From the attribute.")]
 async fn described() {}
 
+/// Slow work, detached by default.
+#[tool(detached, timeout = "10m")]
+async fn slow_work() {}
+
 fn main() {
+    let slow = SlowWork::definition();
+    assert!(slow.detached);
+    assert_eq!(slow.input_schema["properties"]["wait"]["type"], "boolean");
+    assert_eq!(slow.input_schema["properties"]["sync"]["type"], "boolean");
     let def = FsEdit::definition();
     assert_eq!(def.name, "fs.edit");
     assert_eq!(def.category.as_deref(), Some("files"));

@@ -1,0 +1,553 @@
+//! [`JobRunner`], the seam between detached tools and whatever runs their
+//! jobs, and [`EmbeddedRunner`], the default: jobs on this process's
+//! runtime.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use futures::future::BoxFuture;
+use futures::StreamExt;
+use indexmap::IndexMap;
+use serde_json::Value;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::record::{now_rfc3339, JobLog, JobProgress, JobRecord, JobStatus};
+use super::store::JobStore;
+use super::JobHandle;
+use crate::context::ToolContext;
+use crate::error::{ErrorCode, ToolError};
+use crate::event::ToolEvent;
+use crate::outcome::ToolOutput;
+use crate::registry::ToolRegistry;
+use crate::security::AuthContext;
+
+/// A call to run detached.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct JobLaunch {
+    /// The registry the call runs in.
+    pub registry: ToolRegistry,
+    /// The tool.
+    pub tool: String,
+    /// Its input (validated again when the job runs it).
+    pub input: Value,
+    /// What kind of work it is.
+    pub kind: String,
+    /// The launching caller's auth context: the job's call is authorized
+    /// and audited as this principal. `None` is the trusted internal path.
+    pub auth: Option<AuthContext>,
+}
+
+impl JobLaunch {
+    /// A launch of `tool` with `input` in `registry`.
+    pub fn new(registry: ToolRegistry, tool: impl Into<String>, input: Value) -> Self {
+        let tool = tool.into();
+        JobLaunch {
+            registry,
+            kind: tool.clone(),
+            tool,
+            input,
+            auth: None,
+        }
+    }
+
+    /// Sets the kind.
+    pub fn kind(mut self, kind: impl Into<String>) -> Self {
+        self.kind = kind.into();
+        self
+    }
+
+    /// Runs the job as `auth`'s principal.
+    pub fn auth(mut self, auth: Option<AuthContext>) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// The owner key of a job launched as `auth`.
+    pub fn owner(&self) -> Option<String> {
+        owner_of(self.auth.as_ref())
+    }
+}
+
+impl std::fmt::Debug for JobLaunch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobLaunch")
+            .field("tool", &self.tool)
+            .field("kind", &self.kind)
+            .field("authenticated", &self.auth.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The owner key of a caller: its security context key; `None` for the
+/// unauthenticated path.
+pub fn owner_of(auth: Option<&AuthContext>) -> Option<String> {
+    auth.map(|auth| auth.security_context_key().to_owned())
+}
+
+/// Runs detached calls and answers for them.
+///
+/// The registry's detached tools and the `jobs.*` tools talk to a runner
+/// only through this trait, so a host can put jobs on an external queue:
+/// implement `launch` to enqueue (the [`JobLaunch`] carries the tool, the
+/// validated input and the caller's auth context; a worker runs it with
+/// `registry.invoke(tool, input, ToolContext::new().with_auth(auth))`),
+/// and the queries from the queue's own records. Every query takes the
+/// caller's owner key and must treat another owner's job as missing.
+pub trait JobRunner: Send + Sync + 'static {
+    /// Starts a job; its handle carries the job id.
+    fn launch(&self, launch: JobLaunch) -> BoxFuture<'_, Result<JobHandle, ToolError>>;
+
+    /// The job, if `owner` may see it.
+    fn get(&self, owner: Option<&str>, id: &str) -> Option<JobRecord>;
+
+    /// The job once it has ended, or as it is after `timeout`.
+    fn wait<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+        id: &'a str,
+        timeout: Duration,
+    ) -> BoxFuture<'a, Option<JobRecord>>;
+
+    /// Cancels the job (its handler is dropped); the record as it is now.
+    fn cancel(&self, owner: Option<&str>, id: &str) -> Option<JobRecord>;
+
+    /// `owner`'s jobs, newest first.
+    fn list(&self, owner: Option<&str>) -> Vec<JobRecord>;
+}
+
+/// How long finished jobs are kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retention {
+    /// At most this many finished jobs (the oldest go first).
+    pub max_finished: usize,
+    /// Finished jobs older than this go.
+    pub max_age: Duration,
+}
+
+impl Default for Retention {
+    /// 1,000 finished jobs, for an hour.
+    fn default() -> Self {
+        Retention {
+            max_finished: 1000,
+            max_age: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// Log lines kept per job.
+const MAX_LOGS: usize = 50;
+
+struct Entry {
+    record: JobRecord,
+    token: CancellationToken,
+    ended: Arc<Notify>,
+    finished_at: Option<SystemTime>,
+}
+
+struct Shared {
+    jobs: Mutex<IndexMap<String, Entry>>,
+    retention: Retention,
+    store: Option<Arc<dyn JobStore>>,
+    next: AtomicU64,
+    prefix: String,
+}
+
+/// The default [`JobRunner`]: each job a task on the current tokio
+/// runtime with its own cancellation token, running the call through
+/// [`ToolRegistry::invoke`] (the full contract). Status, last progress,
+/// recent logs and the outcome are kept with bounded [`Retention`], and
+/// written to a [`JobStore`] if one is given.
+///
+/// ```
+/// use std::sync::Arc;
+/// use gonk_tools::jobs::{self, EmbeddedRunner};
+/// use gonk_tools::prelude::*;
+///
+/// let registry = ToolRegistry::new();
+/// jobs::install(&registry, Arc::new(EmbeddedRunner::new())).unwrap();
+/// assert!(registry.has("jobs.status"));
+/// ```
+#[derive(Clone)]
+pub struct EmbeddedRunner {
+    shared: Arc<Shared>,
+}
+
+impl Default for EmbeddedRunner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for EmbeddedRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedRunner")
+            .field("jobs", &self.lock().len())
+            .field("retention", &self.shared.retention)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EmbeddedRunner {
+    /// A runner with the default retention and no persistence.
+    pub fn new() -> Self {
+        Self::build(Retention::default(), None, Vec::new())
+    }
+
+    /// A runner keeping finished jobs as `retention` says.
+    pub fn with_retention(retention: Retention) -> Self {
+        Self::build(retention, None, Vec::new())
+    }
+
+    /// A runner that writes every job to `store` and starts with the jobs
+    /// it holds, so finished jobs survive a restart. A job the store holds
+    /// as queued or running was cut off by the restart: it is loaded as
+    /// failed (`INTERRUPTED`) and written back so.
+    pub fn with_store(retention: Retention, store: Arc<dyn JobStore>) -> Result<Self, ToolError> {
+        let loaded = store
+            .load()
+            .map_err(|e| ToolError::internal(format!("job store could not be read: {e}")))?;
+        let mut records = Vec::with_capacity(loaded.len());
+        for mut record in loaded {
+            if !record.status.is_terminal() {
+                record.status = JobStatus::Failed;
+                record.updated_at = now_rfc3339();
+                record.error = Some(interrupted());
+                store.save(&record).map_err(|e| {
+                    ToolError::internal(format!("job store could not be written: {e}"))
+                })?;
+            }
+            records.push(record);
+        }
+        Ok(Self::build(retention, Some(store), records))
+    }
+
+    fn build(
+        retention: Retention,
+        store: Option<Arc<dyn JobStore>>,
+        records: Vec<JobRecord>,
+    ) -> Self {
+        let jobs = records
+            .into_iter()
+            .map(|record| {
+                let finished_at = humantime::parse_rfc3339_weak(&record.updated_at).ok();
+                let entry = Entry {
+                    record,
+                    token: CancellationToken::new(),
+                    ended: Arc::new(Notify::new()),
+                    finished_at: finished_at.or(Some(SystemTime::now())),
+                };
+                (entry.record.id.clone(), entry)
+            })
+            .collect();
+        let started = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis();
+        EmbeddedRunner {
+            shared: Arc::new(Shared {
+                jobs: Mutex::new(jobs),
+                retention,
+                store,
+                next: AtomicU64::new(1),
+                prefix: format!("job-{started:x}-"),
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, IndexMap<String, Entry>> {
+        // A panic while holding the lock leaves plain data; keep serving.
+        self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many jobs have not ended.
+    pub fn active(&self) -> usize {
+        self.lock()
+            .values()
+            .filter(|e| !e.record.status.is_terminal())
+            .count()
+    }
+
+    /// Waits until no job is queued or running.
+    pub async fn idle(&self) {
+        loop {
+            let pending: Vec<Arc<Notify>> = self
+                .lock()
+                .values()
+                .filter(|e| !e.record.status.is_terminal())
+                .map(|e| Arc::clone(&e.ended))
+                .collect();
+            let Some(ended) = pending.first() else { return };
+            let notified = ended.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            if self.active() == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    fn persist(&self, record: &JobRecord) {
+        if let Some(store) = &self.shared.store {
+            if let Err(error) = store.save(record) {
+                tracing::warn!(target: "gonk_tools::jobs", job = %record.id, %error, "job store write failed");
+            }
+        }
+    }
+
+    /// Applies `change` to a job's record (if it is still there).
+    fn update(&self, id: &str, change: impl FnOnce(&mut JobRecord)) {
+        if let Some(entry) = self.lock().get_mut(id) {
+            change(&mut entry.record);
+            entry.record.updated_at = now_rfc3339();
+        }
+    }
+
+    /// Ends a job once: the first outcome wins.
+    fn finish(&self, id: &str, status: JobStatus, outcome: Result<ToolOutput, ToolError>) {
+        let record = {
+            let mut jobs = self.lock();
+            let Some(entry) = jobs.get_mut(id) else {
+                return;
+            };
+            if entry.record.status.is_terminal() {
+                return;
+            }
+            entry.record.status = status;
+            entry.record.updated_at = now_rfc3339();
+            match outcome {
+                Ok(output) => entry.record.output = Some(output),
+                Err(error) => entry.record.error = Some(error),
+            }
+            entry.finished_at = Some(SystemTime::now());
+            entry.ended.notify_waiters();
+            entry.record.clone()
+        };
+        self.persist(&record);
+        self.prune();
+    }
+
+    /// Drops finished jobs past the retention limits.
+    fn prune(&self) {
+        let retention = self.shared.retention;
+        let now = SystemTime::now();
+        let mut evicted = Vec::new();
+        {
+            let mut jobs = self.lock();
+            let mut finished: VecDeque<String> = jobs
+                .values()
+                .filter(|e| e.record.status.is_terminal())
+                .map(|e| e.record.id.clone())
+                .collect();
+            // Oldest first: by insertion order, which is launch order.
+            while let Some(id) = finished.front() {
+                let entry = &jobs[id];
+                let too_old = entry
+                    .finished_at
+                    .and_then(|at| now.duration_since(at).ok())
+                    .is_some_and(|age| age > retention.max_age);
+                if finished.len() > retention.max_finished || too_old {
+                    let id = finished.pop_front().expect("front exists");
+                    jobs.shift_remove(&id);
+                    evicted.push(id);
+                } else {
+                    break;
+                }
+            }
+        }
+        if let Some(store) = &self.shared.store {
+            for id in evicted {
+                if let Err(error) = store.remove(&id) {
+                    tracing::warn!(target: "gonk_tools::jobs", job = %id, %error, "job store delete failed");
+                }
+            }
+        }
+    }
+
+    fn visible(entry: &Entry, owner: Option<&str>) -> bool {
+        entry.record.owner.as_deref() == owner
+    }
+
+    async fn run(self, id: String, launch: JobLaunch, token: CancellationToken) {
+        self.update(&id, |r| {
+            if r.status == JobStatus::Queued {
+                r.status = JobStatus::Running;
+            }
+        });
+        let mut ctx = ToolContext::new().with_cancellation(token.clone());
+        if let Some(auth) = launch.auth {
+            ctx = ctx.with_auth(auth);
+        }
+        let mut events = launch.registry.invoke(&launch.tool, launch.input, ctx);
+        while let Some(event) = events.next().await {
+            match event {
+                ToolEvent::Progress { percent, message } => self.update(&id, |r| {
+                    r.progress = Some(JobProgress { percent, message });
+                }),
+                ToolEvent::Log { level, message, .. } => self.update(&id, |r| {
+                    if r.logs.len() == MAX_LOGS {
+                        r.logs.remove(0);
+                    }
+                    r.logs.push(JobLog { level, message });
+                }),
+                ToolEvent::Data { .. } => {}
+                ToolEvent::Result { data, display } => {
+                    return self.finish(
+                        &id,
+                        JobStatus::Succeeded,
+                        Ok(ToolOutput { data, display }),
+                    );
+                }
+                ToolEvent::Error {
+                    code,
+                    message,
+                    details,
+                } => {
+                    let cancelled = code == ErrorCode::Aborted && token.is_cancelled();
+                    let status = if cancelled {
+                        JobStatus::Cancelled
+                    } else {
+                        JobStatus::Failed
+                    };
+                    let mut error = ToolError::new(code, message);
+                    error.details = details;
+                    return self.finish(&id, status, Err(error));
+                }
+            }
+        }
+        // Dispatch always ends a stream with an outcome; be safe anyway.
+        self.finish(
+            &id,
+            JobStatus::Failed,
+            Err(ToolError::new(
+                ErrorCode::NoResult,
+                "Tool produced no result",
+            )),
+        );
+    }
+}
+
+fn interrupted() -> ToolError {
+    ToolError::new(
+        ErrorCode::custom("INTERRUPTED"),
+        "The job was cut off by a restart of the process running it; launch it again",
+    )
+}
+
+impl JobRunner for EmbeddedRunner {
+    fn launch(&self, launch: JobLaunch) -> BoxFuture<'_, Result<JobHandle, ToolError>> {
+        Box::pin(async move {
+            let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+                ToolError::internal("jobs need a tokio runtime to run on; none is current")
+            })?;
+            let n = self.shared.next.fetch_add(1, Ordering::Relaxed);
+            let id = format!("{}{n}", self.shared.prefix);
+            let now = now_rfc3339();
+            let record = JobRecord {
+                id: id.clone(),
+                tool: launch.tool.clone(),
+                kind: launch.kind.clone(),
+                owner: launch.owner(),
+                status: JobStatus::Queued,
+                created_at: now.clone(),
+                updated_at: now,
+                progress: None,
+                logs: Vec::new(),
+                output: None,
+                error: None,
+            };
+            let token = CancellationToken::new();
+            self.persist(&record);
+            self.lock().insert(
+                id.clone(),
+                Entry {
+                    record,
+                    token: token.clone(),
+                    ended: Arc::new(Notify::new()),
+                    finished_at: None,
+                },
+            );
+            let runner = self.clone();
+            let job = id.clone();
+            let task = runtime.spawn(async move {
+                let inner = runner.clone();
+                let id = job.clone();
+                // The call's panics are contained by dispatch; this guards
+                // the runner's own bookkeeping so a job always ends.
+                if let Err(panic) = tokio::spawn(inner.run(id, launch, token)).await {
+                    let message = if panic.is_cancelled() {
+                        "the job's task was cancelled by the runtime"
+                    } else {
+                        "the job's task panicked"
+                    };
+                    runner.finish(&job, JobStatus::Failed, Err(ToolError::internal(message)));
+                }
+            });
+            drop(task);
+            Ok(JobHandle::new(id))
+        })
+    }
+
+    fn get(&self, owner: Option<&str>, id: &str) -> Option<JobRecord> {
+        let jobs = self.lock();
+        let entry = jobs.get(id)?;
+        Self::visible(entry, owner).then(|| entry.record.clone())
+    }
+
+    fn wait<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+        id: &'a str,
+        timeout: Duration,
+    ) -> BoxFuture<'a, Option<JobRecord>> {
+        Box::pin(async move {
+            let ended = {
+                let jobs = self.lock();
+                let entry = jobs.get(id).filter(|e| Self::visible(e, owner))?;
+                if entry.record.status.is_terminal() {
+                    return Some(entry.record.clone());
+                }
+                Arc::clone(&entry.ended)
+            };
+            let notified = ended.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            // It may have ended between the look-up and enabling.
+            if let Some(record) = self.get(owner, id).filter(|r| r.status.is_terminal()) {
+                return Some(record);
+            }
+            let _ = tokio::time::timeout(timeout, notified).await;
+            self.get(owner, id)
+        })
+    }
+
+    fn cancel(&self, owner: Option<&str>, id: &str) -> Option<JobRecord> {
+        let token = {
+            let jobs = self.lock();
+            let entry = jobs.get(id).filter(|e| Self::visible(e, owner))?;
+            entry.token.clone()
+        };
+        token.cancel();
+        // A job still queued never reaches dispatch's abort: end it here.
+        let queued = self
+            .get(owner, id)
+            .is_some_and(|r| r.status == JobStatus::Queued);
+        if queued {
+            self.finish(id, JobStatus::Cancelled, Err(ToolError::aborted()));
+        }
+        self.get(owner, id)
+    }
+
+    fn list(&self, owner: Option<&str>) -> Vec<JobRecord> {
+        self.lock()
+            .values()
+            .rev()
+            .filter(|e| Self::visible(e, owner))
+            .map(|e| e.record.clone())
+            .collect()
+    }
+}
