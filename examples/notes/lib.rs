@@ -15,6 +15,8 @@
 //! ```
 
 pub mod cli;
+pub mod export_file;
+pub mod jobs;
 pub mod mcp;
 pub mod pi;
 pub mod saved;

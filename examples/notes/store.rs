@@ -360,6 +360,38 @@ pub mod sql {
             .map_err(db_error)?;
         rows.map(|row| row.map_err(db_error)).collect()
     }
+
+    /// Up to `limit` notes with an id above `after`, by id: a page of a
+    /// long walk that never holds the whole notebook.
+    pub fn page(
+        db: &Connection,
+        after: i64,
+        limit: u32,
+        include_archived: bool,
+    ) -> Result<Vec<Note>, ToolError> {
+        let mut statement = db
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM notes WHERE id > ?1 AND (?2 OR archived = 0) \
+                 ORDER BY id LIMIT ?3"
+            ))
+            .map_err(db_error)?;
+        let rows = statement
+            .query_map(params![after, include_archived, limit], note_from)
+            .map_err(db_error)?;
+        rows.map(|row| row.map_err(db_error)).collect()
+    }
+
+    /// How many notes there are (without archived ones unless asked).
+    pub fn count(db: &Connection, include_archived: bool) -> Result<u64, ToolError> {
+        let count: i64 = db
+            .query_row(
+                "SELECT COUNT(*) FROM notes WHERE (?1 OR archived = 0)",
+                params![include_archived],
+                |row| row.get(0),
+            )
+            .map_err(db_error)?;
+        Ok(count.max(0) as u64)
+    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! The notes tools: seven `#[tool]` fns, grouped by `toolset!` into
+//! The notes tools: eight `#[tool]` fns (`notes.export_file`, the heavy
+//! one, is detached and lives in `export_file.rs`), grouped by `toolset!` into
 //! [`NotesTools`] (registration) and [`NotesToolsClient`] (a typed client
 //! over any transport), and served unchanged by every surface: the command
 //! line (`cli.rs`), MCP (`mcp.rs`) and WebSocket (`ws.rs`).
@@ -14,6 +15,7 @@ use gonk_tools::event::DisplayBlock;
 use gonk_tools::prelude::*;
 use gonk_tools::registry::RegistryError;
 
+pub use crate::export_file::{ExportFile, ExportedFile, NotesExportFile};
 use crate::store::{sql, Hit, Note, Store};
 
 /// Input of `notes.create`.
@@ -137,7 +139,8 @@ pub struct Export {
     pub document: String,
 }
 
-fn markdown(note: &Note) -> String {
+/// One note as Markdown (shared by the exports).
+pub(crate) fn markdown(note: &Note) -> String {
     let mut text = format!("# {}\n\n", note.title);
     if !note.body.is_empty() {
         text.push_str(note.body.trim_end());
@@ -403,13 +406,18 @@ toolset! {
         NotesRename,
         NotesArchive,
         NotesExport,
+        NotesExportFile,
     }
 }
 
-/// A registry holding `store` as state and every notes tool.
+/// A registry holding `store` as state, every notes tool, and the job
+/// runner (with the `jobs.*` tools) that `notes.export_file` runs on.
 pub fn registry(store: Arc<Store>) -> Result<ToolRegistry, RegistryError> {
-    let registry = ToolRegistry::builder().state_arc(store).build();
+    let registry = ToolRegistry::builder()
+        .state_arc(Arc::clone(&store))
+        .build();
     NotesTools::register_tools(&registry)?;
+    crate::jobs::install(&registry, store)?;
     Ok(registry)
 }
 

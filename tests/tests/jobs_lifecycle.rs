@@ -363,7 +363,7 @@ async fn finished_jobs_survive_a_restart_and_running_ones_are_interrupted() {
     let store = Arc::new(MemoryStore::default());
     let gate = gate();
     let first = registry_with(
-        EmbeddedRunner::with_store(Retention::default(), store.clone()).unwrap(),
+        EmbeddedRunner::with_store(Retention::default(), store.clone()),
         &gate,
     );
     let done = launch(&first, "fail").await;
@@ -380,7 +380,7 @@ async fn finished_jobs_survive_a_restart_and_running_ones_are_interrupted() {
 
     // A new registry and runner over the same store.
     let second = registry_with(
-        EmbeddedRunner::with_store(Retention::default(), store.clone()).unwrap(),
+        EmbeddedRunner::with_store(Retention::default(), store.clone()),
         &gate,
     );
     let error = call(&second, "jobs.result", json!({ "jobId": done }))
@@ -392,6 +392,12 @@ async fn finished_jobs_survive_a_restart_and_running_ones_are_interrupted() {
         .unwrap_err();
     assert_eq!(interrupted.code.as_str(), "INTERRUPTED");
     assert_eq!(store.load().unwrap().len(), 2);
+    // The store is not rewritten: a live process that shares it still
+    // lands its final write.
+    let stored = store.load().unwrap();
+    assert!(stored
+        .iter()
+        .any(|r| r.id == cut_off && r.status == jobs::JobStatus::Running));
     // Ids of the new runner do not collide with the stored ones.
     let fresh = launch(&second, "fail").await;
     assert!(fresh != done && fresh != cut_off);

@@ -146,6 +146,7 @@ pub fn tool(model: &ToolModel) -> TokenStream {
         },
     };
 
+    let detached = model.attrs.detached == Some(true);
     // `Tool_000` (from `fn tool_000`) keeps its `_`: see `names::camel_case`.
     let type_item = quote_spanned! {model.fn_ident.span()=>
         #[doc = #doc]
@@ -157,6 +158,7 @@ pub fn tool(model: &ToolModel) -> TokenStream {
 
         impl #krate::Tool for #ty {
             const NAME: &'static str = #name;
+            const DETACHED: bool = #detached;
             type Input = #input;
             type Output = #output;
         }

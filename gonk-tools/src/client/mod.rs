@@ -154,11 +154,39 @@ where
     T::Input: Serialize + JsonSchema,
     T::Output: DeserializeOwned,
 {
+    let mut input = crate::schema::encode_input(&input).map_err(|source| ClientError::Encode {
+        tool: T::NAME,
+        source,
+    })?;
+    // A typed call wants the typed output: a detached tool runs inline.
+    // (`launch` starts it as a background job instead.)
+    if T::DETACHED {
+        if let Value::Object(object) = &mut input {
+            object.insert("wait".into(), Value::Bool(true));
+        }
+    }
+    decode_outcome::<T::Output>(T::NAME, transport.invoke(T::NAME, input), on_event).await
+}
+
+/// Starts detached tool `T` as a background job and returns its handle;
+/// `jobs.result` with the handle's id gives the output later. For a tool
+/// that is not detached this runs the call and fails with
+/// [`ClientError::Decode`], there being no handle.
+pub async fn launch<T>(
+    transport: &(impl Transport + ?Sized),
+    input: T::Input,
+) -> Result<crate::jobs::JobHandle, ClientError>
+where
+    T: Tool,
+    T::Input: Serialize + JsonSchema,
+{
     let input = crate::schema::encode_input(&input).map_err(|source| ClientError::Encode {
         tool: T::NAME,
         source,
     })?;
-    decode_outcome::<T::Output>(T::NAME, transport.invoke(T::NAME, input), on_event).await
+    decode_outcome(T::NAME, transport.invoke(T::NAME, input), |_| {})
+        .await
+        .map(|output| output.data)
 }
 
 /// Collects the event stream of a call to `tool` into its typed outcome:

@@ -3,8 +3,8 @@
 //! runtime.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
@@ -117,6 +117,14 @@ pub trait JobRunner: Send + Sync + 'static {
 
     /// `owner`'s jobs, newest first.
     fn list(&self, owner: Option<&str>) -> Vec<JobRecord>;
+
+    /// Waits until no job this process runs is queued or running: what a
+    /// short-lived host (a command line) awaits before it exits, since its
+    /// jobs end with it. A runner whose jobs live elsewhere returns at once
+    /// (the default).
+    fn idle(&self) -> BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// How long finished jobs are kept.
@@ -152,6 +160,10 @@ struct Shared {
     jobs: Mutex<IndexMap<String, Entry>>,
     retention: Retention,
     store: Option<Arc<dyn JobStore>>,
+    loaded: OnceLock<()>,
+    /// Jobs launched and not yet ended and written.
+    unsettled: AtomicUsize,
+    settled: Notify,
     next: AtomicU64,
     prefix: String,
 }
@@ -194,45 +206,66 @@ impl std::fmt::Debug for EmbeddedRunner {
 impl EmbeddedRunner {
     /// A runner with the default retention and no persistence.
     pub fn new() -> Self {
-        Self::build(Retention::default(), None, Vec::new())
+        Self::build(Retention::default(), None)
     }
 
     /// A runner keeping finished jobs as `retention` says.
     pub fn with_retention(retention: Retention) -> Self {
-        Self::build(retention, None, Vec::new())
+        Self::build(retention, None)
     }
 
     /// A runner that writes every job to `store` and starts with the jobs
-    /// it holds, so finished jobs survive a restart. A job the store holds
-    /// as queued or running was cut off by the restart: it is loaded as
-    /// failed (`INTERRUPTED`) and written back so.
-    pub fn with_store(retention: Retention, store: Arc<dyn JobStore>) -> Result<Self, ToolError> {
-        let loaded = store
-            .load()
-            .map_err(|e| ToolError::internal(format!("job store could not be read: {e}")))?;
-        let mut records = Vec::with_capacity(loaded.len());
-        for mut record in loaded {
-            if !record.status.is_terminal() {
-                record.status = JobStatus::Failed;
-                record.updated_at = now_rfc3339();
-                record.error = Some(interrupted());
-                store.save(&record).map_err(|e| {
-                    ToolError::internal(format!("job store could not be written: {e}"))
-                })?;
-            }
-            records.push(record);
-        }
-        Ok(Self::build(retention, Some(store), records))
+    /// it holds, so finished jobs survive a restart. The store is read on
+    /// the runner's first use (not here), so a command line that never
+    /// touches jobs never opens it; a store that cannot be read is logged
+    /// and the runner starts empty.
+    ///
+    /// A job the store holds as queued or running was cut off by the end
+    /// of the process that ran it: it reads as failed (`INTERRUPTED`). The
+    /// store itself is not rewritten, so if that process is in fact alive
+    /// (two processes sharing one store), its final write still lands.
+    pub fn with_store(retention: Retention, store: Arc<dyn JobStore>) -> Self {
+        Self::build(retention, Some(store))
     }
 
-    fn build(
-        retention: Retention,
-        store: Option<Arc<dyn JobStore>>,
-        records: Vec<JobRecord>,
-    ) -> Self {
-        let jobs = records
-            .into_iter()
-            .map(|record| {
+    fn build(retention: Retention, store: Option<Arc<dyn JobStore>>) -> Self {
+        let started = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis();
+        EmbeddedRunner {
+            shared: Arc::new(Shared {
+                jobs: Mutex::new(IndexMap::new()),
+                retention,
+                store,
+                loaded: OnceLock::new(),
+                unsettled: AtomicUsize::new(0),
+                settled: Notify::new(),
+                next: AtomicU64::new(1),
+                prefix: format!("job-{started:x}-"),
+            }),
+        }
+    }
+
+    /// Loads the store's records, once.
+    fn load(&self) {
+        let Some(store) = &self.shared.store else {
+            return;
+        };
+        self.shared.loaded.get_or_init(|| {
+            let loaded = match store.load() {
+                Ok(loaded) => loaded,
+                Err(error) => {
+                    tracing::warn!(target: "gonk_tools::jobs", %error, "job store could not be read; starting without its jobs");
+                    return;
+                }
+            };
+            let mut jobs = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
+            for mut record in loaded {
+                if !record.status.is_terminal() {
+                    record.status = JobStatus::Failed;
+                    record.error = Some(interrupted());
+                }
                 let finished_at = humantime::parse_rfc3339_weak(&record.updated_at).ok();
                 let entry = Entry {
                     record,
@@ -240,25 +273,15 @@ impl EmbeddedRunner {
                     ended: Arc::new(Notify::new()),
                     finished_at: finished_at.or(Some(SystemTime::now())),
                 };
-                (entry.record.id.clone(), entry)
-            })
-            .collect();
-        let started = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis();
-        EmbeddedRunner {
-            shared: Arc::new(Shared {
-                jobs: Mutex::new(jobs),
-                retention,
-                store,
-                next: AtomicU64::new(1),
-                prefix: format!("job-{started:x}-"),
-            }),
-        }
+                jobs.entry(entry.record.id.clone()).or_insert(entry);
+            }
+            // Launch order (what retention evicts by), whatever the store's.
+            jobs.sort_by(|_, a, _, b| a.record.created_at.cmp(&b.record.created_at));
+        });
     }
 
     fn lock(&self) -> MutexGuard<'_, IndexMap<String, Entry>> {
+        self.load();
         // A panic while holding the lock leaves plain data; keep serving.
         self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -271,23 +294,15 @@ impl EmbeddedRunner {
             .count()
     }
 
-    /// Waits until no job is queued or running.
-    pub async fn idle(&self) {
+    async fn wait_idle(&self) {
         loop {
-            let pending: Vec<Arc<Notify>> = self
-                .lock()
-                .values()
-                .filter(|e| !e.record.status.is_terminal())
-                .map(|e| Arc::clone(&e.ended))
-                .collect();
-            let Some(ended) = pending.first() else { return };
-            let notified = ended.notified();
-            let mut notified = std::pin::pin!(notified);
-            notified.as_mut().enable();
-            if self.active() == 0 {
+            let settled = self.shared.settled.notified();
+            let mut settled = std::pin::pin!(settled);
+            settled.as_mut().enable();
+            if self.shared.unsettled.load(Ordering::SeqCst) == 0 {
                 return;
             }
-            notified.await;
+            settled.await;
         }
     }
 
@@ -328,6 +343,9 @@ impl EmbeddedRunner {
             entry.record.clone()
         };
         self.persist(&record);
+        // Settled only once written: a host that exits when idle loses nothing.
+        self.shared.unsettled.fetch_sub(1, Ordering::SeqCst);
+        self.shared.settled.notify_waiters();
         self.prune();
     }
 
@@ -462,6 +480,7 @@ impl JobRunner for EmbeddedRunner {
             };
             let token = CancellationToken::new();
             self.persist(&record);
+            self.shared.unsettled.fetch_add(1, Ordering::SeqCst);
             self.lock().insert(
                 id.clone(),
                 Entry {
@@ -540,6 +559,10 @@ impl JobRunner for EmbeddedRunner {
             self.finish(id, JobStatus::Cancelled, Err(ToolError::aborted()));
         }
         self.get(owner, id)
+    }
+
+    fn idle(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.wait_idle())
     }
 
     fn list(&self, owner: Option<&str>) -> Vec<JobRecord> {

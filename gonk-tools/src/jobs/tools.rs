@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::runner::owner_of;
 use super::{JobRecord, JobRunner, JobStatus};
 use crate::context::ToolContext;
-use crate::definition::{ApprovalTier, McpAnnotations, McpHints, ToolDefinition};
+use crate::definition::{ApprovalTier, CliHints, McpAnnotations, McpHints, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::outcome::ToolOutput;
 use crate::registry::{RegistryError, ToolRegistry};
@@ -89,6 +89,14 @@ fn summary(record: &JobRecord) -> ToolOutput {
     ToolOutput::new(record.summary()).with_display(line)
 }
 
+/// `notes jobs.status <JOB_ID>` on a command line.
+fn job_id_positional() -> CliHints {
+    CliHints {
+        positional: vec!["jobId".to_owned()],
+        ..CliHints::default()
+    }
+}
+
 fn hints(read_only: bool) -> McpHints {
     McpHints {
         annotations: McpAnnotations {
@@ -103,6 +111,7 @@ fn hints(read_only: bool) -> McpHints {
 
 fn status_tool(runner: Arc<dyn JobRunner>) -> ToolDefinition {
     ToolDefinition::builder("jobs.status")
+        .cli(job_id_positional())
         .description("Status of a background job: queued, running, succeeded, failed or cancelled, with its last progress and recent logs.")
         .approval(ApprovalTier::Read)
         .mcp(hints(true))
@@ -145,6 +154,7 @@ fn outcome_of(record: JobRecord) -> Result<ToolOutput, ToolError> {
 
 fn result_tool(runner: Arc<dyn JobRunner>) -> ToolDefinition {
     ToolDefinition::builder("jobs.result")
+        .cli(job_id_positional())
         .description("The result of a background job, as the detached call would have returned it; waits up to waitMs for it to finish. A job still running gives JOB_PENDING.")
         .approval(ApprovalTier::Read)
         .mcp(hints(true))
@@ -170,6 +180,7 @@ fn result_tool(runner: Arc<dyn JobRunner>) -> ToolDefinition {
 
 fn cancel_tool(runner: Arc<dyn JobRunner>) -> ToolDefinition {
     ToolDefinition::builder("jobs.cancel")
+        .cli(job_id_positional())
         .description("Cancel a background job: its work is stopped (the handler is dropped). Cancelling a finished job changes nothing.")
         // It stops only the caller's own work; the approval the tool
         // needed was asked when the job was launched.

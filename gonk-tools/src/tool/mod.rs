@@ -36,6 +36,9 @@ use crate::definition::ToolDefinition;
 pub trait Tool: 'static {
     /// The registered name.
     const NAME: &'static str;
+    /// Whether the tool is detached by default (`#[tool(detached)]`): a
+    /// typed client then asks to wait, since it wants the typed output.
+    const DETACHED: bool = false;
     /// The input type ([`NoInput`] for a tool without an input parameter).
     type Input: 'static;
     /// The output data type.

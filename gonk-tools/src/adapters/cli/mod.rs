@@ -515,7 +515,40 @@ impl Cli {
             lock(&renderer).event(&ToolEvent::error(missing));
         }
         lock(&renderer).finish();
+        self.await_jobs().await;
         error.map_or(exit::OK, |code| exit::for_error(&code))
+    }
+
+    /// A detached call launched its job in this process, which ends the
+    /// job when it exits: stay until this caller's jobs end (Ctrl-C
+    /// cancels them). `--wait` runs the call in the foreground instead.
+    async fn await_jobs(&self) {
+        let Some(runner) = crate::jobs::runner(&self.registry) else {
+            return;
+        };
+        let owner = crate::jobs::owner_of(self.context.auth());
+        let pending: Vec<String> = runner
+            .list(owner.as_deref())
+            .into_iter()
+            .filter(|record| !record.status.is_terminal())
+            .map(|record| record.id)
+            .collect();
+        if pending.is_empty() {
+            return;
+        }
+        terminal::stderr(&format!(
+            "Waiting for background job {} to finish before exiting (Ctrl-C cancels it; --wait runs a call in the foreground)\n",
+            pending.join(", ")
+        ));
+        tokio::select! {
+            _ = runner.idle() => {}
+            _ = tokio::signal::ctrl_c() => {
+                for id in &pending {
+                    runner.cancel(owner.as_deref(), id);
+                }
+                runner.idle().await;
+            }
+        }
     }
 }
 

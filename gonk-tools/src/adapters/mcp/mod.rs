@@ -85,6 +85,7 @@ mod notify;
 mod security;
 mod server;
 mod stdio;
+mod tasks;
 mod tools;
 
 use std::collections::HashSet;

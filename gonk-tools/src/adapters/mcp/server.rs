@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use futures::{FutureExt, StreamExt};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressToken, ProtocolVersion, RequestId, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams, Tool,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProgressToken, ProtocolVersion,
+    RequestId, ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -23,11 +23,13 @@ use super::inflight::InFlight;
 use super::listing::Listings;
 use super::notify::{LevelFilter, McpLogSink, Notifier, Outbound};
 use super::security::RequestState;
+use super::tasks;
 use super::tools;
 use super::{McpServerOptions, WriteToolPolicy};
 use crate::context::ToolContext;
 use crate::error::ErrorCode;
 use crate::event::ToolEvent;
+use crate::jobs;
 use crate::outcome::ToolOutput;
 use crate::registry::ToolRegistry;
 use crate::security::AuthContext;
@@ -227,14 +229,30 @@ impl McpServer {
         }
     }
 
+    /// The job owner a request speaks for (its caller's security context
+    /// key; `None` on the unauthenticated path).
+    fn owner(&self, context: &RequestContext<RoleServer>) -> Option<String> {
+        let request_state = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<RequestState>());
+        let base = self.base_context(request_state, CancellationToken::new());
+        jobs::owner_of(base.auth())
+    }
+
     fn info(&self) -> ServerConfig {
         let options = &self.shared.options;
         let mut implementation = Implementation::new(&options.name, &options.version);
         implementation.title = options.title.clone();
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
-            .enable_logging()
-            .build();
+            .enable_logging();
+        // Detached tools are offered as tasks when there is a job runner.
+        let capabilities = if jobs::runner(&self.shared.registry).is_some() {
+            capabilities.enable_tasks().build()
+        } else {
+            capabilities.build()
+        };
         let mut info = ServerConfig::new(capabilities);
         info.server_info = implementation;
         info.instructions = options.instructions.clone();
@@ -245,7 +263,7 @@ impl McpServer {
     async fn call(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        context: &RequestContext<RoleServer>,
     ) -> rmcp::model::CallToolResult {
         let name = request.name.to_string();
         let shared = &self.shared;
@@ -490,7 +508,43 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let _permit = self.shared.inflight.admit()?;
-        Ok(self.call(request, context).await.into())
+        let result = self.call(request, &context).await;
+        Ok(
+            match tasks::as_task(&self.shared.registry, &result, &context) {
+                Some(task) => CallToolResponse::Task(task),
+                None => result.into(),
+            },
+        )
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let runner = jobs::runner(&self.shared.registry)
+            .ok_or_else(|| tasks::unknown_task(&request.task_id))?;
+        let owner = self.owner(&context);
+        let record = tasks::find(&*runner, owner.as_deref(), &request.task_id)?;
+        let placement = match self.shared.registry.get(&record.tool) {
+            Some(def) if tools::advertises_output_schema(&def) => ErrorPlacement::Meta,
+            _ => ErrorPlacement::Structured,
+        };
+        Ok(tasks::detailed(record, placement))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let runner = jobs::runner(&self.shared.registry)
+            .ok_or_else(|| tasks::unknown_task(&request.task_id))?;
+        let owner = self.owner(&context);
+        runner
+            .cancel(owner.as_deref(), &request.task_id)
+            .map(drop)
+            .ok_or_else(|| tasks::unknown_task(&request.task_id))
     }
 
     async fn set_level(
