@@ -62,14 +62,15 @@ async fn the_same_tools_answer_on_the_cli_over_mcp_and_in_pi() {
     let mut cli_names: Vec<String> = String::from_utf8_lossy(&listed.stdout)
         .lines()
         .filter_map(|l| l.split_whitespace().next())
-        .filter(|w| w.starts_with("notes."))
+        .filter(|w| w.starts_with("notes.") || w.starts_with("jobs."))
         .map(str::to_owned)
         .collect();
     cli_names.sort();
     assert_eq!(cli_names, mcp_names, "both surfaces expose the same tools");
     assert_eq!(
         mcp_names.len(),
-        notes::tools::NotesTools::TOOL_NAMES.len(),
+        // The notes tools and the four `jobs.*` tools.
+        notes::tools::NotesTools::TOOL_NAMES.len() + 4,
         "{mcp_names:?}"
     );
 

@@ -634,7 +634,12 @@ fn notes_projections_for_every_provider() {
             "notes_list",
             "notes_rename",
             "notes_archive",
-            "notes_export"
+            "notes_export",
+            "notes_export_file",
+            "jobs_status",
+            "jobs_result",
+            "jobs_cancel",
+            "jobs_list",
         ]
     );
 }

@@ -658,13 +658,16 @@ fn list_groups_tools_by_category_with_uncategorized_last() {
     let listed = ok(
         &["list"],
         All(vec![
-            Ends("(uncategorized):\n  diag.echo      Return the input as it arrived, after argv coercion and validation.\n"),
-            Has("\n  notes.search   Search notes by text"),
+            Ends("(uncategorized):\n  diag.echo          Return the input as it arrived, after argv coercion and validation.\n"),
+            Has("\n  notes.search       Search notes by text"),
         ]),
     )
     .check(TESTBED, &[]);
     let headings: Vec<&str> = listed.stdout.lines().filter(|l| l.ends_with(':')).collect();
-    assert_eq!(headings, ["diagnostics:", "notes:", "(uncategorized):"]);
+    assert_eq!(
+        headings,
+        ["diagnostics:", "jobs:", "notes:", "(uncategorized):"]
+    );
     assert!(
         !listed.stdout.contains("diag.duplex"),
         "duplex tools are not listed"
@@ -681,7 +684,14 @@ fn list_groups_tools_by_category_with_uncategorized_last() {
     assert!(names.contains(&"notes.export".to_owned()));
 
     // The notes binary: only the notes tools.
-    let plain = ok(&["list"], Starts("notes:\n  notes.create")).check(NOTES, &[]);
+    let plain = ok(
+        &["list"],
+        All(vec![
+            Starts("jobs:\n  jobs.status"),
+            Has("\n\nnotes:\n  notes.create"),
+        ]),
+    )
+    .check(NOTES, &[]);
     assert!(!plain.stdout.contains("diag."));
 }
 
@@ -981,7 +991,7 @@ fn saved_searches_are_tools_made_at_run_time() {
     let listed = saved(spec, &["list"]);
     assert!(
         listed.stdout.contains(
-            "saved searches:\n  saved.release  Saved search: the notes that match \"release\".\n"
+            "saved searches:\n  saved.release      Saved search: the notes that match \"release\".\n"
         ),
         "{}",
         listed.stdout

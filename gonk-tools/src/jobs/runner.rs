@@ -391,11 +391,19 @@ impl EmbeddedRunner {
     }
 
     async fn run(self, id: String, launch: JobLaunch, token: CancellationToken) {
-        self.update(&id, |r| {
-            if r.status == JobStatus::Queued {
-                r.status = JobStatus::Running;
-            }
-        });
+        let started = {
+            let mut jobs = self.lock();
+            jobs.get_mut(&id)
+                .filter(|e| e.record.status == JobStatus::Queued)
+                .map(|entry| {
+                    entry.record.status = JobStatus::Running;
+                    entry.record.updated_at = now_rfc3339();
+                    entry.record.clone()
+                })
+        };
+        if let Some(record) = started {
+            self.persist(&record);
+        }
         let mut ctx = ToolContext::new().with_cancellation(token.clone());
         if let Some(auth) = launch.auth {
             ctx = ctx.with_auth(auth);

@@ -4,7 +4,7 @@
 use super::JobRecord;
 
 /// Persistence for job records. The runner writes a record when a job is
-/// launched and when it ends, deletes it when retention evicts it, and
+/// launched, when it starts running and when it ends, deletes it when retention evicts it, and
 /// loads every record once, when it is made. Calls are synchronous and on
 /// the runtime's threads: keep them short (one small row).
 ///

@@ -111,6 +111,7 @@ fn hints(read_only: bool) -> McpHints {
 
 fn status_tool(runner: Arc<dyn JobRunner>) -> ToolDefinition {
     ToolDefinition::builder("jobs.status")
+        .category("jobs")
         .cli(job_id_positional())
         .description("Status of a background job: queued, running, succeeded, failed or cancelled, with its last progress and recent logs.")
         .approval(ApprovalTier::Read)
@@ -154,6 +155,7 @@ fn outcome_of(record: JobRecord) -> Result<ToolOutput, ToolError> {
 
 fn result_tool(runner: Arc<dyn JobRunner>) -> ToolDefinition {
     ToolDefinition::builder("jobs.result")
+        .category("jobs")
         .cli(job_id_positional())
         .description("The result of a background job, as the detached call would have returned it; waits up to waitMs for it to finish. A job still running gives JOB_PENDING.")
         .approval(ApprovalTier::Read)
@@ -180,6 +182,7 @@ fn result_tool(runner: Arc<dyn JobRunner>) -> ToolDefinition {
 
 fn cancel_tool(runner: Arc<dyn JobRunner>) -> ToolDefinition {
     ToolDefinition::builder("jobs.cancel")
+        .category("jobs")
         .cli(job_id_positional())
         .description("Cancel a background job: its work is stopped (the handler is dropped). Cancelling a finished job changes nothing.")
         // It stops only the caller's own work; the approval the tool
@@ -206,6 +209,7 @@ fn cancel_tool(runner: Arc<dyn JobRunner>) -> ToolDefinition {
 
 fn list_tool(runner: Arc<dyn JobRunner>) -> ToolDefinition {
     ToolDefinition::builder("jobs.list")
+        .category("jobs")
         .description("Your background jobs, newest first, optionally only those with one status.")
         .approval(ApprovalTier::Read)
         .mcp(hints(true))
