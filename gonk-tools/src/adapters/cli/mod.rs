@@ -493,7 +493,7 @@ impl Cli {
             .with_logger(CliLog(Arc::clone(&renderer)))
             .with_notify(move |event| lock(&notify).event(event));
         let notice = Arc::clone(&renderer);
-        let _interrupts = cancel::cancel_on_interrupt(token, move || {
+        let interrupts = cancel::cancel_on_interrupt(token, move || {
             lock(&notice).notice("Cancelling (press Ctrl-C again to exit at once)");
         });
 
@@ -515,6 +515,7 @@ impl Cli {
             lock(&renderer).event(&ToolEvent::error(missing));
         }
         lock(&renderer).finish();
+        drop(interrupts);
         self.await_jobs().await;
         error.map_or(exit::OK, |code| exit::for_error(&code))
     }
@@ -536,18 +537,24 @@ impl Cli {
         if pending.is_empty() {
             return;
         }
+        // Listening before the notice, so a Ctrl-C right after it counts.
+        let interrupted = tokio::signal::ctrl_c();
+        let mut interrupted = std::pin::pin!(interrupted);
+        let early = futures::FutureExt::now_or_never(interrupted.as_mut()).is_some();
         terminal::stderr(&format!(
             "Waiting for background job {} to finish before exiting (Ctrl-C cancels it; --wait runs a call in the foreground)\n",
             pending.join(", ")
         ));
-        tokio::select! {
-            _ = runner.idle() => {}
-            _ = tokio::signal::ctrl_c() => {
-                for id in &pending {
-                    runner.cancel(owner.as_deref(), id);
-                }
-                runner.idle().await;
+        let cancelled = early
+            || tokio::select! {
+                _ = runner.idle() => false,
+                _ = interrupted => true,
+            };
+        if cancelled {
+            for id in &pending {
+                runner.cancel(owner.as_deref(), id);
             }
+            runner.idle().await;
         }
     }
 }
