@@ -50,13 +50,23 @@ fn a_detached_call_is_a_task_polled_to_its_result_and_cancellable() {
 
     // Cancelled while running: the handler stopped (the file stays partial).
     assert!(r["cancel"].get("error").is_none(), "{}", r["cancel"]);
-    assert_eq!(r["cancelled"]["result"]["status"], "cancelled", "{}", r["cancelled"]);
+    assert_eq!(
+        r["cancelled"]["result"]["status"], "cancelled",
+        "{}",
+        r["cancelled"]
+    );
     let slow = std::fs::read_to_string(dir.path().join("slow.md")).unwrap_or_default();
-    assert!(slow.matches("# Note").count() < 450, "the export did not run on");
+    assert!(
+        slow.matches("# Note").count() < 450,
+        "the export did not run on"
+    );
 
     // wait: true answers inline with the tool's result.
     let waited = &r["waited"]["result"];
-    assert!(waited.get("resultType").is_none_or(|t| t == "complete"), "{waited}");
+    assert!(
+        waited.get("resultType").is_none_or(|t| t == "complete"),
+        "{waited}"
+    );
     assert_eq!(waited["structuredContent"]["count"], 450, "{waited}");
 
     // A tool error is a completed task carrying an isError result.
@@ -72,13 +82,24 @@ fn a_detached_call_is_a_task_polled_to_its_result_and_cancellable() {
     assert!(invalid.get("taskId").is_none());
 
     // An unknown task is an error; so is anyone's task without the extension.
-    assert!(r["unknown_task"].get("error").is_some(), "{}", r["unknown_task"]);
+    assert!(
+        r["unknown_task"].get("error").is_some(),
+        "{}",
+        r["unknown_task"]
+    );
     assert_eq!(r["plain"]["result"]["structuredContent"]["id"], 1);
 
     // Without the extension: the job handle is the result.
     let handle = &r["no_tasks_created"]["result"];
-    assert!(handle.get("resultType").is_none_or(|t| t == "complete"), "{handle}");
+    assert!(
+        handle.get("resultType").is_none_or(|t| t == "complete"),
+        "{handle}"
+    );
     let job: &Value = &handle["structuredContent"]["jobId"];
     assert!(job.as_str().unwrap().starts_with("job-"), "{handle}");
-    assert!(r["no_tasks_get"].get("error").is_some(), "{}", r["no_tasks_get"]);
+    assert!(
+        r["no_tasks_get"].get("error").is_some(),
+        "{}",
+        r["no_tasks_get"]
+    );
 }

@@ -79,10 +79,23 @@ fn a_detached_command_prints_its_job_id_and_wait_prints_the_result() {
     let handle = notes(dir.path(), &["notes.export_file", "b.md", "--json"]);
     let handle = json_result(&handle);
     assert_eq!(handle["data"]["kind"], "notes.export_file");
-    assert!(handle["data"]["jobId"].as_str().unwrap().starts_with("job-"));
+    assert!(handle["data"]["jobId"]
+        .as_str()
+        .unwrap()
+        .starts_with("job-"));
 
     // --wait: in the foreground, progress and the result, no job.
-    let waited = notes(dir.path(), &["notes.export_file", "c.json", "--format", "json", "--wait", "--json"]);
+    let waited = notes(
+        dir.path(),
+        &[
+            "notes.export_file",
+            "c.json",
+            "--format",
+            "json",
+            "--wait",
+            "--json",
+        ],
+    );
     assert_eq!(waited.status.code(), Some(0), "{}", stderr(&waited));
     let events: Vec<Value> = stdout(&waited)
         .lines()
@@ -90,19 +103,28 @@ fn a_detached_command_prints_its_job_id_and_wait_prints_the_result() {
         .collect();
     assert!(events.iter().any(|e| e["type"] == "progress"));
     let last = events.last().unwrap();
-    assert_eq!((last["type"].as_str(), &last["data"]["count"]), (Some("result"), &Value::from(3)));
+    assert_eq!(
+        (last["type"].as_str(), &last["data"]["count"]),
+        (Some("result"), &Value::from(3))
+    );
     assert!(!stderr(&waited).contains("Waiting for background job"));
 
     // --wait fails like a normal call: a handler error exits 1, bad input 2.
     let exists = notes(dir.path(), &["notes.export_file", "all.md", "--wait"]);
     assert_eq!(exists.status.code(), Some(2), "{}", stderr(&exists));
     assert!(stderr(&exists).contains("the file exists"));
-    let bad = notes(dir.path(), &["notes.export_file", "x.md", "--format", "pdf"]);
+    let bad = notes(
+        dir.path(),
+        &["notes.export_file", "x.md", "--format", "pdf"],
+    );
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
 
     // A job that fails is reported by jobs.result with the tool's own exit code.
     let failing = notes(dir.path(), &["notes.export_file", "all.md", "--json"]);
-    let failing_id = json_result(&failing)["data"]["jobId"].as_str().unwrap().to_owned();
+    let failing_id = json_result(&failing)["data"]["jobId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let failed = notes(dir.path(), &["jobs.result", &failing_id]);
     assert_eq!(failed.status.code(), Some(2), "{}", stderr(&failed));
     assert!(stderr(&failed).contains("the file exists"));
@@ -123,7 +145,13 @@ fn ctrl_c_while_a_command_waits_for_its_job_cancels_the_job() {
         .env_remove("HOME")
         .arg("--db")
         .arg(dir.path().join("notes.db"))
-        .args(["notes.export_file", "slow.md", "--delay-ms", "10000", "--json"])
+        .args([
+            "notes.export_file",
+            "slow.md",
+            "--delay-ms",
+            "10000",
+            "--json",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -138,7 +166,10 @@ fn ctrl_c_while_a_command_waits_for_its_job_cancels_the_job() {
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut notice = String::new();
     std::io::BufRead::read_line(&mut stderr, &mut notice).unwrap();
-    assert!(notice.starts_with(&format!("Waiting for background job {id}")), "{notice}");
+    assert!(
+        notice.starts_with(&format!("Waiting for background job {id}")),
+        "{notice}"
+    );
     let pid = child.id() as libc::pid_t;
     // SAFETY: signalling a child process this test spawned.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);

@@ -32,11 +32,11 @@
 //! use gonk_tools::prelude::*;
 //!
 //! #[derive(Deserialize, JsonSchema)]
-//! struct Build { target: String }
+//! struct Target { target: String }
 //!
 //! /// Build a target (slow).
 //! #[tool(detached)]
-//! async fn build(input: Build) -> String {
+//! async fn build(input: Target) -> String {
 //!     format!("built {}", input.target)
 //! }
 //!

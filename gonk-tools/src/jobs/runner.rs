@@ -153,7 +153,6 @@ struct Entry {
     record: JobRecord,
     token: CancellationToken,
     ended: Arc<Notify>,
-    finished_at: Option<SystemTime>,
 }
 
 struct Shared {
@@ -161,6 +160,8 @@ struct Shared {
     retention: Retention,
     store: Option<Arc<dyn JobStore>>,
     loaded: OnceLock<()>,
+    /// Finished jobs in the order they ended (what retention evicts by).
+    finished: Mutex<VecDeque<(String, SystemTime)>>,
     /// Jobs launched and not yet ended and written.
     unsettled: AtomicUsize,
     settled: Notify,
@@ -239,6 +240,7 @@ impl EmbeddedRunner {
                 retention,
                 store,
                 loaded: OnceLock::new(),
+                finished: Mutex::new(VecDeque::new()),
                 unsettled: AtomicUsize::new(0),
                 settled: Notify::new(),
                 next: AtomicU64::new(1),
@@ -260,23 +262,33 @@ impl EmbeddedRunner {
                     return;
                 }
             };
-            let mut jobs = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
-            for mut record in loaded {
-                if !record.status.is_terminal() {
-                    record.status = JobStatus::Failed;
-                    record.error = Some(interrupted());
+            let mut ended = Vec::with_capacity(loaded.len());
+            {
+                let mut jobs = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
+                for mut record in loaded {
+                    if !record.status.is_terminal() {
+                        record.status = JobStatus::Failed;
+                        record.error = Some(interrupted());
+                    }
+                    let at = humantime::parse_rfc3339_weak(&record.updated_at)
+                        .unwrap_or_else(|_| SystemTime::now());
+                    ended.push((record.id.clone(), at));
+                    let entry = Entry {
+                        record,
+                        token: CancellationToken::new(),
+                        ended: Arc::new(Notify::new()),
+                    };
+                    jobs.entry(entry.record.id.clone()).or_insert(entry);
                 }
-                let finished_at = humantime::parse_rfc3339_weak(&record.updated_at).ok();
-                let entry = Entry {
-                    record,
-                    token: CancellationToken::new(),
-                    ended: Arc::new(Notify::new()),
-                    finished_at: finished_at.or(Some(SystemTime::now())),
-                };
-                jobs.entry(entry.record.id.clone()).or_insert(entry);
+                // Launch order, whatever the store's (`list` is newest first).
+                jobs.sort_by(|_, a, _, b| a.record.created_at.cmp(&b.record.created_at));
             }
-            // Launch order (what retention evicts by), whatever the store's.
-            jobs.sort_by(|_, a, _, b| a.record.created_at.cmp(&b.record.created_at));
+            ended.sort_by_key(|(_, at)| *at);
+            self.shared
+                .finished
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(ended);
         });
     }
 
@@ -338,11 +350,15 @@ impl EmbeddedRunner {
                 Ok(output) => entry.record.output = Some(output),
                 Err(error) => entry.record.error = Some(error),
             }
-            entry.finished_at = Some(SystemTime::now());
             entry.ended.notify_waiters();
             entry.record.clone()
         };
         self.persist(&record);
+        self.shared
+            .finished
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back((record.id.clone(), SystemTime::now()));
         // Settled only once written: a host that exits when idle loses nothing.
         self.shared.unsettled.fetch_sub(1, Ordering::SeqCst);
         self.shared.settled.notify_waiters();
@@ -351,30 +367,36 @@ impl EmbeddedRunner {
 
     /// Drops finished jobs past the retention limits.
     fn prune(&self) {
+        self.load();
         let retention = self.shared.retention;
         let now = SystemTime::now();
         let mut evicted = Vec::new();
         {
-            let mut jobs = self.lock();
-            let mut finished: VecDeque<String> = jobs
-                .values()
-                .filter(|e| e.record.status.is_terminal())
-                .map(|e| e.record.id.clone())
-                .collect();
-            // Oldest first: by insertion order, which is launch order.
-            while let Some(id) = finished.front() {
-                let entry = &jobs[id];
-                let too_old = entry
-                    .finished_at
-                    .and_then(|at| now.duration_since(at).ok())
-                    .is_some_and(|age| age > retention.max_age);
+            let mut finished = self
+                .shared
+                .finished
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            // Oldest first: the queue is in the order jobs ended.
+            while let Some((_, at)) = finished.front() {
+                let too_old = now
+                    .duration_since(*at)
+                    .is_ok_and(|age| age > retention.max_age);
                 if finished.len() > retention.max_finished || too_old {
-                    let id = finished.pop_front().expect("front exists");
-                    jobs.shift_remove(&id);
+                    let (id, _) = finished.pop_front().expect("front exists");
                     evicted.push(id);
                 } else {
                     break;
                 }
+            }
+        }
+        if evicted.is_empty() {
+            return;
+        }
+        {
+            let mut jobs = self.lock();
+            for id in &evicted {
+                jobs.shift_remove(id);
             }
         }
         if let Some(store) = &self.shared.store {
@@ -495,7 +517,6 @@ impl JobRunner for EmbeddedRunner {
                     record,
                     token: token.clone(),
                     ended: Arc::new(Notify::new()),
-                    finished_at: None,
                 },
             );
             let runner = self.clone();
