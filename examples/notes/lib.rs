@@ -19,6 +19,7 @@ pub mod export_file;
 pub mod jobs;
 pub mod mcp;
 pub mod pi;
+pub mod pool;
 pub mod saved;
 pub mod store;
 pub mod tools;

@@ -4,9 +4,18 @@
 //!
 //! The database is opened on first use, so `notes --help` or `notes list`
 //! never create a file, and the location can be set after argv is parsed.
+//!
+//! A file database runs in WAL mode (`synchronous = NORMAL`: a commit
+//! survives the process being killed; a power cut may lose the last ones)
+//! behind a small pool of connections, so reads run side by side and two
+//! processes can share one file. Search uses an FTS5 index (trigram
+//! tokens: substring matches, as `LIKE` would find, without a table scan),
+//! kept in step with the notes by triggers.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+
+use crate::pool::{Pool, FILE_CONNECTIONS};
 
 use gonk_tools::prelude::*;
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -56,8 +65,12 @@ pub struct Store {
 
 struct Inner {
     location: Mutex<Option<PathBuf>>,
-    connection: Mutex<Option<Connection>>,
+    pool: Mutex<Option<Arc<Pool>>>,
+    exports: tokio::sync::Semaphore,
 }
+
+/// Exports that may build their documents at once (the rest wait).
+pub const CONCURRENT_EXPORTS: usize = 2;
 
 /// `$XDG_DATA_HOME/gonk-notes/notes.db`, else
 /// `~/.local/share/gonk-notes/notes.db`; `None` when neither is known.
@@ -85,6 +98,31 @@ CREATE TABLE IF NOT EXISTS notes (
 );
 CREATE INDEX IF NOT EXISTS notes_updated ON notes (updated_at DESC);
 ";
+
+/// The full-text index over titles, texts and tags, and the triggers that
+/// keep it in step (an external-content FTS5 table: the text is stored
+/// once, in `notes`).
+const SEARCH_INDEX: &str = "
+CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(
+    title, body, tags, content = 'notes', content_rowid = 'id', tokenize = 'trigram'
+);
+CREATE TRIGGER IF NOT EXISTS notes_fts_insert AFTER INSERT ON notes BEGIN
+    INSERT INTO notes_fts (rowid, title, body, tags) VALUES (new.id, new.title, new.body, new.tags);
+END;
+CREATE TRIGGER IF NOT EXISTS notes_fts_delete AFTER DELETE ON notes BEGIN
+    INSERT INTO notes_fts (notes_fts, rowid, title, body, tags)
+        VALUES ('delete', old.id, old.title, old.body, old.tags);
+END;
+CREATE TRIGGER IF NOT EXISTS notes_fts_update AFTER UPDATE OF title, body, tags ON notes BEGIN
+    INSERT INTO notes_fts (notes_fts, rowid, title, body, tags)
+        VALUES ('delete', old.id, old.title, old.body, old.tags);
+    INSERT INTO notes_fts (rowid, title, body, tags) VALUES (new.id, new.title, new.body, new.tags);
+END;
+";
+
+/// Trigram search needs at least this many characters; shorter queries
+/// scan with `LIKE`.
+const MIN_INDEXED_QUERY: usize = 3;
 
 const COLUMNS: &str = "id, title, body, tags, archived, created_at, updated_at";
 
@@ -128,6 +166,12 @@ fn like_pattern(text: &str) -> String {
     pattern
 }
 
+/// `text` as one FTS5 phrase: quoted, inner quotes doubled, so no query
+/// syntax (`NEAR(`, `OR`, `*`, `"`) reaches the parser.
+fn fts_phrase(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
+}
+
 fn snippet(body: &str) -> String {
     let line = body.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut chars = line.chars();
@@ -147,9 +191,16 @@ impl Store {
         Store {
             inner: Arc::new(Inner {
                 location: Mutex::new(location),
-                connection: Mutex::new(None),
+                pool: Mutex::new(None),
+                exports: tokio::sync::Semaphore::new(CONCURRENT_EXPORTS),
             }),
         }
+    }
+
+    /// Waits for one of the [`CONCURRENT_EXPORTS`] export slots (an export
+    /// holds its document in memory until it is sent); `None` once closed.
+    pub async fn export_slot(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        self.inner.exports.acquire().await.ok()
     }
 
     /// Moves the store to `location`, if it has not been opened yet.
@@ -162,7 +213,7 @@ impl Store {
         *slot = Some(location.into());
     }
 
-    fn open(location: &Path) -> Result<Connection, ToolError> {
+    fn connect(location: &Path) -> Result<Connection, ToolError> {
         let connection = if location.as_os_str() == MEMORY {
             Connection::open_in_memory()
         } else {
@@ -185,8 +236,48 @@ impl Store {
         connection
             .busy_timeout(std::time::Duration::from_secs(5))
             .map_err(db_error)?;
-        connection.execute_batch(SCHEMA).map_err(db_error)?;
         Ok(connection)
+    }
+
+    /// Opens the database: WAL mode and the schema (the search index built
+    /// for a database made before it existed), then the pool's other
+    /// connections.
+    fn open(location: &Path) -> Result<Pool, ToolError> {
+        let first = Self::connect(location)?;
+        let memory = location.as_os_str() == MEMORY;
+        if !memory {
+            let _mode: String = first
+                .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+                .map_err(db_error)?;
+            first
+                .execute_batch("PRAGMA synchronous = NORMAL")
+                .map_err(db_error)?;
+        }
+        first.execute_batch(SCHEMA).map_err(db_error)?;
+        let indexed: bool = first
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'notes_fts')",
+                [],
+                |row| row.get(0),
+            )
+            .map_err(db_error)?;
+        first.execute_batch(SEARCH_INDEX).map_err(db_error)?;
+        if !indexed {
+            first
+                .execute_batch("INSERT INTO notes_fts (notes_fts) VALUES ('rebuild')")
+                .map_err(db_error)?;
+        }
+        let mut connections = vec![first];
+        if !memory {
+            for _ in 1..FILE_CONNECTIONS {
+                let connection = Self::connect(location)?;
+                connection
+                    .execute_batch("PRAGMA synchronous = NORMAL")
+                    .map_err(db_error)?;
+                connections.push(connection);
+            }
+        }
+        Ok(Pool::new(connections))
     }
 
     /// Runs `f` on the connection on a blocking thread (SQLite blocks),
@@ -213,25 +304,29 @@ impl Store {
 
 impl Inner {
     fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T, ToolError>) -> Result<T, ToolError> {
-        let mut slot = self.connection.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.is_none() {
-            let location = self
-                .location
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone()
-                .ok_or_else(|| {
-                    ToolError::internal(
-                        "no per-user data directory is known (set XDG_DATA_HOME or HOME), \
-                         so pass --db PATH",
-                    )
-                })?;
-            *slot = Some(Store::open(&location)?);
-        }
-        match slot.as_ref() {
-            Some(connection) => f(connection),
-            None => Err(ToolError::internal("notes database is not open")),
-        }
+        let pool = {
+            let mut slot = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+            match slot.as_ref() {
+                Some(pool) => Arc::clone(pool),
+                None => {
+                    let location = self
+                        .location
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .clone()
+                        .ok_or_else(|| {
+                            ToolError::internal(
+                                "no per-user data directory is known (set XDG_DATA_HOME or HOME), \
+                                 so pass --db PATH",
+                            )
+                        })?;
+                    let pool = Arc::new(Store::open(&location)?);
+                    *slot = Some(Arc::clone(&pool));
+                    pool
+                }
+            }
+        };
+        pool.with(f)
     }
 }
 
@@ -267,18 +362,24 @@ pub mod sql {
         .ok_or_else(|| not_found(id))
     }
 
-    /// Notes whose title, text or tags contain `query` (case-insensitive
-    /// for ASCII); title matches first, then the most recently changed.
+    /// Notes whose title, text or tags contain `query` (case-insensitive);
+    /// title matches first, then the most recently changed. The FTS5
+    /// index finds the candidates; a query shorter than a trigram scans.
     pub fn search(
         db: &Connection,
         query: &str,
         limit: u32,
         include_archived: bool,
     ) -> Result<Vec<Hit>, ToolError> {
+        let candidates = if query.chars().count() >= MIN_INDEXED_QUERY {
+            "id IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?4)"
+        } else {
+            "(title LIKE ?1 ESCAPE '\\' OR body LIKE ?1 ESCAPE '\\' OR tags LIKE ?1 ESCAPE '\\') AND ?4 IS NOT NULL"
+        };
         let mut statement = db
-            .prepare(&format!(
+            .prepare_cached(&format!(
                 "SELECT {COLUMNS} FROM notes
-                 WHERE (title LIKE ?1 ESCAPE '\\' OR body LIKE ?1 ESCAPE '\\' OR tags LIKE ?1 ESCAPE '\\')
+                 WHERE {candidates}
                    AND (?2 OR archived = 0)
                  ORDER BY (title LIKE ?1 ESCAPE '\\') DESC, updated_at DESC, id DESC
                  LIMIT ?3"
@@ -286,7 +387,12 @@ pub mod sql {
             .map_err(db_error)?;
         let rows = statement
             .query_map(
-                params![like_pattern(query), include_archived, limit],
+                params![
+                    like_pattern(query),
+                    include_archived,
+                    limit,
+                    fts_phrase(query)
+                ],
                 note_from,
             )
             .map_err(db_error)?;
@@ -428,5 +534,63 @@ mod tests {
                 Ok(())
             })
             .unwrap();
+    }
+
+    #[test]
+    fn search_input_is_text_never_query_syntax() {
+        let store = Store::new(Some(PathBuf::from(MEMORY)));
+        store
+            .with(|db| {
+                sql::create(
+                    db,
+                    "Say \"hi\" NEAR(the) door",
+                    "a OR b * c",
+                    &["x:y".into()],
+                )?;
+                for query in [
+                    "\"hi\"", "NEAR(the", "a OR b", "b * c", "x:y", "\"", "*", "^ca", ")",
+                ] {
+                    let hits = sql::search(db, query, 10, false)?;
+                    let expected = usize::from(query != "^ca");
+                    assert_eq!(hits.len(), expected, "{query:?}");
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn a_database_made_before_the_index_is_indexed_on_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(SCHEMA).unwrap();
+            old.execute(
+                "INSERT INTO notes (title, body) VALUES ('Backlog', 'groom the tickets')",
+                [],
+            )
+            .unwrap();
+        }
+        let store = Store::new(Some(path.clone()));
+        let hits = store
+            .with(|db| sql::search(db, "tickets", 10, false))
+            .unwrap();
+        assert_eq!(hits.len(), 1);
+        // The index follows later changes too.
+        store
+            .with(|db| sql::rename(db, hits[0].id, "Sprint backlog"))
+            .unwrap();
+        let hits = store
+            .with(|db| sql::search(db, "sprint", 10, false))
+            .unwrap();
+        assert_eq!(hits.len(), 1);
+        let mode: String = store
+            .with(|db| {
+                db.query_row("PRAGMA journal_mode", [], |r| r.get(0))
+                    .map_err(db_error)
+            })
+            .unwrap();
+        assert_eq!(mode, "wal");
     }
 }

@@ -14,6 +14,7 @@ use futures::Stream;
 use gonk_tools::event::DisplayBlock;
 use gonk_tools::prelude::*;
 use gonk_tools::registry::RegistryError;
+use serde_json::Value;
 
 pub use crate::export_file::{ExportFile, ExportedFile, NotesExportFile};
 use crate::store::{sql, Hit, Note, Store};
@@ -24,11 +25,13 @@ pub struct CreateNote {
     /// The note's title.
     #[schemars(length(min = 1, max = 200))]
     pub title: String,
-    /// The note's text (Markdown).
+    /// The note's text (Markdown), up to 64 KiB of characters.
     #[serde(default)]
+    #[schemars(length(max = 65536))]
     pub body: String,
-    /// Tags to file the note under.
+    /// Tags to file the note under: at most 32, each 1–64 characters.
     #[serde(default)]
+    #[schemars(length(max = 32), inner(length(min = 1, max = 64)))]
     pub tags: Vec<String>,
 }
 
@@ -48,7 +51,7 @@ fn default_limit() -> u32 {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct SearchNotes {
     /// Text to look for in titles, text and tags.
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = 200))]
     pub query: String,
     /// How many hits to return.
     #[serde(default = "default_limit")]
@@ -353,44 +356,67 @@ pub async fn notes_export(
     store: State<Store>,
 ) -> impl Stream<Item = ToolEvent<Export>> {
     gonk_tools::stream! {
+        // A few exports at a time: each holds its document in memory.
+        let Some(_slot) = store.export_slot().await else {
+            yield ToolEvent::error(ToolError::internal("the notes store is closing"));
+            return;
+        };
         let include_archived = input.include_archived;
-        let notes = match store.run(move |db| sql::all(db, include_archived)).await {
-            Ok(notes) => notes,
+        let total = match store.run(move |db| sql::count(db, include_archived)).await {
+            Ok(total) => total as usize,
             Err(error) => {
                 yield ToolEvent::error(error);
                 return;
             }
         };
-        let total = notes.len();
         let noun = if total == 1 { "note" } else { "notes" };
         yield ToolEvent::log(LogLevel::Info, format!("exporting {total} {noun}"));
-        let mut parts = Vec::with_capacity(total);
-        for (i, note) in notes.iter().enumerate() {
-            parts.push(match input.format {
-                ExportFormat::Markdown => markdown(note),
-                ExportFormat::Json => String::new(),
-            });
-            if input.delay_ms > 0 {
-                tokio::time::sleep(Duration::from_millis(input.delay_ms)).await;
+        // Page by page: never every note and its rendering at once.
+        let mut markdown_doc = String::new();
+        let mut json_notes = Vec::new();
+        let mut done = 0usize;
+        let mut after = 0i64;
+        loop {
+            let page = match store.run(move |db| sql::page(db, after, 200, include_archived)).await {
+                Ok(page) => page,
+                Err(error) => {
+                    yield ToolEvent::error(error);
+                    return;
+                }
+            };
+            let Some(last) = page.last() else { break };
+            after = last.id;
+            for note in page {
+                match input.format {
+                    ExportFormat::Markdown => {
+                        if done > 0 {
+                            markdown_doc.push_str("\n\n---\n\n");
+                        }
+                        markdown_doc.push_str(&markdown(&note));
+                    }
+                    ExportFormat::Json => json_notes.push(serde_json::to_value(&note).unwrap_or_default()),
+                }
+                if input.delay_ms > 0 {
+                    tokio::time::sleep(Duration::from_millis(input.delay_ms)).await;
+                }
+                done += 1;
+                yield ToolEvent::progress(
+                    (done as f64 * 100.0 / total.max(done) as f64).round(),
+                    format!("exported {done}/{}", total.max(done)),
+                );
             }
-            let done = i + 1;
-            yield ToolEvent::progress(
-                (done as f64 * 100.0 / total as f64).round(),
-                format!("exported {done}/{total}"),
-            );
         }
         let (document, block) = match input.format {
             ExportFormat::Markdown => {
-                let document = parts.join("\n\n---\n\n");
-                (document.clone(), DisplayBlock::Markdown { text: document })
+                (markdown_doc.clone(), DisplayBlock::Markdown { text: markdown_doc })
             }
             ExportFormat::Json => {
-                let value = serde_json::to_value(&notes).unwrap_or_default();
+                let value = Value::Array(json_notes);
                 let document = serde_json::to_string_pretty(&value).unwrap_or_default();
                 (document, DisplayBlock::Json { value, caption: None })
             }
         };
-        let export = Export { format: input.format, count: total, document };
+        let export = Export { format: input.format, count: done, document };
         yield ToolEvent::Result { data: export, display: Some(vec![block].into()) };
     }
 }
@@ -477,6 +503,42 @@ mod tests {
         );
         let missing = notes.notes_get(NoteId { id: 9 }).await.unwrap_err();
         assert_eq!(missing.code(), Some(&ErrorCode::custom("NOT_FOUND")));
+    }
+
+    #[tokio::test]
+    async fn oversize_notes_are_refused_and_the_next_call_succeeds() {
+        let store = Arc::new(Store::new(Some(MEMORY.into())));
+        let registry = registry(store).unwrap();
+        let create = |input: serde_json::Value| {
+            collect_tool_outcome(
+                registry.invoke("notes.create", input, ToolContext::new()),
+                |_| {},
+            )
+        };
+        let cases = [
+            (json!({ "title": "t", "body": "x".repeat(65_537) }), "/body"),
+            (json!({ "title": "t", "tags": vec!["t"; 33] }), "/tags"),
+            (json!({ "title": "t", "tags": ["x".repeat(65)] }), "/tags/0"),
+            (json!({ "title": "t", "tags": [""] }), "/tags/0"),
+            (json!({ "title": "x".repeat(201) }), "/title"),
+        ];
+        for (input, path) in cases {
+            let error = create(input).await.unwrap_err();
+            assert_eq!(error.code, ErrorCode::InvalidInput);
+            let paths: Vec<String> = error.issues().into_iter().map(|i| i.path).collect();
+            assert_eq!(paths, [path]);
+            // The answer quotes a bounded part of the value, not all of it.
+            assert!(serde_json::to_string(&error).unwrap().len() < 2048);
+        }
+        let at_limit = json!({ "title": "t", "body": "x".repeat(65_536), "tags": vec!["t"; 32] });
+        assert_eq!(create(at_limit).await.unwrap().data["id"], 1);
+        let search = registry.invoke(
+            "notes.search",
+            json!({ "query": "q".repeat(201) }),
+            ToolContext::new(),
+        );
+        let error = collect_tool_outcome(search, |_| {}).await.unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidInput);
     }
 
     #[test]
