@@ -33,6 +33,8 @@ fuzz_target!(|data: &[u8]| {
     // The ids a client could be answered for.
     let mut sent: HashSet<String> = HashSet::new();
     for line in input.split(|b| *b == b'\n') {
+        // The server reads a line after a byte-order mark as JSON too.
+        let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
         if let Ok(message) = serde_json::from_slice::<Value>(line) {
             for m in message.as_array().cloned().unwrap_or_else(|| vec![message]) {
                 if let Some(id) = m.get("id") {
