@@ -35,6 +35,8 @@ pub struct ToolBuilder {
     meta: ToolMetadata,
     handler: Option<ErasedHandler>,
     required_state: Vec<(TypeId, &'static str)>,
+    /// Whether the output schema was written by hand (not derived).
+    hand_written_output: bool,
 }
 
 /// Deserializes a validated input. A unit-like input type (`()`) is
@@ -78,6 +80,7 @@ impl ToolBuilder {
         ToolBuilder {
             meta: ToolMetadata::new(name),
             handler: None,
+            hand_written_output: false,
             required_state: Vec::new(),
         }
     }
@@ -109,12 +112,14 @@ impl ToolBuilder {
     /// Sets the advertised output schema from `O`.
     pub fn output_schema_for<O: JsonSchema>(mut self) -> Self {
         self.meta.output_schema = Some(schema::schema_for::<O>());
+        self.hand_written_output = false;
         self
     }
 
     /// Sets the output schema by hand.
     pub fn output_schema(mut self, schema: Value) -> Self {
         self.meta.output_schema = Some(schema);
+        self.hand_written_output = true;
         self
     }
 
@@ -363,8 +368,10 @@ impl ToolBuilder {
     /// when it is registered, which reports problems as `Result`s.
     pub fn build(self) -> ToolDefinition {
         let name: Arc<str> = Arc::from(self.meta.name.as_str());
+        let hand_written_schema = self.hand_written_output || self.meta.input_json_schema.is_some();
         ToolDefinition {
             inner: Arc::new(DefinitionInner {
+                hand_written_schema,
                 meta: self.meta,
                 name,
                 handler: self.handler,
