@@ -364,8 +364,9 @@ impl ToolBuilder {
         self
     }
 
-    /// Finishes the definition. Name, description and schemas are checked
-    /// when it is registered, which reports problems as `Result`s.
+    /// Finishes the definition. Name, description and hand-written schemas
+    /// are checked when it is registered, which reports problems as
+    /// `Result`s; derived schemas are compiled on the tool's first call.
     pub fn build(self) -> ToolDefinition {
         let name: Arc<str> = Arc::from(self.meta.name.as_str());
         let hand_written_schema = self.hand_written_output || self.meta.input_json_schema.is_some();
