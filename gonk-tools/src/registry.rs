@@ -331,11 +331,16 @@ impl ToolRegistry {
         if !def.has_handler() {
             return Err(RegistryError::MissingHandler(def.name.clone()));
         }
-        def.compiled()
-            .map_err(|reason| RegistryError::InvalidSchema {
-                name: def.name.clone(),
-                reason: reason.to_owned(),
-            })?;
+        // Derived (schemars) schemas always compile; compiling them waits
+        // for the first call, because the first compile also builds the
+        // draft 2020-12 meta-schema validator, most of a server's start-up.
+        if def.inner.hand_written_schema {
+            def.compiled()
+                .map_err(|reason| RegistryError::InvalidSchema {
+                    name: def.name.clone(),
+                    reason: reason.to_owned(),
+                })?;
+        }
         self.check_state(def)
     }
 

@@ -174,6 +174,21 @@ fn invalid_schema_override_is_refused() {
 }
 
 #[test]
+fn invalid_hand_written_output_schema_is_refused() {
+    let registry = ToolRegistry::new();
+    let def = ToolDefinition::builder("bad.output")
+        .description("d")
+        .output_schema(json!({"type": 12}))
+        .raw_handler(|_, _| async { Ok(ToolOutput::new(json!(null))) })
+        .build();
+    let err = registry.register(def).unwrap_err();
+    assert!(
+        matches!(err, RegistryError::InvalidSchema { .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
 fn register_all_is_all_or_nothing() {
     let registry = ToolRegistry::new();
     registry.register(tool("taken")).unwrap();

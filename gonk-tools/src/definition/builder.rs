@@ -35,6 +35,8 @@ pub struct ToolBuilder {
     meta: ToolMetadata,
     handler: Option<ErasedHandler>,
     required_state: Vec<(TypeId, &'static str)>,
+    /// Whether the output schema was written by hand (not derived).
+    hand_written_output: bool,
 }
 
 /// Deserializes a validated input. A unit-like input type (`()`) is
@@ -78,6 +80,7 @@ impl ToolBuilder {
         ToolBuilder {
             meta: ToolMetadata::new(name),
             handler: None,
+            hand_written_output: false,
             required_state: Vec::new(),
         }
     }
@@ -109,12 +112,14 @@ impl ToolBuilder {
     /// Sets the advertised output schema from `O`.
     pub fn output_schema_for<O: JsonSchema>(mut self) -> Self {
         self.meta.output_schema = Some(schema::schema_for::<O>());
+        self.hand_written_output = false;
         self
     }
 
     /// Sets the output schema by hand.
     pub fn output_schema(mut self, schema: Value) -> Self {
         self.meta.output_schema = Some(schema);
+        self.hand_written_output = true;
         self
     }
 
@@ -371,10 +376,12 @@ impl ToolBuilder {
         self
     }
 
-    /// Finishes the definition. Name, description and schemas are checked
-    /// when it is registered, which reports problems as `Result`s.
+    /// Finishes the definition. Name, description and hand-written schemas
+    /// are checked when it is registered, which reports problems as
+    /// `Result`s; derived schemas are compiled on the tool's first call.
     pub fn build(mut self) -> ToolDefinition {
         let name: Arc<str> = Arc::from(self.meta.name.as_str());
+        let hand_written_schema = self.hand_written_output || self.meta.input_json_schema.is_some();
         if self.meta.detached {
             crate::jobs::detached_tool::add_wait_flags(&mut self.meta.input_schema);
             if let Some(schema) = &mut self.meta.input_json_schema {
@@ -386,6 +393,7 @@ impl ToolBuilder {
         }
         ToolDefinition {
             inner: Arc::new(DefinitionInner {
+                hand_written_schema,
                 meta: self.meta,
                 name,
                 handler: self.handler,

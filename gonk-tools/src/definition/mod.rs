@@ -165,6 +165,11 @@ pub(crate) struct DefinitionInner {
     pub(crate) name: Arc<str>,
     pub(crate) handler: Option<ErasedHandler>,
     pub(crate) required_state: Vec<(TypeId, &'static str)>,
+    /// Whether a schema was written by hand (`input_json_schema`,
+    /// `output_schema`): such a schema is compiled when the tool is
+    /// registered, so a bad one is a registration error. Derived schemas
+    /// are compiled on the first call, keeping start-up cheap.
+    pub(crate) hand_written_schema: bool,
     pub(crate) compiled: OnceLock<Result<Compiled, String>>,
     /// The tool as an authorization policy sees it, built on the first
     /// authenticated call.
@@ -270,4 +275,33 @@ pub fn validate_tool_name(name: &str) -> Result<(), String> {
             crate::name_rules::NAME_RULE
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::ToolRegistry;
+
+    fn add() -> ToolBuilder {
+        ToolDefinition::builder("add")
+            .description("Adds.")
+            .handler(|(a, b): (i64, i64), _ctx| async move { Ok::<_, crate::ToolError>(a + b) })
+    }
+
+    #[test]
+    fn derived_schemas_compile_on_first_use_not_at_registration() {
+        let def = add().build();
+        ToolRegistry::new().register(def.clone()).unwrap();
+        assert!(def.inner.compiled.get().is_none());
+        assert!(def.compiled().is_ok());
+    }
+
+    #[test]
+    fn hand_written_schemas_compile_at_registration() {
+        let def = add()
+            .input_json_schema(serde_json::json!({"type": "object"}))
+            .build();
+        ToolRegistry::new().register(def.clone()).unwrap();
+        assert!(def.inner.compiled.get().is_some());
+    }
 }

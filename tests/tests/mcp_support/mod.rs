@@ -230,6 +230,12 @@ impl ServerProcess {
         signal(&self.child, libc::SIGTERM);
     }
 
+    /// Sends it `sig` (SIGKILL for a crash).
+    #[cfg(unix)]
+    pub fn signal(&self, sig: libc::c_int) {
+        signal(&self.child, sig);
+    }
+
     /// Waits for it to exit (see [`wait_with_bound`]).
     pub fn wait(&mut self, bound: Duration) -> std::process::ExitStatus {
         wait_with_bound(&mut self.child, bound)

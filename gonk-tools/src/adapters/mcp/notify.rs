@@ -3,8 +3,9 @@
 //! `notifications/progress` and `notifications/message`.
 #![allow(deprecated)] // rmcp marks logging as deprecated by SEP-2577; 2025-era clients use it.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     LoggingLevel, LoggingMessageNotificationParam, MetaObject, NotificationMetaObject,
@@ -13,7 +14,7 @@ use rmcp::model::{
 use rmcp::service::Peer;
 use rmcp::RoleServer;
 use serde_json::{json, Map, Value};
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 
 use crate::context::{LogRecord, LogSink, TracingLog};
 use crate::event::{LogLevel, ToolEvent};
@@ -80,16 +81,55 @@ pub(crate) struct Outbound {
     pub(crate) event: ToolEvent,
 }
 
+/// One call's queue of notifications sent from the tool (its logger and
+/// `ctx.notify`), read by the call's relay. Unbounded and in order, like
+/// an unbounded channel, but made without allocating until something is
+/// queued: most calls queue nothing.
+#[derive(Default)]
+pub(crate) struct OutboundQueue {
+    items: Mutex<VecDeque<Outbound>>,
+    ready: Notify,
+}
+
+impl OutboundQueue {
+    pub(crate) fn send(&self, out: Outbound) {
+        self.items
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_back(out);
+        // Stores a permit when nobody waits, so no wake-up is lost.
+        self.ready.notify_one();
+    }
+
+    pub(crate) fn try_recv(&self) -> Option<Outbound> {
+        self.items
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop_front()
+    }
+
+    /// The next item, waiting for one. Cancel-safe: an item is taken only
+    /// when this returns it.
+    pub(crate) async fn recv(&self) -> Outbound {
+        loop {
+            if let Some(out) = self.try_recv() {
+                return out;
+            }
+            self.ready.notified().await;
+        }
+    }
+}
+
 /// The ctx logger of an MCP call: every line goes to `tracing` and, as a
 /// log event, to the call's notification queue.
 pub(crate) struct McpLogSink {
-    pub(crate) queue: mpsc::UnboundedSender<Outbound>,
+    pub(crate) queue: Arc<OutboundQueue>,
 }
 
 impl LogSink for McpLogSink {
     fn log(&self, record: &LogRecord<'_>) {
         TracingLog.log(record);
-        let _ = self.queue.send(Outbound {
+        self.queue.send(Outbound {
             tool: record.tool.map(str::to_owned),
             event: ToolEvent::Log {
                 level: record.level,

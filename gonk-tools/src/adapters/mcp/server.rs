@@ -15,13 +15,12 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::content::{error_result, success_result, unknown_tool, ErrorPlacement};
 use super::inflight::InFlight;
 use super::listing::Listings;
-use super::notify::{LevelFilter, McpLogSink, Notifier, Outbound};
+use super::notify::{LevelFilter, McpLogSink, Notifier, Outbound, OutboundQueue};
 use super::security::RequestState;
 use super::tasks;
 use super::tools;
@@ -291,14 +290,14 @@ impl McpServer {
             .cloned();
         let progress_token = context.meta.get_progress_token();
         let token = context.ct.child_token();
-        let (queue, mut outbound) = mpsc::unbounded_channel::<Outbound>();
-        let notify_queue = queue.clone();
+        let outbound = Arc::new(OutboundQueue::default());
+        let (queue, notify_queue) = (Arc::clone(&outbound), Arc::clone(&outbound));
         let ctx: ToolContext = self
             .base_context(request_state.as_ref(), token.clone())
             .with_logger(McpLogSink { queue })
             .with_notify(move |event: &ToolEvent| {
                 if matches!(event, ToolEvent::Progress { .. } | ToolEvent::Log { .. }) {
-                    let _ = notify_queue.send(Outbound {
+                    notify_queue.send(Outbound {
                         tool: None,
                         event: event.clone(),
                     });
@@ -331,7 +330,7 @@ impl McpServer {
         let mut finished = false;
         if !relay.is_gone() && !shutdown.is_cancelled() {
             loop {
-                while let Ok(out) = outbound.try_recv() {
+                while let Some(out) = outbound.try_recv() {
                     relay.send(out.tool.as_deref(), &out.event).await;
                 }
                 match events.next().now_or_never() {
@@ -356,7 +355,7 @@ impl McpServer {
                     cancelled_by_shutdown = true;
                     token.cancel();
                 }
-                Some(out) = outbound.recv() => relay.send(out.tool.as_deref(), &out.event).await,
+                out = outbound.recv() => relay.send(out.tool.as_deref(), &out.event).await,
                 event = events.next() => match event {
                     None => finished = true,
                     Some(event) => if let Some(event) = outcome.take(event) {
@@ -367,7 +366,7 @@ impl McpServer {
         }
         let Outcome { result, mut error } = outcome;
         drop(events);
-        while let Ok(out) = outbound.try_recv() {
+        while let Some(out) = outbound.try_recv() {
             relay.send(out.tool.as_deref(), &out.event).await;
         }
 
