@@ -78,7 +78,9 @@ async fn call(client: &McpClient, tool: &str, input: Value, tally: &mut Tally) -
     match outcome {
         Ok(output) => Some(output.data),
         Err(error) => {
-            tally.errors.push(format!("{tool}: {} {}", error.code, error.message));
+            tally
+                .errors
+                .push(format!("{tool}: {} {}", error.code, error.message));
             None
         }
     }
@@ -98,7 +100,13 @@ async fn session(client: Arc<McpClient>, run: String, n: usize, until: Instant) 
         tally.acked.push((title.clone(), id));
         call(&client, "notes.get", json!({ "id": id }), &mut tally).await;
         let query = format!("s{n} #{}", i - 1);
-        call(&client, "notes.search", json!({ "query": query, "limit": 5 }), &mut tally).await;
+        call(
+            &client,
+            "notes.search",
+            json!({ "query": query, "limit": 5 }),
+            &mut tally,
+        )
+        .await;
     }
     tally
 }
@@ -237,7 +245,9 @@ fn main() {
         args.seconds,
         args.notes.display()
     );
-    println!("| transport | sessions | calls | errors | calls/s | p50 ms | p99 ms | database check |");
+    println!(
+        "| transport | sessions | calls | errors | calls/s | p50 ms | p99 ms | database check |"
+    );
     println!("|---|---:|---:|---:|---:|---:|---:|---|");
     runtime.block_on(async {
         for transport in &args.transports {
