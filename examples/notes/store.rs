@@ -12,6 +12,7 @@
 //! tokens: substring matches, as `LIKE` would find, without a table scan),
 //! kept in step with the notes by triggers.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -123,6 +124,9 @@ END;
 /// Trigram search needs at least this many characters; shorter queries
 /// scan with `LIKE`.
 const MIN_INDEXED_QUERY: usize = 3;
+
+/// How many notes [`Store::reindex`] indexes between progress reports.
+pub const REINDEX_BATCH: i64 = 500;
 
 const COLUMNS: &str = "id, title, body, tags, archived, created_at, updated_at";
 
@@ -300,6 +304,73 @@ impl Store {
     ) -> Result<T, ToolError> {
         self.inner.with(f)
     }
+
+    /// Rebuilds the full-text index from the notes, [`REINDEX_BATCH`] notes
+    /// at a time, calling `progress(done, total)` after each batch; a
+    /// `Break` from it stops and keeps the old index (`ABORTED`). Returns
+    /// how many notes were indexed.
+    ///
+    /// Blocking: run it on a blocking thread. It is one write transaction,
+    /// so the index is never half built: writes wait until it ends (other
+    /// connections up to their busy timeout), and searches use the old
+    /// index until it commits.
+    pub fn reindex(
+        &self,
+        mut progress: impl FnMut(u64, u64) -> ControlFlow<()>,
+    ) -> Result<u64, ToolError> {
+        self.with(|db| {
+            db.execute_batch("BEGIN IMMEDIATE").map_err(db_error)?;
+            let rebuilt = rebuild_index(db, &mut progress);
+            let end = if rebuilt.is_ok() {
+                "COMMIT"
+            } else {
+                "ROLLBACK"
+            };
+            db.execute_batch(end).map_err(db_error)?;
+            rebuilt
+        })
+    }
+}
+
+/// The body of [`Store::reindex`], inside its transaction.
+fn rebuild_index(
+    db: &Connection,
+    progress: &mut impl FnMut(u64, u64) -> ControlFlow<()>,
+) -> Result<u64, ToolError> {
+    let total = db
+        .query_row("SELECT count(*) FROM notes", [], |row| row.get::<_, i64>(0))
+        .map_err(db_error)? as u64;
+    db.execute(
+        "INSERT INTO notes_fts (notes_fts) VALUES ('delete-all')",
+        [],
+    )
+    .map_err(db_error)?;
+    let mut batch = db
+        .prepare(
+            "INSERT INTO notes_fts (rowid, title, body, tags)
+             SELECT id, title, body, tags FROM notes WHERE id > ?1 ORDER BY id LIMIT ?2
+             RETURNING rowid",
+        )
+        .map_err(db_error)?;
+    let (mut done, mut last) = (0u64, 0i64);
+    loop {
+        let ids = batch
+            .query_map(params![last, REINDEX_BATCH], |row| row.get::<_, i64>(0))
+            .map_err(db_error)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_error)?;
+        let Some(&max) = ids.iter().max() else {
+            return Ok(done);
+        };
+        last = max;
+        done += ids.len() as u64;
+        if progress(done, total.max(done)).is_break() {
+            return Err(ToolError::new(
+                ErrorCode::Aborted,
+                format!("reindex stopped after {done} of {total} notes; the old index is kept"),
+            ));
+        }
+    }
 }
 
 impl Inner {
@@ -371,7 +442,10 @@ pub mod sql {
         limit: u32,
         include_archived: bool,
     ) -> Result<Vec<Hit>, ToolError> {
-        let candidates = if query.chars().count() >= MIN_INDEXED_QUERY {
+        // FTS5 reads a query only up to a NUL ("unterminated string"), so
+        // a query holding one scans too.
+        let indexable = query.chars().count() >= MIN_INDEXED_QUERY && !query.contains('\0');
+        let candidates = if indexable {
             "id IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?4)"
         } else {
             "(title LIKE ?1 ESCAPE '\\' OR body LIKE ?1 ESCAPE '\\' OR tags LIKE ?1 ESCAPE '\\') AND ?4 IS NOT NULL"
@@ -592,5 +666,67 @@ mod tests {
             })
             .unwrap();
         assert_eq!(mode, "wal");
+    }
+
+    #[test]
+    fn a_query_holding_a_nul_is_text_too() {
+        let store = Store::new(Some(PathBuf::from(MEMORY)));
+        store
+            .with(|db| {
+                sql::create(db, "plain", "", &[])?;
+                // FTS5 would stop at the NUL and answer "unterminated string".
+                for query in ["a\u{0}bc", "\"\u{0}\"", "pla\u{0}"] {
+                    assert!(sql::search(db, query, 10, false)?.is_empty(), "{query:?}");
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn reindex_rebuilds_the_index_in_batches_and_reports_progress() {
+        let store = Store::new(Some(PathBuf::from(MEMORY)));
+        let total = REINDEX_BATCH as u64 * 2 + 7;
+        store
+            .with(|db| {
+                for i in 0..total {
+                    sql::create(db, &format!("note {i}"), "needle", &[])?;
+                }
+                // Lose the index, as a damaged one would.
+                db.execute(
+                    "INSERT INTO notes_fts (notes_fts) VALUES ('delete-all')",
+                    [],
+                )
+                .map_err(db_error)?;
+                Ok(())
+            })
+            .unwrap();
+        let search = || store.with(|db| sql::search(db, "needle", 20, false));
+        assert!(search().unwrap().is_empty());
+        let mut reports = Vec::new();
+        let indexed = store
+            .reindex(|done, total| {
+                reports.push((done, total));
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+        assert_eq!(indexed, total);
+        assert_eq!(reports.len(), 3);
+        assert_eq!(reports.last(), Some(&(total, total)));
+        assert_eq!(search().unwrap().len(), 20);
+        // A stop keeps the index as it was, and the store keeps working.
+        let stopped = store.reindex(|_, _| ControlFlow::Break(())).unwrap_err();
+        assert_eq!(stopped.code, ErrorCode::Aborted);
+        assert_eq!(search().unwrap().len(), 20);
+        store
+            .with(|db| {
+                sql::create(db, "after", "needle", &[])?;
+                db.execute(
+                    "INSERT INTO notes_fts (notes_fts, rank) VALUES ('integrity-check', 1)",
+                    [],
+                )
+                .map_err(db_error)
+            })
+            .expect("the index matches the notes");
     }
 }
