@@ -12,7 +12,6 @@ use gonk_tools::adapters::mcp::{McpClient, McpHttpClientOptions};
 use gonk_tools::prelude::*;
 use mcp_support::{notes_command, ServerProcess};
 use notes::store::Store;
-use serde_json::Value;
 
 fn serve(db: &Path) -> ServerProcess {
     let mut command = notes_command();
@@ -125,9 +124,7 @@ async fn kill_9_mid_write_loses_no_acknowledged_write() {
     .await
     .unwrap();
     let hits = found.data["hits"].as_array().cloned().unwrap_or_default();
-    assert!(hits
-        .iter()
-        .any(|h| h["title"] == Value::from(acked[0].as_str())));
+    assert!(hits.iter().any(|h| h["title"] == acked[0].as_str()));
     drop(client);
     drop(restarted);
     let (integrity, counts) = check(&db, &acked);
@@ -184,7 +181,7 @@ async fn two_servers_share_one_database() {
         .as_array()
         .unwrap()
         .iter()
-        .any(|h| h["title"] == Value::from(from_first.as_str())));
+        .any(|h| h["title"] == from_first.as_str()));
     drop(reader);
     drop(first);
     drop(second);
