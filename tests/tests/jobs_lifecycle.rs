@@ -88,6 +88,24 @@ async fn call(registry: &ToolRegistry, tool: &str, input: Value) -> Result<ToolO
     collect_tool_outcome(registry.invoke(tool, input, ToolContext::new()), |_| {}).await
 }
 
+/// `jobs.result`, waiting up to five seconds.
+async fn result(registry: &ToolRegistry, id: &str) -> Result<ToolOutput, ToolError> {
+    call(
+        registry,
+        "jobs.result",
+        json!({ "jobId": id, "waitMs": 5000 }),
+    )
+    .await
+}
+
+/// `jobs.status`'s data for a job that exists.
+async fn status(registry: &ToolRegistry, id: &str) -> Value {
+    call(registry, "jobs.status", json!({ "jobId": id }))
+        .await
+        .unwrap()
+        .data
+}
+
 async fn launch(registry: &ToolRegistry, mode: &str) -> String {
     let handle = call(registry, "work", json!({ "mode": mode }))
         .await
@@ -133,18 +151,9 @@ async fn launch_progress_result() {
     assert_eq!(pending.details.unwrap()["status"], "running");
 
     gate.release.notify_one();
-    let result = call(
-        &registry,
-        "jobs.result",
-        json!({ "jobId": id, "waitMs": 5000 }),
-    )
-    .await
-    .unwrap();
+    let result = result(&registry, &id).await.unwrap();
     assert_eq!(result.data, json!({ "done": "ok" }));
-    let done = call(&registry, "jobs.status", json!({ "jobId": id }))
-        .await
-        .unwrap()
-        .data;
+    let done = status(&registry, &id).await;
     assert_eq!(done["status"], "succeeded");
     assert_eq!(gate.runs.load(Ordering::SeqCst), 1);
 }
@@ -229,19 +238,10 @@ async fn failure_is_a_failed_job_with_the_tools_error() {
     let gate = gate();
     let registry = registry_with(EmbeddedRunner::new(), &gate);
     let id = launch(&registry, "fail").await;
-    let error = call(
-        &registry,
-        "jobs.result",
-        json!({ "jobId": id, "waitMs": 5000 }),
-    )
-    .await
-    .unwrap_err();
+    let error = result(&registry, &id).await.unwrap_err();
     assert_eq!(error.code.as_str(), "DISK_FULL");
     assert_eq!(error.message, "no space left");
-    let status = call(&registry, "jobs.status", json!({ "jobId": id }))
-        .await
-        .unwrap()
-        .data;
+    let status = status(&registry, &id).await;
     assert_eq!(status["status"], "failed");
     assert_eq!(status["error"]["code"], "DISK_FULL");
 }
@@ -251,29 +251,15 @@ async fn a_panicking_job_fails_and_the_runner_keeps_serving() {
     let gate = gate();
     let registry = registry_with(EmbeddedRunner::new(), &gate);
     let id = launch(&registry, "panic").await;
-    let error = call(
-        &registry,
-        "jobs.result",
-        json!({ "jobId": id, "waitMs": 5000 }),
-    )
-    .await
-    .unwrap_err();
+    let error = result(&registry, &id).await.unwrap_err();
     assert_eq!(error.code, ErrorCode::Internal);
-    let status = call(&registry, "jobs.status", json!({ "jobId": id }))
-        .await
-        .unwrap()
-        .data;
+    let status = status(&registry, &id).await;
     assert_eq!(status["status"], "failed");
 
     let next = launch(&registry, "ok").await;
     status_until(&registry, &next, |s| s["status"] == "running").await;
     gate.release.notify_one();
-    let result = call(
-        &registry,
-        "jobs.result",
-        json!({ "jobId": next, "waitMs": 5000 }),
-    )
-    .await;
+    let result = result(&registry, &next).await;
     assert_eq!(result.unwrap().data, json!({ "done": "ok" }));
 }
 
@@ -288,12 +274,7 @@ async fn retention_evicts_the_oldest_finished_jobs() {
     let mut ids = Vec::new();
     for _ in 0..4 {
         let id = launch(&registry, "fail").await;
-        let _ = call(
-            &registry,
-            "jobs.result",
-            json!({ "jobId": id, "waitMs": 5000 }),
-        )
-        .await;
+        let _ = result(&registry, &id).await;
         ids.push(id);
     }
     for (i, id) in ids.iter().enumerate() {
@@ -328,13 +309,7 @@ async fn retention_evicts_the_oldest_finished_jobs() {
     }
     let gone = call(&registry, "jobs.status", json!({ "jobId": finished })).await;
     assert_eq!(gone.unwrap_err().code.as_str(), "JOB_NOT_FOUND");
-    assert_eq!(
-        call(&registry, "jobs.status", json!({ "jobId": running }))
-            .await
-            .unwrap()
-            .data["status"],
-        "running"
-    );
+    assert_eq!(status(&registry, &running).await["status"], "running");
 }
 
 /// A store in memory, standing for a database that outlives the runner.
