@@ -20,6 +20,7 @@ pub mod jobs;
 pub mod mcp;
 pub mod pi;
 pub mod pool;
+pub mod reindex;
 pub mod saved;
 pub mod store;
 pub mod tools;

@@ -1,5 +1,5 @@
-//! The notes tools: eight `#[tool]` fns (`notes.export_file`, the heavy
-//! one, is detached and lives in `export_file.rs`), grouped by `toolset!` into
+//! The notes tools: nine `#[tool]` fns (`notes.export_file` and
+//! `notes.reindex`, the heavy ones, are detached and live in their own files), grouped by `toolset!` into
 //! [`NotesTools`] (registration) and [`NotesToolsClient`] (a typed client
 //! over any transport), and served unchanged by every surface: the command
 //! line (`cli.rs`), MCP (`mcp.rs`) and WebSocket (`ws.rs`).
@@ -17,6 +17,7 @@ use gonk_tools::registry::RegistryError;
 use serde_json::Value;
 
 pub use crate::export_file::{ExportFile, ExportedFile, NotesExportFile};
+pub use crate::reindex::{NotesReindex, Reindex, Reindexed};
 use crate::store::{sql, Hit, Note, Store};
 
 /// Input of `notes.create`.
@@ -433,6 +434,7 @@ toolset! {
         NotesArchive,
         NotesExport,
         NotesExportFile,
+        NotesReindex,
     }
 }
 
@@ -539,6 +541,53 @@ mod tests {
         );
         let error = collect_tool_outcome(search, |_| {}).await.unwrap_err();
         assert_eq!(error.code, ErrorCode::InvalidInput);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn reindex_runs_as_a_job_and_cancelling_it_keeps_the_old_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::new(Some(dir.path().join("notes.db"))));
+        store
+            .with(|db| {
+                for i in 0..1200 {
+                    sql::create(db, &format!("Note {i}"), "findable text", &[])?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        let registry = registry(store).unwrap();
+        let run = |tool: &str, input: serde_json::Value| {
+            collect_tool_outcome(registry.invoke(tool, input, ToolContext::new()), |_| {})
+        };
+        // Waiting: the rebuild's progress, then the count.
+        let mut reports = Vec::new();
+        let waited = collect_tool_outcome(
+            registry.invoke("notes.reindex", json!({ "wait": true }), ToolContext::new()),
+            |e| reports.push(e.clone()),
+        )
+        .await
+        .unwrap();
+        assert_eq!(waited.data["notes"], 1200);
+        assert_eq!(reports.iter().filter(|e| e.kind() == "progress").count(), 3);
+
+        // Detached, slow, cancelled after its first batch: the old index stays.
+        let handle = run("notes.reindex", json!({ "delay_ms": 2000 }))
+            .await
+            .unwrap();
+        let id = handle.data["jobId"].as_str().unwrap().to_owned();
+        for _ in 0..500 {
+            let status = run("jobs.status", json!({ "jobId": id })).await.unwrap();
+            if status.data["progress"].is_object() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let cancelled = run("jobs.cancel", json!({ "jobId": id })).await.unwrap();
+        assert_eq!(cancelled.data["status"], "cancelled");
+        let found = run("notes.search", json!({ "query": "findable", "limit": 20 }))
+            .await
+            .unwrap();
+        assert_eq!(found.data["hits"].as_array().unwrap().len(), 20);
     }
 
     #[test]

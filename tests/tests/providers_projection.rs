@@ -636,6 +636,7 @@ fn notes_projections_for_every_provider() {
             "notes_archive",
             "notes_export",
             "notes_export_file",
+            "notes_reindex",
             "jobs_status",
             "jobs_result",
             "jobs_cancel",
