@@ -303,6 +303,13 @@ impl ToolContext {
         self
     }
 
+    /// [`with_logger`](Self::with_logger) with a sink already shared.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn with_shared_logger(mut self, sink: Arc<dyn LogSink>) -> Self {
+        self.log_sink = Some(sink);
+        self
+    }
+
     /// Sets the working directory.
     pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
         let mut place = self.place.as_deref().cloned().unwrap_or_default();

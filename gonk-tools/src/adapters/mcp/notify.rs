@@ -122,14 +122,11 @@ impl OutboundQueue {
 
 /// The ctx logger of an MCP call: every line goes to `tracing` and, as a
 /// log event, to the call's notification queue.
-pub(crate) struct McpLogSink {
-    pub(crate) queue: Arc<OutboundQueue>,
-}
-
-impl LogSink for McpLogSink {
+/// The call's queue is its logger too: one shared allocation for both.
+impl LogSink for OutboundQueue {
     fn log(&self, record: &LogRecord<'_>) {
         TracingLog.log(record);
-        self.queue.send(Outbound {
+        self.send(Outbound {
             tool: record.tool.map(str::to_owned),
             event: ToolEvent::Log {
                 level: record.level,
@@ -145,7 +142,7 @@ pub(crate) struct Notifier {
     pub(crate) peer: Peer<RoleServer>,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) level: Arc<LevelFilter>,
-    pub(crate) tool: String,
+    pub(crate) tool: Arc<str>,
     last_progress: f64,
 }
 
@@ -154,7 +151,7 @@ impl Notifier {
         peer: Peer<RoleServer>,
         progress_token: Option<ProgressToken>,
         level: Arc<LevelFilter>,
-        tool: String,
+        tool: Arc<str>,
     ) -> Self {
         Notifier {
             peer,
@@ -207,7 +204,7 @@ impl Notifier {
             Some(meta) => json!({ "message": message, "meta": meta }),
         };
         let mut param = LoggingMessageNotificationParam::new(to_mcp_level(level), data)
-            .with_logger(tool.unwrap_or(&self.tool));
+            .with_logger(tool.unwrap_or(&*self.tool));
         if let Some(token) = &self.progress_token {
             let mut meta = Map::new();
             meta.insert(

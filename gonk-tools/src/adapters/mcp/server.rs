@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::content::{error_result, success_result, unknown_tool, ErrorPlacement};
 use super::inflight::InFlight;
 use super::listing::Listings;
-use super::notify::{LevelFilter, McpLogSink, Notifier, Outbound, OutboundQueue};
+use super::notify::{LevelFilter, Notifier, Outbound, OutboundQueue};
 use super::security::RequestState;
 use super::tasks;
 use super::tools;
@@ -264,11 +264,11 @@ impl McpServer {
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> rmcp::model::CallToolResult {
-        let name = request.name.to_string();
+        let name: &str = &request.name;
         let shared = &self.shared;
-        let Some(def) = tools::resolve(&shared.registry, &name, &shared.options, shared.policy)
+        let Some(def) = tools::resolve(&shared.registry, name, &shared.options, shared.policy)
         else {
-            return error_result(&unknown_tool(&name), ErrorPlacement::Structured);
+            return error_result(&unknown_tool(name), ErrorPlacement::Structured);
         };
         let placement = if tools::advertises_output_schema(&def) {
             ErrorPlacement::Meta
@@ -291,10 +291,10 @@ impl McpServer {
         let progress_token = context.meta.get_progress_token();
         let token = context.ct.child_token();
         let outbound = Arc::new(OutboundQueue::default());
-        let (queue, notify_queue) = (Arc::clone(&outbound), Arc::clone(&outbound));
+        let notify_queue = Arc::clone(&outbound);
         let ctx: ToolContext = self
             .base_context(request_state.as_ref(), token.clone())
-            .with_logger(McpLogSink { queue })
+            .with_shared_logger(Arc::clone(&outbound) as Arc<dyn crate::context::LogSink>)
             .with_notify(move |event: &ToolEvent| {
                 if matches!(event, ToolEvent::Progress { .. } | ToolEvent::Log { .. }) {
                     notify_queue.send(Outbound {
@@ -315,7 +315,10 @@ impl McpServer {
                 context.peer.clone(),
                 progress_token,
                 Arc::clone(&self.level),
-                tools::mcp_name(&def).to_owned(),
+                match tools::mcp_name(&def) {
+                    mcp_name if mcp_name == def.name => Arc::clone(def.name_arc()),
+                    mcp_name => Arc::from(mcp_name),
+                },
             ),
             closed: self.closed.clone(),
             disconnected: request_state.map(|state| state.disconnected),
@@ -382,7 +385,7 @@ impl McpServer {
                 if error.code == ErrorCode::ToolNotFound
                     && error.message == crate::error::ToolError::not_found(&def.name).message =>
             {
-                error_result(&unknown_tool(&name), ErrorPlacement::Structured)
+                error_result(&unknown_tool(name), ErrorPlacement::Structured)
             }
             (Some(error), _) => error_result(&error, placement),
             (None, Some(output)) => success_result(output),
