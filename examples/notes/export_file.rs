@@ -144,7 +144,7 @@ pub async fn notes_export_file(
             failure = Some(error.to_string());
         }
         while failure.is_none() {
-            let page = match store.run(move |db| sql::page(db, after, PAGE, include_archived)).await {
+            let page = match store.page(after, PAGE, include_archived).await {
                 Ok(page) => page,
                 Err(error) => {
                     yield ToolEvent::error(error);

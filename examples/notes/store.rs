@@ -201,6 +201,18 @@ impl Store {
         }
     }
 
+    /// Up to `limit` notes with an id above `after`, by id, read on a
+    /// blocking thread: the step of every walk over the whole notebook.
+    pub async fn page(
+        &self,
+        after: i64,
+        limit: u32,
+        include_archived: bool,
+    ) -> Result<Vec<Note>, ToolError> {
+        self.run(move |db| sql::page(db, after, limit, include_archived))
+            .await
+    }
+
     /// Waits for one of the [`CONCURRENT_EXPORTS`] export slots (an export
     /// holds its document in memory until it is sent); `None` once closed.
     pub async fn export_slot(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
@@ -524,19 +536,6 @@ pub mod sql {
             .map_err(db_error)?;
         let rows = statement
             .query_map(params![include_archived, limit], note_from)
-            .map_err(db_error)?;
-        rows.map(|row| row.map_err(db_error)).collect()
-    }
-
-    /// Every note (without archived ones unless asked), oldest first.
-    pub fn all(db: &Connection, include_archived: bool) -> Result<Vec<Note>, ToolError> {
-        let mut statement = db
-            .prepare(&format!(
-                "SELECT {COLUMNS} FROM notes WHERE (?1 OR archived = 0) ORDER BY id"
-            ))
-            .map_err(db_error)?;
-        let rows = statement
-            .query_map(params![include_archived], note_from)
             .map_err(db_error)?;
         rows.map(|row| row.map_err(db_error)).collect()
     }

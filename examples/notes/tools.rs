@@ -378,7 +378,7 @@ pub async fn notes_export(
         let mut done = 0usize;
         let mut after = 0i64;
         loop {
-            let page = match store.run(move |db| sql::page(db, after, 200, include_archived)).await {
+            let page = match store.page(after, 200, include_archived).await {
                 Ok(page) => page,
                 Err(error) => {
                     yield ToolEvent::error(error);

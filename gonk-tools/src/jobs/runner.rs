@@ -3,12 +3,13 @@
 //! runtime.
 
 use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use indexmap::IndexMap;
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -298,14 +299,6 @@ impl EmbeddedRunner {
         self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// How many jobs have not ended.
-    pub fn active(&self) -> usize {
-        self.lock()
-            .values()
-            .filter(|e| !e.record.status.is_terminal())
-            .count()
-    }
-
     async fn wait_idle(&self) {
         loop {
             let settled = self.shared.settled.notified();
@@ -450,19 +443,14 @@ impl EmbeddedRunner {
                         Ok(ToolOutput { data, display }),
                     );
                 }
-                ToolEvent::Error {
-                    code,
-                    message,
-                    details,
-                } => {
-                    let cancelled = code == ErrorCode::Aborted && token.is_cancelled();
+                event @ ToolEvent::Error { .. } => {
+                    let error = event.as_error().expect("an error event");
+                    let cancelled = error.code == ErrorCode::Aborted && token.is_cancelled();
                     let status = if cancelled {
                         JobStatus::Cancelled
                     } else {
                         JobStatus::Failed
                     };
-                    let mut error = ToolError::new(code, message);
-                    error.details = details;
                     return self.finish(&id, status, Err(error));
                 }
             }
@@ -521,21 +509,15 @@ impl JobRunner for EmbeddedRunner {
             );
             let runner = self.clone();
             let job = id.clone();
-            let task = runtime.spawn(async move {
-                let inner = runner.clone();
-                let id = job.clone();
+            runtime.spawn(async move {
                 // The call's panics are contained by dispatch; this guards
                 // the runner's own bookkeeping so a job always ends.
-                if let Err(panic) = tokio::spawn(inner.run(id, launch, token)).await {
-                    let message = if panic.is_cancelled() {
-                        "the job's task was cancelled by the runtime"
-                    } else {
-                        "the job's task panicked"
-                    };
-                    runner.finish(&job, JobStatus::Failed, Err(ToolError::internal(message)));
+                let run = AssertUnwindSafe(runner.clone().run(job.clone(), launch, token));
+                if run.catch_unwind().await.is_err() {
+                    let panicked = ToolError::internal("the job's task panicked");
+                    runner.finish(&job, JobStatus::Failed, Err(panicked));
                 }
             });
-            drop(task);
             Ok(JobHandle::new(id))
         })
     }

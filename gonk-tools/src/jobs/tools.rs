@@ -84,9 +84,13 @@ fn owner(ctx: &ToolContext) -> Option<String> {
     owner_of(ctx.auth())
 }
 
+/// `job-… (tool): running, 40% …`, one job for humans.
+fn line(record: &JobRecord) -> String {
+    format!("{} ({}): {}", record.id, record.tool, record.status_line())
+}
+
 fn summary(record: &JobRecord) -> ToolOutput {
-    let line = format!("{} ({}): {}", record.id, record.tool, record.status_line());
-    ToolOutput::new(record.summary()).with_display(line)
+    ToolOutput::new(record.summary()).with_display(line(record))
 }
 
 /// `notes jobs.status <JOB_ID>` on a command line.
@@ -221,11 +225,7 @@ fn list_tool(runner: Arc<dyn JobRunner>) -> ToolDefinition {
                     .into_iter()
                     .filter(|r| input.status.is_none_or(|s| r.status == s))
                     .collect();
-                let display = jobs
-                    .iter()
-                    .map(|r| format!("{} ({}): {}", r.id, r.tool, r.status_line()))
-                    .collect::<Vec<_>>()
-                    .join("\n");
+                let display = jobs.iter().map(line).collect::<Vec<_>>().join("\n");
                 let data =
                     json!({ "jobs": jobs.iter().map(JobRecord::summary).collect::<Vec<_>>() });
                 let display = if display.is_empty() {
