@@ -335,9 +335,10 @@ async fn demo(registry: ToolRegistry) -> Result<(), String> {
         "2. Connected an MCP client; the server lists {} tools:",
         tools.len()
     );
+    let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
     for tool in &tools {
         println!(
-            "      {:<14} {}",
+            "      {:<width$} {}",
             tool.name,
             tool.description.as_deref().unwrap_or("")
         );
