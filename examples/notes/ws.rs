@@ -1,5 +1,5 @@
 //! The notes tools over WebSocket, next to MCP on `notes serve`'s port:
-//! `/ws` (the `gonk_tools::ws` projection) and, at `/`, a small page that
+//! `/ws` (the `gonk_tools::adapters::ws` projection) and, at `/`, a small page that
 //! lists, searches and creates notes over that socket and updates live
 //! from broadcasts (`page/index.html`, plain HTML + JS).
 
@@ -7,8 +7,8 @@ use std::net::IpAddr;
 
 use axum::response::Html;
 use gonk_tools::adapters::mcp::is_write_tool;
+use gonk_tools::adapters::ws::WsHandler;
 use gonk_tools::adapters::ws::{ws_router, WsServerOptions};
-use gonk_tools::ws::WsHandler;
 use gonk_tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;
 

@@ -13,8 +13,8 @@
 mod ratio;
 
 use criterion::{criterion_group, BenchmarkId, Criterion};
+use gonk_tools::adapters::providers::{Anthropic, Gemini, OpenAi, Provider, ProviderTools};
 use gonk_tools::prelude::*;
-use gonk_tools::providers::{Anthropic, Gemini, OpenAi, Provider, ProviderTools};
 use ratio::mean_ns;
 use serde_json::Value;
 

@@ -14,9 +14,9 @@ mod ratio;
 
 use criterion::{criterion_group, Criterion};
 use gonk_tools::adapters::ws::{serve_ws, WsClient, WsClientOptions, WsServerOptions};
+use gonk_tools::adapters::ws::{WsHandler, WsRequest};
 use gonk_tools::client::Transport;
 use gonk_tools::prelude::*;
-use gonk_tools::ws::{WsHandler, WsRequest};
 use ratio::mean_ns;
 
 #[derive(Serialize, Deserialize, JsonSchema)]

@@ -60,7 +60,7 @@ pub const fn str_eq(a: &str, b: &str) -> bool {
     true
 }
 
-pub use crate::name_rules::{client_method_is, same_client_method};
+pub use crate::definition::name::{client_method_is, same_client_method};
 
 // ---------------------------------------------------------------------
 // Autoref specialization: the generated code attaches the typed handler

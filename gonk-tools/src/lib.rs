@@ -146,13 +146,6 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-#[cfg(any(
-    feature = "cli",
-    feature = "mcp",
-    feature = "pi",
-    feature = "rig",
-    feature = "ws"
-))]
 pub mod adapters;
 pub mod client;
 pub mod context;
@@ -162,19 +155,14 @@ pub mod error;
 pub mod event;
 pub mod jobs;
 pub mod metrics;
-mod name_rules;
-pub mod names;
 pub mod outcome;
-pub mod providers;
 pub mod registry;
-pub mod render;
 pub mod schema;
 pub mod scope;
 pub mod security;
 pub mod state;
 pub mod surface;
 pub mod tool;
-pub mod ws;
 
 pub use context::ToolContext;
 pub use definition::ToolDefinition;

@@ -10,12 +10,12 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use gonk_tools::definition::ToolDefinition;
-use gonk_tools::names::{NameError, NameRules};
-use gonk_tools::prelude::*;
-use gonk_tools::providers::{
+use gonk_tools::adapters::names::{NameError, NameRules};
+use gonk_tools::adapters::providers::{
     Anthropic, CallError, Gemini, OpenAi, Provider, ProviderTools, ToolCall, ToolProjection,
 };
+use gonk_tools::definition::ToolDefinition;
+use gonk_tools::prelude::*;
 use gonk_tools::schema::CompiledSchema;
 use gonk_tools_tests::golden;
 use serde_json::Value;

@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
+use gonk_tools::adapters::providers::{Anthropic, CallError, Gemini, OpenAi, ProviderTools};
 use gonk_tools::metrics::{InMemoryMetrics, MetricOutcome};
 use gonk_tools::prelude::*;
-use gonk_tools::providers::{Anthropic, CallError, Gemini, OpenAi, ProviderTools};
 use serde_json::Value;
 
 #[derive(Deserialize, JsonSchema)]

@@ -14,11 +14,11 @@ use gonk_tools::adapters::mcp::{
     serve_http, McpClient, McpHttpClientOptions, McpHttpOptions, McpServerOptions,
 };
 use gonk_tools::adapters::pi::{serve_pi_io, PiOptions};
+use gonk_tools::adapters::providers::{Anthropic, ProviderTools};
+use gonk_tools::adapters::ws::WsHandler;
 use gonk_tools::adapters::ws::{serve_ws, WsClient, WsClientOptions, WsServerOptions};
 use gonk_tools::client::Transport;
 use gonk_tools::prelude::*;
-use gonk_tools::providers::{Anthropic, ProviderTools};
-use gonk_tools::ws::WsHandler;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 

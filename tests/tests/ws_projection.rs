@@ -1,4 +1,4 @@
-//! The WebSocket projection (`gonk_tools::ws`), transport-agnostic: every
+//! The WebSocket projection (`gonk_tools::adapters::ws`), transport-agnostic: every
 //! rule of the request/reply handler, the entry gate, the context factory
 //! and broadcast, against a fixture registry.
 
@@ -8,13 +8,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use gonk_tools::definition::{AuthorizationSpec, McpAnnotations, McpHints};
-use gonk_tools::prelude::*;
-use gonk_tools::security::*;
-use gonk_tools::ws::{
+use gonk_tools::adapters::ws::{
     broadcasts_by_default, HookError, WsAuthorize, WsBroadcast, WsEvent, WsHandler, WsReply,
     WsRequest,
 };
+use gonk_tools::definition::{AuthorizationSpec, McpAnnotations, McpHints};
+use gonk_tools::prelude::*;
+use gonk_tools::security::*;
 use log_capture::Capture;
 use serde_json::Value;
 

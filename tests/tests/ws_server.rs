@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{SinkExt, Stream, StreamExt};
+use gonk_tools::adapters::ws::WsHandler;
 use gonk_tools::adapters::ws::{
     serve_ws, WsClient, WsClientError, WsClientOptions, WsServeError, WsServer, WsServerOptions,
 };
 use gonk_tools::client::{call_with_events, ClientError, Transport};
 use gonk_tools::prelude::*;
-use gonk_tools::ws::WsHandler;
 use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;

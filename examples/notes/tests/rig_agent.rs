@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use gonk_tools::adapters::rig::RigTools;
+use gonk_tools::adapters::providers::rig::RigTools;
 use gonk_tools::metrics::{InMemoryMetrics, MetricOutcome};
 use gonk_tools::prelude::*;
 use notes::store::{Store, MEMORY};

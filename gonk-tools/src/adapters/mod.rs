@@ -1,13 +1,24 @@
-//! Surface adapters over the one dispatch path. Each sits behind its own
-//! cargo feature; the core never depends on an adapter.
+//! Surface adapters over the one dispatch path: each surface has one home
+//! here, and reaches the core through its public API only (the core never
+//! depends on an adapter).
+//!
+//! * [`providers`] — the tools as OpenAI, Anthropic and Gemini take them,
+//!   and their tool calls run through dispatch; `providers::rig` (feature
+//!   `rig`) for rig agents.
+//! * [`ws`] — the WebSocket projection over any message transport; the
+//!   socket server and client behind the `ws` feature.
+//! * `cli` (feature `cli`), `mcp` (feature `mcp`), `pi` (feature `pi`).
+//! * Shared by the surfaces: [`names`] — the reversible map of tool names
+//!   onto surfaces that cannot carry them; [`render`] — results and errors
+//!   as plain text.
 
 #[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod names;
 #[cfg(feature = "pi")]
 pub mod pi;
-#[cfg(feature = "rig")]
-pub mod rig;
-#[cfg(feature = "ws")]
+pub mod providers;
+pub mod render;
 pub mod ws;

@@ -4,6 +4,7 @@
 
 mod builder;
 mod metadata;
+pub(crate) mod name;
 mod policy;
 
 use std::any::TypeId;
@@ -268,13 +269,8 @@ impl fmt::Debug for ToolDefinition {
 /// letter (MCP's rule; the rule `#[tool]` checks at compile time). The
 /// error says what is wrong, and the rule.
 pub fn validate_tool_name(name: &str) -> Result<(), String> {
-    crate::name_rules::check_tool_name(name).map_err(|error| {
-        format!(
-            "{} ({})",
-            error.describe(name),
-            crate::name_rules::NAME_RULE
-        )
-    })
+    name::check_tool_name(name)
+        .map_err(|error| format!("{} ({})", error.describe(name), name::NAME_RULE))
 }
 
 #[cfg(test)]

@@ -12,9 +12,9 @@ use serde_json::Value;
 
 use super::progress::Progress;
 use super::terminal;
+use crate::adapters::render::{display_text, error_text};
 use crate::error::ErrorCode;
 use crate::event::{ToolDisplay, ToolEvent};
-use crate::render::{display_text, error_text};
 
 /// How events are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,11 +47,11 @@ pub(crate) fn render_result(data: &Value, display: Option<&ToolDisplay>) -> Stri
             with_newline(display_text(display))
         }
         _ if data.is_null() => String::new(),
-        _ => with_newline(crate::render::pretty(data)),
+        _ => with_newline(crate::adapters::render::pretty(data)),
     }
 }
 
-/// An error as terminal text (see [`crate::render::error_text`]).
+/// An error as terminal text (see [`crate::adapters::render::error_text`]).
 pub(crate) fn render_error(code: &ErrorCode, message: &str, details: Option<&Value>) -> String {
     with_newline(error_text(code, message, details))
 }
@@ -141,7 +141,7 @@ mod tests {
 
     #[test]
     fn errors_are_the_core_text_on_their_own_line() {
-        // The text itself is `crate::render::error_text`'s (tested there).
+        // The text itself is `crate::adapters::render::error_text`'s (tested there).
         assert_eq!(
             render_error(&ErrorCode::Aborted, "Tool execution aborted", None),
             "Error [ABORTED]: Tool execution aborted\n"

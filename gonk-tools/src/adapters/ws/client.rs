@@ -15,11 +15,11 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_util::sync::CancellationToken;
 
+use crate::adapters::ws::{WsBroadcast, WsOutbound, WsReply, WsRequest};
 use crate::client::Transport;
 use crate::dispatch::ToolEventStream;
 use crate::error::ToolError;
 use crate::event::ToolEvent;
-use crate::ws::{WsBroadcast, WsOutbound, WsReply, WsRequest};
 
 /// Broadcasts a slow subscriber may fall behind by.
 const BROADCAST_CAPACITY: usize = 256;
@@ -129,7 +129,7 @@ impl Shared {
         match WsOutbound::parse(text) {
             Ok(WsOutbound::Reply(reply)) => {
                 let Some(id) = reply.req_id().and_then(Value::as_str) else {
-                    tracing::debug!(target: "gonk_tools::ws", %text, "a WebSocket reply without a reqId of this client");
+                    tracing::debug!(target: "gonk_tools::adapters::ws", %text, "a WebSocket reply without a reqId of this client");
                     return;
                 };
                 if let Some(call) = self.pending().remove(id) {
@@ -146,7 +146,7 @@ impl Shared {
                 let _ = self.broadcasts.send(message);
             }
             Err(error) => {
-                tracing::warn!(target: "gonk_tools::ws", %error, "the WebSocket server sent a message this client cannot read");
+                tracing::warn!(target: "gonk_tools::adapters::ws", %error, "the WebSocket server sent a message this client cannot read");
             }
         }
     }

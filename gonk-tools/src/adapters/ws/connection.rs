@@ -14,8 +14,8 @@ use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::adapters::ws::{WsHandler, WsInbound, WsReply, WsRequest};
 use crate::error::{ErrorCode, ToolError};
-use crate::ws::{WsHandler, WsInbound, WsReply, WsRequest};
 
 /// Close codes (RFC 6455 §7.4.1).
 const GOING_AWAY: u16 = 1001;
@@ -210,7 +210,7 @@ pub(crate) async fn serve<C: Send + Sync + 'static>(
             broadcast = broadcasts.recv(), if hub_open => match broadcast {
                 Ok(text) => Some(text.to_string()),
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
-                    tracing::warn!(target: "gonk_tools::ws", missed, "a slow WebSocket client missed broadcasts");
+                    tracing::warn!(target: "gonk_tools::adapters::ws", missed, "a slow WebSocket client missed broadcasts");
                     None
                 }
                 Err(broadcast::error::RecvError::Closed) => {

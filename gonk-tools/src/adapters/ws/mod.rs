@@ -1,6 +1,40 @@
-//! The WebSocket adapter (feature `ws`): the [`ws`](crate::ws) projection
-//! on a real socket (axum's WebSocket support, tokio-tungstenite), and a
-//! client.
+//! The WebSocket projection: request/reply and broadcast over any
+//! message transport, with no socket library; the real server and client
+//! sit beside it behind the `ws` feature.
+//!
+//! * [`WsHandler`] — built from a registry snapshot: a [`WsRequest`]
+//!   `{reqId?, op, input?}` in, one [`WsReply`] out —
+//!   `{type: "result", reqId, result}` or `{type: "error", reqId, message,
+//!   code}`. When a call's stream yields several results the last one
+//!   wins; an error is terminal.
+//! * The host's entry gate ([`WsAuthorize`]): `authorize(tool, caller,
+//!   input)` before dispatch; `false` → `Not authorized to invoke <op>`
+//!   and the tool never runs.
+//! * Broadcast: after a *succeeded* op, a [`WsBroadcast`]
+//!   `{type: "broadcast", op, payload}` through the host's emitter, when
+//!   the [broadcast policy](broadcasts_by_default) selects it (default:
+//!   unrestricted writes only).
+//! * [`WsInbound`] / [`WsOutbound`] — parsing frames on either side.
+//!
+//! ## Two authorization models
+//!
+//! The entry gate checks **the requested op only**, as the seed's
+//! `authorize(tool, caller, input)` does: a tool it lets through may
+//! compose (`ctx.invoke`) tools it would refuse. For the registry's
+//! contract instead — the root **and every composed call** authorized by a
+//! policy, with audit receipts and approval tiers — map the caller to an
+//! [`AuthContext`](crate::security::AuthContext) in the
+//! [context factory](WsHandlerBuilder::context). Both can be combined.
+//!
+//! Hook failures fail closed: an entry gate or context factory that
+//! returns an error (or panics) answers an error reply with its message;
+//! a broadcast policy or emitter that fails is logged as a warning and the
+//! requester still gets its success reply.
+//!
+//! ## On a real socket (feature `ws`)
+//!
+//! The projection on a real socket (axum's WebSocket support,
+//! tokio-tungstenite), and a client:
 //!
 //! * [`ws_router`] — the endpoint as an axum router, to mount next to
 //!   other routes (the notes example serves `/mcp`, `/ws` and a page on one
@@ -11,8 +45,7 @@
 //!
 //! ```no_run
 //! use gonk_tools::prelude::*;
-//! use gonk_tools::adapters::ws::{serve_ws, WsServerOptions};
-//! use gonk_tools::ws::WsHandler;
+//! use gonk_tools::adapters::ws::{serve_ws, WsHandler, WsServerOptions};
 //!
 //! # async fn run(registry: ToolRegistry) -> Result<(), Box<dyn std::error::Error>> {
 //! let server = serve_ws(
@@ -28,7 +61,7 @@
 //!
 //! ## On the wire
 //!
-//! JSON text frames, as in [`crate::ws`]: a request `{"reqId"?, "op",
+//! JSON text frames, as in the projection above: a request `{"reqId"?, "op",
 //! "input"?, "stream"?}` gets exactly one reply — `{"type": "result",
 //! "reqId", "result"}` or `{"type": "error", "reqId", "message", "code"}`
 //! — preceded, for `"stream": true`, by `{"type": "event", "reqId",
@@ -57,18 +90,44 @@
 //! * A socket that closes aborts its calls in flight: their handlers are
 //!   dropped.
 
+mod authorize;
+mod broadcast;
+mod forward;
+mod handler;
+mod hook;
+mod message;
+
+pub use authorize::WsAuthorize;
+pub use broadcast::{broadcasts_by_default, is_restricted, BroadcastEmitter, BroadcastPolicy};
+pub use handler::{ContextFactory, WsHandler, WsHandlerBuilder};
+pub use hook::HookError;
+pub use message::{
+    WsBroadcast, WsEvent, WsInbound, WsOutbound, WsReply, WsRequest, INVALID_REQUEST,
+};
+
+#[cfg(feature = "ws")]
 mod client;
+#[cfg(feature = "ws")]
 mod connection;
+#[cfg(feature = "ws")]
 mod guard;
+#[cfg(feature = "ws")]
 mod options;
+#[cfg(feature = "ws")]
 mod rejection;
+#[cfg(feature = "ws")]
 mod server;
 
+#[cfg(feature = "ws")]
 pub use client::{WsClient, WsClientError, WsClientOptions};
+#[cfg(feature = "ws")]
 pub use connection::BUSY;
+#[cfg(feature = "ws")]
 pub use options::{
     WsIdentify, WsServerOptions, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_PING_INTERVAL,
 };
+#[cfg(feature = "ws")]
 pub use rejection::WsRejection;
+#[cfg(feature = "ws")]
 pub use server::{serve_ws, ws_router, WsServeError, WsServer};

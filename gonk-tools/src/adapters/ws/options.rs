@@ -24,7 +24,7 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 32;
 pub const DEFAULT_PING_INTERVAL: Duration = Duration::from_secs(20);
 
 /// Turns the HTTP upgrade request into the caller every request of the
-/// connection runs as (the `C` of [`WsHandler<C>`](crate::ws::WsHandler)).
+/// connection runs as (the `C` of [`WsHandler<C>`](crate::adapters::ws::WsHandler)).
 /// A rejection answers the upgrade with `401`/`403` and no socket opens.
 pub trait WsIdentify<C>: Send + Sync + 'static {
     /// Identifies one connection.

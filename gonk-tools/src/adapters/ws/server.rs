@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::connection::{self, Limits};
 use super::guard::Guard;
 use super::options::{WsIdentify, WsServerOptions};
-use crate::ws::{WsBroadcast, WsHandler, WsHandlerBuilder};
+use crate::adapters::ws::{WsBroadcast, WsHandler, WsHandlerBuilder};
 
 /// Broadcasts a slow connection may fall behind by before it misses some.
 const HUB_CAPACITY: usize = 1024;
@@ -42,7 +42,7 @@ struct Endpoint<C> {
 /// ```no_run
 /// use gonk_tools::prelude::*;
 /// use gonk_tools::adapters::ws::{ws_router, WsServerOptions};
-/// use gonk_tools::ws::WsHandler;
+/// use gonk_tools::adapters::ws::WsHandler;
 ///
 /// # async fn run(registry: ToolRegistry) -> std::io::Result<()> {
 /// let app = axum::Router::new()
@@ -230,7 +230,7 @@ pub async fn serve_ws<C: Send + Sync + 'static>(
     let app = router_with_shutdown(handler, options, shutdown.clone());
     let listener = listener.tap_io(|tcp| {
         if let Err(error) = tcp.set_nodelay(true) {
-            tracing::debug!(target: "gonk_tools::ws", %error, "could not set TCP_NODELAY");
+            tracing::debug!(target: "gonk_tools::adapters::ws", %error, "could not set TCP_NODELAY");
         }
     });
     let stop = shutdown.clone();

@@ -8,9 +8,9 @@ use super::reply::output_text;
 use super::{
     input_parameters, required_str, CallError, CallForm, Provider, ToolCall, ToolProjection,
 };
+use crate::adapters::names::NameRules;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
-use crate::names::NameRules;
 use crate::outcome::ToolOutput;
 
 /// Gemini API `functionDeclarations`. Parameters are converted to the

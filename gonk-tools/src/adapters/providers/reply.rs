@@ -2,11 +2,11 @@
 
 use serde_json::Value;
 
+use crate::adapters::render::{display_text, error_text};
 use crate::error::ToolError;
 use crate::outcome::ToolOutput;
-use crate::render::{display_text, error_text};
 
-/// A result's text: its display rendered ([`crate::render`]), else its data
+/// A result's text: its display rendered ([`crate::adapters::render`]), else its data
 /// (a string as it is, anything else as compact JSON).
 pub(crate) fn output_text(output: &ToolOutput<Value>) -> String {
     match (&output.display, &output.data) {

@@ -18,12 +18,12 @@
 //!   overwrite.
 //!
 //! Every adapter that renames tools (the model providers in
-//! [`providers`](crate::providers), the rig adapter, **and Pi**) should use
+//! [`providers`](crate::adapters::providers), the rig adapter, **and Pi**) should use
 //! this module rather than its own mapping, so a name maps the same way
 //! everywhere.
 //!
 //! ```
-//! use gonk_tools::names::{NameMap, NameRules};
+//! use gonk_tools::adapters::names::{NameMap, NameRules};
 //!
 //! let map = NameMap::build(&NameRules::FUNCTION_NAME, ["notes.search", "notes.get"]).unwrap();
 //! assert_eq!(map.surface_name("notes.search"), Some("notes_search"));
@@ -50,7 +50,7 @@ fn function_name_char(c: char) -> bool {
 
 impl NameRules {
     /// `^[A-Za-z0-9_-]{1,64}$`: the function-name rule shared by OpenAI,
-    /// Anthropic and Gemini (see [`providers`](crate::providers) for the
+    /// Anthropic and Gemini (see [`providers`](crate::adapters::providers) for the
     /// documents it comes from).
     pub const FUNCTION_NAME: NameRules = NameRules::new("function", 64, function_name_char);
 

@@ -7,10 +7,10 @@ use std::sync::{Arc, RwLock};
 use serde_json::Value;
 
 use super::{args, CallError, Filter, Provider, ToolCall, ToolProjection};
+use crate::adapters::names::{NameError, NameMap};
 use crate::context::ToolContext;
 use crate::definition::{CapabilityStatus, ToolDefinition};
 use crate::error::ToolError;
-use crate::names::{NameError, NameMap};
 use crate::outcome::ToolOutput;
 use crate::registry::ToolRegistry;
 

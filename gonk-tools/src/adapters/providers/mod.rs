@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use gonk_tools::prelude::*;
-//! use gonk_tools::providers::{OpenAi, ProviderTools};
+//! use gonk_tools::adapters::providers::{OpenAi, ProviderTools};
 //!
 //! #[derive(Deserialize, JsonSchema)]
 //! struct Search {
@@ -100,7 +100,7 @@
 //!
 //! Function names may not contain `.` on any of the three, so
 //! `notes.search` is offered as `notes_search` and a call of `notes_search`
-//! runs `notes.search` ([`crate::names`]). Two tools that would share a
+//! runs `notes.search` ([`crate::adapters::names`]). Two tools that would share a
 //! name make [`ProviderTools::tools`] fail with an error naming both.
 //!
 //! ## The way back
@@ -114,7 +114,7 @@
 //! and `null` sent for an optional field that does not accept `null`
 //! (what strict mode makes models do) is read as the field being absent —
 //! so the projection accepts exactly what dispatch accepts. Results are the
-//! display rendered to text ([`crate::render`]), else the data as JSON;
+//! display rendered to text ([`crate::adapters::render`]), else the data as JSON;
 //! errors are `Error [CODE]: message` with the details.
 //!
 //! Projections are computed once per tool and cached; [`ProviderTools::tools`]
@@ -133,6 +133,8 @@ mod openai;
 mod openapi;
 mod provider_tools;
 pub(crate) mod reply;
+#[cfg(feature = "rig")]
+pub mod rig;
 mod strict;
 
 pub use anthropic::Anthropic;
@@ -142,9 +144,9 @@ pub use provider_tools::ProviderTools;
 
 use serde_json::Value;
 
+use crate::adapters::names::NameRules;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
-use crate::names::NameRules;
 use crate::outcome::ToolOutput;
 
 /// One model provider's tool format: how a definition is offered, how a
@@ -223,7 +225,7 @@ pub enum CallError {
     },
     /// The tools cannot be offered at all (e.g. two share a name).
     #[error(transparent)]
-    Names(#[from] crate::names::NameError),
+    Names(#[from] crate::adapters::names::NameError),
 }
 
 /// A caller's choice of which tools to offer.

@@ -9,9 +9,9 @@ use super::strict::strict_schema;
 use super::{
     input_parameters, required_str, CallError, CallForm, Provider, ToolCall, ToolProjection,
 };
+use crate::adapters::names::NameRules;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
-use crate::names::NameRules;
 use crate::outcome::ToolOutput;
 
 /// OpenAI function tools for the Chat Completions API

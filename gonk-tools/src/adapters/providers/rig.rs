@@ -5,7 +5,7 @@
 //!
 //! ```
 //! # #[cfg(feature = "rig")] fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use gonk_tools::adapters::rig::RigTools;
+//! use gonk_tools::adapters::providers::rig::RigTools;
 //! use gonk_tools::prelude::*;
 //!
 //! #[derive(Deserialize, JsonSchema)]
@@ -30,9 +30,9 @@
 //! ```
 //!
 //! Each tool advertises the schema dispatch enforces (its root an object)
-//! and is named by [`crate::names`] under the function-name rule every
+//! and is named by [`crate::adapters::names`] under the function-name rule every
 //! model provider shares; a tool call's arguments are read the way
-//! [`crate::providers`] reads them (`null` for an optional field means
+//! [`crate::adapters::providers`] reads them (`null` for an optional field means
 //! absent). A failure reaches the model as `Error [CODE]: message` text
 //! and reaches rig's hooks as a classified
 //! [`ToolFailure`] (`INVALID_INPUT` →
@@ -47,12 +47,12 @@ use rig_core::tool::{
 use rig_core::wasm_compat::WasmBoxedFuture;
 use serde_json::Value;
 
+use crate::adapters::names::{NameError, NameMap, NameRules};
+use crate::adapters::providers::{self, Filter};
 use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
-use crate::names::{NameError, NameMap, NameRules};
 use crate::outcome::ToolOutput;
-use crate::providers::{self, Filter};
 use crate::registry::ToolRegistry;
 
 /// The names rig tools get: what every model provider accepts.

@@ -7,12 +7,12 @@ use super::reply::outcome_text;
 use super::{
     input_parameters, required_str, CallError, CallForm, Provider, ToolCall, ToolProjection,
 };
+use crate::adapters::names::NameRules;
+use crate::adapters::render::block_text;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::event::{DisplayBlock, ToolDisplay};
-use crate::names::NameRules;
 use crate::outcome::ToolOutput;
-use crate::render::block_text;
 
 /// Anthropic Messages API tools. The input schema is the schema dispatch
 /// enforces (Anthropic takes JSON Schema as it is), its root an object.

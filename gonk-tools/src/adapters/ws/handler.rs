@@ -51,7 +51,7 @@ struct Inner<C> {
 ///
 /// ```
 /// use gonk_tools::prelude::*;
-/// use gonk_tools::ws::{WsHandler, WsReply, WsRequest};
+/// use gonk_tools::adapters::ws::{WsHandler, WsReply, WsRequest};
 ///
 /// #[derive(Deserialize, JsonSchema)]
 /// struct Echo { text: String }
@@ -257,7 +257,7 @@ impl<C: Send + Sync + 'static> WsHandler<C> {
             Ok(false) => return,
             Ok(true) => {}
             Err(failure) => {
-                tracing::warn!(target: "gonk_tools::ws", op, error = %failure.message, "the broadcast policy failed; nothing was broadcast");
+                tracing::warn!(target: "gonk_tools::adapters::ws", op, error = %failure.message, "the broadcast policy failed; nothing was broadcast");
                 return;
             }
         }
@@ -266,7 +266,7 @@ impl<C: Send + Sync + 'static> WsHandler<C> {
             payload: result.clone(),
         };
         if let Err(failure) = hook::call("broadcast emitter", || emit(&message)) {
-            tracing::warn!(target: "gonk_tools::ws", op, error = %failure.message, "the broadcast emitter failed");
+            tracing::warn!(target: "gonk_tools::adapters::ws", op, error = %failure.message, "the broadcast emitter failed");
         }
     }
 }
