@@ -1,51 +1,19 @@
-//! Integration tests live in `tests/`; this library holds what several of
-//! them share.
+//! What the integration tests share. They live in `tests/`, one binary per
+//! area (`tests/tests/<area>/main.rs`); this library holds what more than
+//! one area uses, so each binary links it instead of compiling its own copy.
 //!
 //! The workspace README's Rust code is compiled and run here, as doc tests,
 //! so it cannot drift from the crates.
+
+pub mod clients;
+pub mod golden;
+pub mod log_capture;
+pub mod pi;
+pub mod process;
+pub mod security;
+pub mod workspace;
 
 /// The workspace `README.md`.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct Readme;
-
-/// Golden JSON files under `tests/golden/`.
-pub mod golden {
-    use std::path::PathBuf;
-
-    use serde_json::Value;
-
-    /// The path of golden file `relative` (under `tests/golden/`).
-    pub fn path(relative: &str) -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("golden")
-            .join(relative)
-    }
-
-    /// Asserts that `value` equals the golden file `relative`; with
-    /// `GONK_BLESS=1` the file is (re)written instead. Review the diff of a
-    /// blessed file before committing it.
-    pub fn check(relative: &str, value: &Value) {
-        let path = path(relative);
-        let pretty = serde_json::to_string_pretty(value).expect("a JSON value serializes") + "\n";
-        if std::env::var_os("GONK_BLESS").is_some() {
-            std::fs::create_dir_all(path.parent().expect("golden files live in a directory"))
-                .expect("the golden directory can be created");
-            std::fs::write(&path, pretty).expect("the golden file can be written");
-            return;
-        }
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-            panic!(
-                "{}: {e}; run with GONK_BLESS=1 to create it",
-                path.display()
-            )
-        });
-        let expected: Value = serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
-        assert!(
-            value == &expected,
-            "{} differs; if the change is intended, rerun with GONK_BLESS=1 and review the diff\nactual:\n{pretty}",
-            path.display()
-        );
-    }
-}

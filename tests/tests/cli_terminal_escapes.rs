@@ -6,8 +6,6 @@
 //! case a fresh command succeeds.
 #![cfg(target_os = "linux")]
 
-mod mcp_support;
-
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -15,7 +13,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use mcp_support::{bin, wait_with_bound};
+use gonk_tools_tests::process::wait_with_bound;
+use gonk_tools_tests::workspace::bin;
 
 /// A pseudo-terminal: (controller, the terminal end the child writes to).
 fn pty() -> (File, File) {

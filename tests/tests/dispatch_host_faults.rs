@@ -3,8 +3,6 @@
 //! hidden tool still hidden — and the registry keeps serving: the next call
 //! on the same registry succeeds.
 
-mod security_support;
-
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
@@ -14,7 +12,7 @@ use gonk_tools::definition::AuthorizationResource;
 use gonk_tools::metrics::{MetricRecord, MetricsSink};
 use gonk_tools::prelude::*;
 use gonk_tools::security::*;
-use security_support::{alice, t0};
+use gonk_tools_tests::security::{alice, t0};
 use serde_json::Value;
 
 /// Which component panics on its next use (once).

@@ -4,15 +4,13 @@
 //! the command line, which print what dispatch gives (real processes:
 //! `tests/fixtures/contract_fixture.rs`).
 
-mod mcp_support;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 
 use futures::StreamExt;
 use gonk_tools::adapters::mcp::McpClient;
 use gonk_tools::prelude::*;
-use mcp_support::bin;
+use gonk_tools_tests::workspace::bin;
 
 /// The largest answer we accept for one bad value, in bytes of JSON.
 const SMALL: usize = 2_000;

@@ -1,8 +1,6 @@
 //! The embedded job runner and the `jobs.*` tools: launch → progress →
 //! result, cancel, failure, panics, retention, persistence, owners.
 
-mod security_support;
-
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,7 +10,7 @@ use futures::StreamExt;
 use gonk_tools::jobs::{self, EmbeddedRunner, JobRecord, JobStore, Retention};
 use gonk_tools::prelude::*;
 use gonk_tools::security::{AuthMethod, AuthenticatedPrincipal, PrincipalIdentity, PrincipalKind};
-use security_support::{alice, auth, options, TestPolicy};
+use gonk_tools_tests::security::{alice, auth, options, TestPolicy};
 use serde_json::Value;
 use tokio::sync::Notify;
 

@@ -5,7 +5,9 @@
 
 mod mcp_support;
 
-use mcp_support::{bin, report, run_python};
+use gonk_tools_tests::clients::report;
+use gonk_tools_tests::workspace::bin;
+use mcp_support::run_python;
 use serde_json::Value;
 
 #[test]

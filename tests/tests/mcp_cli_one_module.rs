@@ -2,9 +2,6 @@
 //! the command line and Pi unchanged: the same binary, the same database,
 //! the same tools, the same schema enforcement, seen from every surface.
 
-mod mcp_support;
-mod pi_support;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
@@ -12,7 +9,8 @@ use gonk_tools::adapters::mcp::McpClient;
 use gonk_tools::prelude::*;
 use serde_json::Value;
 
-use mcp_support::bin;
+use gonk_tools_tests::pi::{run_pi, turn};
+use gonk_tools_tests::workspace::bin;
 
 fn cli(db: &str, args: &[&str]) -> std::process::Output {
     Command::new(bin("notes"))
@@ -143,12 +141,12 @@ async fn the_same_tools_answer_on_the_cli_over_mcp_and_in_pi() {
     assert!(written.status.success(), "{written:?}");
     let extension = dir.path().join("notes.ts");
     std::fs::write(&extension, &written.stdout).unwrap();
-    let run = pi_support::run_pi(
+    let run = run_pi(
         &extension,
         &[
-            pi_support::turn(&[("notes_search", json!({"query": "MCP"}))]),
-            pi_support::turn(&[("notes_create", json!({"title": "Written in Pi"}))]),
-            pi_support::turn(&[("notes_search", json!({"query": ""}))]),
+            turn(&[("notes_search", json!({"query": "MCP"}))]),
+            turn(&[("notes_create", json!({"title": "Written in Pi"}))]),
+            turn(&[("notes_search", json!({"query": ""}))]),
         ],
         None,
         &[],

@@ -13,7 +13,9 @@ mod mcp_support;
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use mcp_support::{bin, clients, ServerProcess};
+use gonk_tools_tests::process::ServerProcess;
+use gonk_tools_tests::workspace::bin;
+use mcp_support::clients;
 
 const REQUIRED: &[&str] = &[
     "server-initialize",

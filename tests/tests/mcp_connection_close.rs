@@ -2,8 +2,6 @@
 //! handler: over stdio (the client closes the server's stdin) and over
 //! HTTP (the client drops the response stream of a `tools/call`).
 
-mod mcp_support;
-
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::process::Stdio;
@@ -13,7 +11,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use gonk_tools::adapters::mcp::{serve_http, McpHttpOptions, McpServerOptions};
 use gonk_tools::prelude::*;
-use mcp_support::{notes_command, wait_with_bound};
+use gonk_tools_tests::process::wait_with_bound;
+use gonk_tools_tests::workspace::notes_command;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 use tokio::sync::Notify;

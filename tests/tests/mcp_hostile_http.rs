@@ -10,9 +10,10 @@ use std::net::SocketAddr;
 use std::process::Stdio;
 use std::time::Duration;
 
+use gonk_tools_tests::process::{wait_with_bound, ServerProcess};
+use gonk_tools_tests::workspace::notes_command;
 use mcp_support::malformed::{self, Malformed};
 use mcp_support::raw_http::{exchange, post, Session};
-use mcp_support::{notes_command, wait_with_bound, ServerProcess};
 use serde_json::{json, Value};
 
 fn serve(args: &[&str]) -> ServerProcess {

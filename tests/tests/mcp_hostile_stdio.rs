@@ -6,9 +6,9 @@ mod mcp_support;
 
 use std::time::Duration;
 
+use gonk_tools_tests::process::wait_with_bound;
 use mcp_support::malformed::{self, Malformed};
 use mcp_support::raw_stdio::Wire;
-use mcp_support::wait_with_bound;
 use serde_json::json;
 
 #[test]

@@ -8,8 +8,6 @@
 //! * a foreign Host or Origin gets 403 (DNS rebinding);
 //! * a 5 MiB body gets 413 and the server keeps serving.
 
-mod mcp_support;
-
 use std::net::SocketAddr;
 
 use gonk_tools::adapters::mcp::{
@@ -17,6 +15,7 @@ use gonk_tools::adapters::mcp::{
     McpServerOptions,
 };
 use gonk_tools::prelude::*;
+use gonk_tools_tests::workspace::notes_command;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN, WWW_AUTHENTICATE};
 use reqwest::StatusCode;
 
@@ -82,7 +81,7 @@ async fn a_non_loopback_bind_without_a_key_refuses_to_start() {
 
 #[test]
 fn notes_serve_refuses_a_non_loopback_host_without_a_key() {
-    let output = mcp_support::notes_command()
+    let output = notes_command()
         .args([
             "--db", ":memory:", "serve", "--host", "0.0.0.0", "--port", "0",
         ])

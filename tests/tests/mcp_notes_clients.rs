@@ -16,7 +16,10 @@ mod mcp_support;
 use std::path::Path;
 use std::time::Duration;
 
-use mcp_support::{notes_command, report, run_node, run_python, wait_for_file, ServerProcess};
+use gonk_tools_tests::clients::report;
+use gonk_tools_tests::process::{wait_for_file, ServerProcess};
+use gonk_tools_tests::workspace::{bin, notes_command};
+use mcp_support::{run_node, run_python};
 use serde_json::{json, Value};
 
 /// Which client produced a report (their wire dumps differ slightly).
@@ -169,7 +172,7 @@ fn paths() -> (tempfile::TempDir, String, String) {
 }
 
 fn notes_path() -> String {
-    mcp_support::bin("notes-testbed").display().to_string()
+    bin("notes-testbed").display().to_string()
 }
 
 fn http_server(db: &str, extra: &[&str]) -> ServerProcess {

@@ -1,11 +1,11 @@
 //! `notes demo`: it starts the MCP server, connects an MCP client and calls
 //! every tool end to end, on a throwaway database.
 
-mod mcp_support;
+use gonk_tools_tests::workspace::notes_command;
 
 #[test]
 fn the_demo_runs_every_tool_end_to_end() {
-    let output = mcp_support::notes_command()
+    let output = notes_command()
         .arg("demo")
         .output()
         .expect("notes demo runs");

@@ -10,9 +10,10 @@ mod mcp_support;
 use std::path::Path;
 use std::time::Duration;
 
+use gonk_tools_tests::process::{signal, wait_for_file, wait_with_bound, ServerProcess};
+use gonk_tools_tests::workspace::notes_command;
 use mcp_support::raw_http::Session;
 use mcp_support::raw_stdio::Wire;
-use mcp_support::{notes_command, signal, wait_for_file, wait_with_bound, ServerProcess};
 use serde_json::{json, Value};
 
 const BOUND: Duration = Duration::from_secs(60);

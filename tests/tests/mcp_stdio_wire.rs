@@ -3,12 +3,10 @@
 //! progress token (with that token, `total` 100, never decreasing), and log
 //! notifications filtered by the level set with `logging/setLevel`.
 
-mod mcp_support;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
-use mcp_support::notes_command;
+use gonk_tools_tests::workspace::notes_command;
 use serde_json::{json, Value};
 
 struct Wire {

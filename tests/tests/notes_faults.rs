@@ -2,15 +2,14 @@
 //! then a restart on the same database, and two servers sharing one
 //! database. No acknowledged write may be lost or duplicated.
 
-mod mcp_support;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use gonk_tools::adapters::mcp::{McpClient, McpHttpClientOptions};
 use gonk_tools::prelude::*;
-use mcp_support::{notes_command, ServerProcess};
+use gonk_tools_tests::process::ServerProcess;
+use gonk_tools_tests::workspace::notes_command;
 use notes::store::Store;
 
 fn serve(db: &Path) -> ServerProcess {

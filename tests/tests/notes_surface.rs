@@ -3,15 +3,13 @@
 //! with the change classified as breaking or additive, until it is accepted
 //! with `GONK_BLESS=1`. `notes surface` prints the same JSON.
 
-mod mcp_support;
-
 use std::process::Command;
 use std::sync::Arc;
 
 use notes::store::{Store, MEMORY};
 use serde_json::Value;
 
-use mcp_support::bin;
+use gonk_tools_tests::workspace::bin;
 
 const GOLDEN: &str = "../examples/notes/surface.json";
 

@@ -4,19 +4,17 @@
 //! that binary writes and the bridge it serves, and the tests read what Pi
 //! handed back to the model.
 
-mod mcp_support;
-mod pi_support;
-
 use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::{json, Value};
 
-use pi_support::{run_pi, turn, PiRun};
+use gonk_tools_tests::pi::{pi_dir, pi_script, run_pi, turn, PiRun};
+use gonk_tools_tests::workspace::{bin, root};
 
 /// Writes the fixture's Pi extension (`pi-fixture pi-extension`) into `dir`.
 fn extension(dir: &std::path::Path) -> PathBuf {
-    let output = Command::new(mcp_support::bin("pi-fixture"))
+    let output = Command::new(bin("pi-fixture"))
         .arg("pi-extension")
         .output()
         .expect("pi-fixture runs");
@@ -319,7 +317,7 @@ fn pis_validator_accepts_the_advertised_schemas_as_they_are() {
     use gonk_tools::prelude::*;
     use gonk_tools::schema::CompiledSchema;
 
-    let golden = pi_support::root().join("tests/golden/schemas");
+    let golden = root().join("tests/golden/schemas");
     let mut cases = Vec::new();
     let mut registry_says = Vec::new();
     for (name, valid, invalid) in parameter_cases() {
@@ -349,11 +347,11 @@ fn pis_validator_accepts_the_advertised_schemas_as_they_are() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("cases.json");
     std::fs::write(&input, Value::Array(cases).to_string()).unwrap();
-    let script = pi_support::pi_script("validate_parameters.mjs");
+    let script = pi_script("validate_parameters.mjs");
     let output = Command::new("node")
         .arg(&script)
         .arg(&input)
-        .current_dir(pi_support::pi_dir())
+        .current_dir(pi_dir())
         .output()
         .expect("node runs");
     assert!(

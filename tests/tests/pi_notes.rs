@@ -4,20 +4,18 @@
 //! scripted model calls the notes tools through the bridge (`notes pi`) and
 //! the tests read what Pi handed back to the model.
 
-mod mcp_support;
-mod pi_support;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{json, Value};
 
-use pi_support::{run_pi, turn, PiRun};
+use gonk_tools_tests::pi::{run_pi, turn, PiRun};
+use gonk_tools_tests::workspace::bin;
 
 /// `BINARY --db DB pi-extension > DIR/notes.ts`, for `notes` or
 /// `notes-testbed` (`notes` plus the diagnostic tools).
 fn notes_extension(binary: &str, dir: &Path, db: &Path) -> PathBuf {
-    let output = Command::new(mcp_support::bin(binary))
+    let output = Command::new(bin(binary))
         .arg("--db")
         .arg(db)
         .arg("pi-extension")

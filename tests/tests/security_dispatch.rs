@@ -4,8 +4,6 @@
 //! receipts, metrics and call counts; composition; the unauthenticated
 //! path. Families of cases that differ only in their setup are tables.
 
-mod security_support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +12,7 @@ use gonk_tools::definition::AuthorizationResource;
 use gonk_tools::metrics::MetricOutcome;
 use gonk_tools::prelude::*;
 use gonk_tools::security::*;
-use security_support::*;
+use gonk_tools_tests::security::*;
 use serde_json::Value;
 
 fn authz(r: &AuditReceipt) -> &AuthorizationReceipt {

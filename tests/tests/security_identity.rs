@@ -3,14 +3,12 @@
 //! receipts, and the registry's security options (carried into derived
 //! registries).
 
-mod security_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
 use gonk_tools::prelude::*;
 use gonk_tools::security::*;
-use security_support::*;
+use gonk_tools_tests::security::*;
 
 fn base() -> AuthenticatedPrincipal {
     AuthenticatedPrincipal::new(

@@ -3,17 +3,14 @@
 //! audit sink) appear in no event, no receipt and no log line — with every
 //! `tracing` event of the run captured at TRACE level.
 
-mod log_capture;
-mod security_support;
-
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use gonk_tools::context::TracingLog;
 use gonk_tools::prelude::*;
 use gonk_tools::security::*;
-use log_capture::Capture;
-use security_support::*;
+use gonk_tools_tests::log_capture::Capture;
+use gonk_tools_tests::security::*;
 
 const SECRET_META: &str = "meta-SECRET-1f9a";
 const SECRET_INPUT: &str = "input-SECRET-77c2";

@@ -3,15 +3,13 @@
 //! of `APPROVAL_REQUIRED` / `APPROVAL_DENIED`, metric records, the requests
 //! a policy sees and the messages code matches on.
 
-mod security_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
 use gonk_tools::metrics::{MetricOutcome, MetricRecord};
 use gonk_tools::prelude::*;
 use gonk_tools::security::*;
-use security_support::*;
+use gonk_tools_tests::security::*;
 use serde_json::Value;
 
 const T0: &str = "2026-01-01T00:00:00.000Z";

@@ -6,10 +6,9 @@
 //! socket is refused. The script (`tests/clients/browser_notes.mjs`) only
 //! observes; the assertions are here.
 
-mod mcp_support;
 mod ws_support;
 
-use mcp_support::report;
+use gonk_tools_tests::clients::report;
 use serde_json::{json, Value};
 use ws_support::{run_node, NotesServer, KEY};
 

@@ -10,13 +10,13 @@
 //! an oversize message (closed with 1009, the server keeps serving) and a
 //! client that vanishes mid-call (the handler is dropped).
 
-mod mcp_support;
 mod ws_support;
 
 use std::path::Path;
 use std::time::Duration;
 
-use mcp_support::{report, wait_for_file};
+use gonk_tools_tests::clients::report;
+use gonk_tools_tests::process::wait_for_file;
 use serde_json::{json, Value};
 use ws_support::{run_python, NotesServer, KEY};
 

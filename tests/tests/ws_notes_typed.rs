@@ -3,7 +3,6 @@
 //! process: every tool by type across a socket, errors with their codes,
 //! progress before the result, and a second connection's broadcast.
 
-mod mcp_support;
 mod ws_support;
 
 use std::time::Duration;

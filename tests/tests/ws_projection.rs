@@ -2,8 +2,6 @@
 //! rule of the request/reply handler, the entry gate, the context factory
 //! and broadcast, against a fixture registry.
 
-mod log_capture;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -15,7 +13,7 @@ use gonk_tools::adapters::ws::{
 use gonk_tools::definition::{AuthorizationSpec, McpAnnotations, McpHints};
 use gonk_tools::prelude::*;
 use gonk_tools::security::*;
-use log_capture::Capture;
+use gonk_tools_tests::log_capture::Capture;
 use serde_json::Value;
 
 #[derive(Deserialize, JsonSchema)]

@@ -6,7 +6,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use serde_json::{json, Value};
 
-use super::notes_command;
+use gonk_tools_tests::workspace::notes_command;
 
 /// A `notes mcp` process with an initialized session.
 pub struct Wire {

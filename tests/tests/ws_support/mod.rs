@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::process::Output;
 use std::sync::OnceLock;
 
-use crate::mcp_support::{install, notes_command, run_node_in, run_python_with, ServerProcess};
+use gonk_tools_tests::clients::{install, run_node_in, run_python_with};
+use gonk_tools_tests::process::ServerProcess;
+use gonk_tools_tests::workspace::notes_command;
 
 /// The API key the tests start `notes serve` with.
 pub const KEY: &str = "ws-test-key";

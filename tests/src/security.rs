@@ -1,7 +1,5 @@
-//! Shared fixtures for the security test files: recording policy,
-//! provider, resolver and audit sink, a controllable clock, a counting
-//! tool set.
-#![allow(dead_code)]
+//! Fixtures of authenticated dispatch: recording policy, provider,
+//! resolver and audit sink, a controllable clock, a counting tool set.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,7 +22,14 @@ pub fn t0() -> SystemTime {
 #[derive(Clone)]
 pub struct TestClock(Arc<Mutex<SystemTime>>);
 
+impl Default for TestClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl TestClock {
+    /// A clock at [`t0`].
     pub fn new() -> Self {
         TestClock(Arc::new(Mutex::new(t0())))
     }

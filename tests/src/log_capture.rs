@@ -1,5 +1,5 @@
-//! Shared by tests that assert what was logged: a `tracing` fmt writer
-//! that keeps everything written, to read back as text.
+//! For tests that assert what was logged: a `tracing` fmt writer that
+//! keeps everything written, to read back as text.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};

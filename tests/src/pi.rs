@@ -1,8 +1,5 @@
-//! Shared by the `pi_*` tests: the real Pi CLI (installed once by
-//! `.ci/install-pi`), run offline in JSON mode with a scripted model, and
-//! what it handed back to the model. Test files that use it also declare
-//! `mod mcp_support;` (the workspace root, the example binaries).
-#![allow(dead_code)] // each test file uses a part of it
+//! The real Pi CLI (installed once by `.ci/install-pi`), run offline in
+//! JSON mode with a scripted model, and what it handed back to the model.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -12,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub use crate::mcp_support::root;
+use crate::workspace::root;
 
 /// Where `.ci/install-pi` puts Pi: a Node project with
 /// `@mariozechner/pi-coding-agent` and `@mariozechner/pi-ai`.

@@ -1,0 +1,80 @@
+//! The workspace and its binaries: the examples (`notes`, `conformance`)
+//! and the test fixtures (`tests/fixtures/`), built once per test process
+//! with the workspace's features.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the tests crate sits in the workspace")
+        .to_path_buf()
+}
+
+fn build_bins() -> HashMap<String, PathBuf> {
+    let mut command = Command::new(env!("CARGO"));
+    command
+        .args([
+            "build",
+            "--workspace",
+            "--all-features",
+            "--bins",
+            "--quiet",
+            "--message-format=json-render-diagnostics",
+        ])
+        .current_dir(root())
+        .stderr(Stdio::inherit())
+        .stdout(Stdio::piped());
+    if !cfg!(debug_assertions) {
+        command.arg("--release");
+    }
+    let output = command.output().expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "building the example binaries failed"
+    );
+    let mut bins = HashMap::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Ok(message) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if message["reason"] != "compiler-artifact" {
+            continue;
+        }
+        if let (Some(name), Some(exe)) = (
+            message["target"]["name"].as_str(),
+            message["executable"].as_str(),
+        ) {
+            bins.insert(name.to_owned(), PathBuf::from(exe));
+        }
+    }
+    bins
+}
+
+/// The path of a workspace binary (`notes`, `conformance`), built once per
+/// test process.
+pub fn bin(name: &str) -> PathBuf {
+    static BINS: OnceLock<HashMap<String, PathBuf>> = OnceLock::new();
+    BINS.get_or_init(build_bins)
+        .get(name)
+        .unwrap_or_else(|| panic!("the workspace has no binary named {name}"))
+        .clone()
+}
+
+/// `notes-testbed` (the `notes` binary plus the diagnostic tools, a test
+/// fixture in `examples/notes/tests/testbed`) with no per-user data
+/// directory.
+pub fn notes_command() -> Command {
+    let mut command = Command::new(bin("notes-testbed"));
+    command
+        .env_remove("NOTES_SAVED_SEARCHES")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("HOME");
+    command
+}
