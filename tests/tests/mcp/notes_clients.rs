@@ -11,15 +11,13 @@
 //! `diag.sleep` handler is dropped in the server (its marker file says
 //! `dropped`) and the session keeps working.
 
-mod mcp_support;
-
 use std::path::Path;
 use std::time::Duration;
 
+use crate::support::{run_node, run_python};
 use gonk_tools_tests::clients::report;
 use gonk_tools_tests::process::{wait_for_file, ServerProcess};
 use gonk_tools_tests::workspace::{bin, notes_command};
-use mcp_support::{run_node, run_python};
 use serde_json::{json, Value};
 
 /// Which client produced a report (their wire dumps differ slightly).

@@ -3,11 +3,9 @@
 //! seen by the official Python SDK over stdio against a real server process
 //! (`contract_fixture mcp`, `tests/fixtures/contract_fixture.rs`).
 
-mod mcp_support;
-
+use crate::support::run_python;
 use gonk_tools_tests::clients::report;
 use gonk_tools_tests::workspace::bin;
-use mcp_support::run_python;
 use serde_json::Value;
 
 #[test]

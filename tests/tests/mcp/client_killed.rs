@@ -6,16 +6,14 @@
 //! `notes` with the diagnostic tools.)
 #![cfg(unix)]
 
-mod mcp_support;
-
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::support::clients;
+use crate::support::raw_http::Session;
 use gonk_tools_tests::clients::client_script;
 use gonk_tools_tests::process::{signal, wait_for_file, wait_with_bound, ServerProcess};
 use gonk_tools_tests::workspace::{bin, notes_command};
-use mcp_support::clients;
-use mcp_support::raw_http::Session;
 use serde_json::json;
 
 const BOUND: Duration = Duration::from_secs(60);

@@ -3,17 +3,15 @@
 //! over stdio), a cap on open sessions (`503`), and a session idle timeout.
 //! After each refusal a fresh call succeeds.
 
-mod mcp_support;
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::raw_http::{post, Session};
 use gonk_tools::adapters::mcp::{
     serve_http, serve_io, McpClient, McpHttpOptions, McpServerOptions,
 };
 use gonk_tools::prelude::*;
-use mcp_support::raw_http::{post, Session};
 use serde_json::Value;
 use tokio::sync::Notify;
 
@@ -154,7 +152,7 @@ async fn past_the_session_cap_initialize_gets_503_until_a_session_closes() {
 
         // Closing a session makes room.
         let lines = first.lines().join("\r\n");
-        let closed = mcp_support::raw_http::exchange(
+        let closed = crate::support::raw_http::exchange(
             first.addr,
             &format!(
                 "DELETE {} HTTP/1.1\r\nHost: {}\r\nMCP-Protocol-Version: 2025-06-18\r\n{lines}",

@@ -5,15 +5,13 @@
 //! ends — and exits 0. Over HTTP (`notes serve`) and stdio (`notes mcp`).
 #![cfg(unix)]
 
-mod mcp_support;
-
 use std::path::Path;
 use std::time::Duration;
 
+use crate::support::raw_http::Session;
+use crate::support::raw_stdio::Wire;
 use gonk_tools_tests::process::{signal, wait_for_file, wait_with_bound, ServerProcess};
 use gonk_tools_tests::workspace::notes_command;
-use mcp_support::raw_http::Session;
-use mcp_support::raw_stdio::Wire;
 use serde_json::{json, Value};
 
 const BOUND: Duration = Duration::from_secs(60);

@@ -8,14 +8,12 @@
 //! prompts, completion) are reported, not required. `json-schema-2020-12`
 //! is not in the active suite and runs on its own.
 
-mod mcp_support;
-
 use std::collections::BTreeMap;
 use std::process::Command;
 
+use crate::support::clients;
 use gonk_tools_tests::process::ServerProcess;
 use gonk_tools_tests::workspace::bin;
-use mcp_support::clients;
 
 const REQUIRED: &[&str] = &[
     "server-initialize",

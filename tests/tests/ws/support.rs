@@ -1,7 +1,6 @@
 //! Shared by the `ws_notes_*` tests: the independent WebSocket clients and
 //! the browser driver (installed once by `.ci/install-ws-clients`), and
 //! `notes serve` started as a real process.
-#![allow(dead_code)] // each test file uses a part of it
 
 use std::path::PathBuf;
 use std::process::Output;

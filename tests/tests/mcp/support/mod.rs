@@ -1,6 +1,5 @@
 //! Shared by the `mcp_*` tests: the independent MCP clients (installed
 //! once by `.ci/install-mcp-clients`), and raw JSON-RPC over HTTP and stdio.
-#![allow(dead_code)] // each test file uses a part of it
 
 use std::path::PathBuf;
 use std::process::Output;

@@ -10,15 +10,13 @@
 //! an oversize message (closed with 1009, the server keeps serving) and a
 //! client that vanishes mid-call (the handler is dropped).
 
-mod ws_support;
-
 use std::path::Path;
 use std::time::Duration;
 
+use crate::support::{run_python, NotesServer, KEY};
 use gonk_tools_tests::clients::report;
 use gonk_tools_tests::process::wait_for_file;
 use serde_json::{json, Value};
-use ws_support::{run_python, NotesServer, KEY};
 
 fn error(reply: &Value) -> (&str, &str) {
     assert_eq!(reply["type"], "error", "{reply}");

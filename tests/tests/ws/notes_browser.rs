@@ -6,11 +6,9 @@
 //! socket is refused. The script (`tests/clients/browser_notes.mjs`) only
 //! observes; the assertions are here.
 
-mod ws_support;
-
+use crate::support::{run_node, NotesServer, KEY};
 use gonk_tools_tests::clients::report;
 use serde_json::{json, Value};
-use ws_support::{run_node, NotesServer, KEY};
 
 fn titles(value: &Value) -> Vec<&str> {
     value

@@ -2,13 +2,11 @@
 //! owed (code, and the request's id when it can be read), the process keeps
 //! serving, and a fresh call right after succeeds.
 
-mod mcp_support;
-
 use std::time::Duration;
 
+use crate::support::malformed::{self, Malformed};
+use crate::support::raw_stdio::Wire;
 use gonk_tools_tests::process::wait_with_bound;
-use mcp_support::malformed::{self, Malformed};
-use mcp_support::raw_stdio::Wire;
 use serde_json::json;
 
 #[test]

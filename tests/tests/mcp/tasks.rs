@@ -1,11 +1,9 @@
 //! Detached tools as MCP tasks, driven by an independent client: raw
 //! JSON-RPC over stdio from Python (no SDK), against the real `notes mcp`.
 
-mod mcp_support;
-
+use crate::support::run_python;
 use gonk_tools_tests::clients::report;
 use gonk_tools_tests::workspace::bin;
-use mcp_support::run_python;
 use serde_json::Value;
 
 #[test]

@@ -4,16 +4,14 @@
 //! key is refused, `--allow-host` names are accepted, and a wildcard bind
 //! accepts the machine's own addresses and name.
 
-mod mcp_support;
-
 use std::net::SocketAddr;
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::support::malformed::{self, Malformed};
+use crate::support::raw_http::{exchange, post, Session};
 use gonk_tools_tests::process::{wait_with_bound, ServerProcess};
 use gonk_tools_tests::workspace::notes_command;
-use mcp_support::malformed::{self, Malformed};
-use mcp_support::raw_http::{exchange, post, Session};
 use serde_json::{json, Value};
 
 fn serve(args: &[&str]) -> ServerProcess {

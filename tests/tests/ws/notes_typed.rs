@@ -3,10 +3,9 @@
 //! process: every tool by type across a socket, errors with their codes,
 //! progress before the result, and a second connection's broadcast.
 
-mod ws_support;
-
 use std::time::Duration;
 
+use crate::support::{NotesServer, KEY};
 use gonk_tools::adapters::ws::{WsClient, WsClientOptions};
 use gonk_tools::client::call_with_events;
 use gonk_tools::prelude::*;
@@ -14,7 +13,6 @@ use notes::tools::{
     CreateNote, ExportFormat, ExportNotes, ListNotes, NoteId, NotesExport, NotesToolsClient,
     RenameNote, SearchNotes,
 };
-use ws_support::{NotesServer, KEY};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typed_notes_client_works_over_a_websocket() {

@@ -1,0 +1,16 @@
+//! Dispatch, the core every surface calls: definitions and the registry,
+//! a call from look-up to its one outcome (schemas, handler forms,
+//! cancellation, composition, timeouts, panics of injected components),
+//! metrics, and the JSON wire shape of events. The dispatch contract these
+//! tests pin is described in `docs/contract.md`.
+
+mod calls;
+mod definition;
+mod host_faults;
+mod input_echo;
+mod metrics;
+mod outcome;
+mod registry;
+mod timeout;
+mod timeout_surfaces;
+mod wire;

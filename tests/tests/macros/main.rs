@@ -1,0 +1,7 @@
+//! The macro surface: tools defined with `#[tool]` and called through the
+//! generated typed client, the schemas the derives produce, and a new
+//! user's first crate built from the README's set-up.
+
+mod client;
+mod fresh_crate;
+mod schemas;

@@ -1,0 +1,25 @@
+//! The MCP adapter: the tools/list projection and the tools/call mapping,
+//! the Rust MCP client, stdio and streamable HTTP on the wire (auth, host
+//! checks, limits, hostile input, shutdown, closed connections), tasks,
+//! and the real `notes` binary driven by independent clients and the
+//! official conformance suite.
+
+mod support;
+
+mod base_context_auth;
+mod client_killed;
+mod conformance;
+mod connection_close;
+mod hostile_http;
+mod hostile_stdio;
+mod http_auth;
+mod http_limits;
+mod http_nodelay;
+mod http_security;
+mod mapping;
+mod notes_clients;
+mod rust_client;
+mod shutdown;
+mod stdio_eof;
+mod stdio_wire;
+mod tasks;

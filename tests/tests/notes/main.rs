@@ -1,0 +1,7 @@
+//! The notes example as a whole application: one module of tools serving
+//! every surface from one database, `notes demo`, and faults against the
+//! real server (kills, restarts, two servers on one database).
+
+mod demo;
+mod faults;
+mod one_module;
