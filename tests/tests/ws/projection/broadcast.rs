@@ -1,0 +1,137 @@
+//! Broadcast: the default policy broadcasts unrestricted writes only; a
+//! custom policy replaces it; a failing policy or emitter never masks the
+//! success reply.
+
+use std::sync::{Arc, Mutex};
+
+use gonk_tools::adapters::ws::{broadcasts_by_default, HookError, WsBroadcast, WsHandler, WsReply};
+use gonk_tools::prelude::*;
+use gonk_tools_tests::log_capture::Capture;
+use serde_json::Value;
+
+use super::{fixture, request, Broadcasts};
+
+#[tokio::test]
+async fn the_default_policy_broadcasts_unrestricted_writes_only() {
+    let f = fixture();
+    let broadcasts = Broadcasts::default();
+    let handler = WsHandler::builder(&f.registry)
+        .emitter(broadcasts.emitter())
+        .build();
+    for op in [
+        "echo",
+        "note.write",
+        "note.unannotated",
+        "admin.write",
+        "empty.callers.write",
+        "blank.role.write",
+        "fails.write",
+    ] {
+        let input = if op == "fails.write" {
+            json!({})
+        } else {
+            json!({"text": op})
+        };
+        handler.handle(request(op, input), &()).await;
+    }
+    // Write yes; read no; a tool that does not say it writes no;
+    // restricted no, even by an empty allowed-callers list or a blank
+    // role; a failed write no.
+    assert_eq!(broadcasts.ops(), ["note.write"]);
+    let sent = broadcasts.0.lock().unwrap()[0].clone();
+    assert_eq!(
+        serde_json::to_value(&sent).unwrap(),
+        json!({"type": "broadcast", "op": "note.write", "payload": {"tool": "note.write", "text": "note.write"}})
+    );
+    for name in ["note.write", "admin.write", "empty.callers.write", "echo"] {
+        let def = f.registry.get(name).unwrap();
+        assert_eq!(broadcasts_by_default(&def), name == "note.write", "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_custom_broadcast_policy_replaces_the_default() {
+    let f = fixture();
+    let broadcasts = Broadcasts::default();
+    let seen_results: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let record = seen_results.clone();
+    let handler = WsHandler::builder(&f.registry)
+        .emitter(broadcasts.emitter())
+        // Reads of "public" text are broadcast; nothing else.
+        .broadcast_policy(move |tool, result| {
+            record.lock().unwrap().push(result.clone());
+            Ok::<_, HookError>(tool.name == "echo" && result["text"] == "public")
+        })
+        .build();
+    handler
+        .handle(request("echo", json!({"text": "public"})), &())
+        .await;
+    handler
+        .handle(request("echo", json!({"text": "private"})), &())
+        .await;
+    handler
+        .handle(request("note.write", json!({"text": "w"})), &())
+        .await;
+    assert_eq!(broadcasts.ops(), ["echo"]);
+    assert_eq!(
+        seen_results.lock().unwrap().len(),
+        3,
+        "asked after each success"
+    );
+}
+
+#[tokio::test]
+async fn a_failing_broadcast_policy_or_emitter_never_masks_the_success_reply() {
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(capture.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let f = fixture();
+    let write = || request("note.write", json!({"text": "w"}));
+    let expected = WsReply::result(
+        Some(json!("r1")),
+        json!({"tool": "note.write", "text": "w"}),
+    );
+
+    let emitted = Broadcasts::default();
+    let handler = WsHandler::builder(&f.registry)
+        .emitter(emitted.emitter())
+        .broadcast_policy(|_, _| Err::<bool, _>("policy store unreachable"))
+        .build();
+    assert_eq!(handler.handle(write(), &()).await, expected);
+    assert!(emitted.ops().is_empty());
+
+    let handler = WsHandler::builder(&f.registry)
+        .emitter(|_: &WsBroadcast| Err::<(), _>("the bus is full"))
+        .build();
+    assert_eq!(handler.handle(write(), &()).await, expected);
+
+    let handler = WsHandler::builder(&f.registry)
+        .emitter(|_: &WsBroadcast| -> Result<(), HookError> { panic!("emitter bug") })
+        .build();
+    assert_eq!(handler.handle(write(), &()).await, expected);
+
+    let handler = WsHandler::builder(&f.registry)
+        .emitter(emitted.emitter())
+        .broadcast_policy(|_, _| -> Result<bool, HookError> { panic!("policy bug") })
+        .build();
+    assert_eq!(handler.handle(write(), &()).await, expected);
+
+    assert_eq!(f.runs.get(), 4);
+    let logs = capture.text();
+    for warning in [
+        "the broadcast policy failed",
+        "policy store unreachable",
+        "the broadcast emitter failed",
+        "the bus is full",
+        "The broadcast emitter hook panicked: emitter bug",
+        "The broadcast policy hook panicked: policy bug",
+    ] {
+        assert!(logs.contains(warning), "missing {warning:?} in:\n{logs}");
+    }
+    assert!(logs.contains("WARN"), "{logs}");
+}
