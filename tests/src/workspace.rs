@@ -68,7 +68,7 @@ pub fn bin(name: &str) -> PathBuf {
 }
 
 /// `notes-testbed` (the `notes` binary plus the diagnostic tools, a test
-/// fixture in `examples/notes/tests/testbed`) with no per-user data
+/// fixture in `tests/fixtures/notes_testbed`) with no per-user data
 /// directory.
 pub fn notes_command() -> Command {
     let mut command = Command::new(bin("notes-testbed"));

@@ -1,7 +1,7 @@
 //! The notes command line, driven from outside: every test runs a real
-//! binary (Cargo builds them for this test target and sets
-//! `CARGO_BIN_EXE_<name>`), feeds it argv, and checks stdout, stderr and
-//! the exit code. Most tests are tables of [`Case`]s run in order.
+//! binary (`notes` or `notes-testbed`, built once per test process), feeds
+//! it argv, and checks stdout, stderr and the exit code. Most tests are
+//! tables of [`Case`]s run in order.
 //!
 //! `notes-testbed` is `notes` plus diagnostic tools that make the paths
 //! the notes tools never take observable: every display kind, every event
@@ -11,17 +11,29 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
 
+use gonk_tools_tests::golden;
+use gonk_tools_tests::workspace::bin;
 use serde_json::{json, Value};
 
-const NOTES: &str = env!("CARGO_BIN_EXE_notes");
-const TESTBED: &str = env!("CARGO_BIN_EXE_notes-testbed");
+/// The path of workspace binary `name`, as text.
+fn path_of(name: &str) -> String {
+    let path = bin(name).into_os_string().into_string();
+    path.expect("a UTF-8 path")
+}
 
-/// The golden `--help` of `notes.search`.
-const GOLDEN_SEARCH_HELP: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../tests/golden/cli/notes.search.help.txt"
-);
+/// The `notes` binary.
+fn notes() -> &'static str {
+    static PATH: OnceLock<String> = OnceLock::new();
+    PATH.get_or_init(|| path_of("notes"))
+}
+
+/// `notes-testbed`: `notes` plus the diagnostic tools.
+fn testbed() -> &'static str {
+    static PATH: OnceLock<String> = OnceLock::new();
+    PATH.get_or_init(|| path_of("notes-testbed"))
+}
 
 /// The outcome of one run.
 struct Run {
@@ -220,12 +232,12 @@ impl Db {
         let db = self.arg();
         let mut argv = vec!["--db", db.as_str()];
         argv.extend_from_slice(args);
-        run_on(NOTES, &argv)
+        run_on(notes(), &argv)
     }
 
     /// Checks `cases` in order against `notes --db <this>`.
     fn check_all(&self, cases: &[Case<'_>]) {
-        check_all(NOTES, &["--db", &self.arg()], cases);
+        check_all(notes(), &["--db", &self.arg()], cases);
     }
 }
 
@@ -261,7 +273,7 @@ fn notes_tools_work_end_to_end_on_one_database() {
         ],
         Any,
     )
-    .check(NOTES, &["--db", &db.arg()]);
+    .check(notes(), &["--db", &db.arg()]);
     let events = second.json_lines();
     assert_eq!(events.len(), 1);
     assert_eq!(events[0]["type"], "result");
@@ -337,7 +349,7 @@ fn db_option_goes_before_or_after_the_subcommand_and_memory_is_allowed() {
     let path = db.arg();
     let equals = format!("--db={path}");
     check_all(
-        NOTES,
+        notes(),
         &[],
         &[
             ok(&["--db", &path, "notes.create", "Before"], Any),
@@ -364,7 +376,7 @@ fn the_default_database_is_per_user_and_only_created_when_used() {
     let home = tempfile::tempdir().unwrap();
     let xdg = home.path().join("xdg");
     let with_env = |key: &str, value: &Path, args: &[&str]| {
-        Run::from(clean(NOTES).env(key, value).args(args).output().unwrap())
+        Run::from(clean(notes()).env(key, value).args(args).output().unwrap())
     };
 
     let listed = with_env("XDG_DATA_HOME", &xdg, &["list"]);
@@ -389,13 +401,13 @@ fn the_default_database_is_per_user_and_only_created_when_used() {
         1,
         All(vec![Starts("Error [INTERNAL]: "), Has("pass --db PATH")]),
     )
-    .check(NOTES, &[]);
+    .check(notes(), &[]);
 }
 
 #[test]
 fn flags_are_typed_by_the_schema() {
     check_all(
-        TESTBED,
+        testbed(),
         &[],
         &[
             ok(
@@ -452,7 +464,7 @@ fn flags_are_typed_by_the_schema() {
 #[test]
 fn input_json_gives_the_whole_input_and_arguments_override_it() {
     check_all(
-        TESTBED,
+        testbed(),
         &[],
         &[
             ok(
@@ -484,7 +496,7 @@ fn input_json_gives_the_whole_input_and_arguments_override_it() {
     );
 
     // `--input -` reads the input from stdin.
-    let mut child = clean(TESTBED)
+    let mut child = clean(testbed())
         .args(["diag.echo", "--input", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -513,7 +525,7 @@ fn exit_codes_follow_the_outcome() {
     }
     // The notes tools, on a throwaway database.
     check_all(
-        NOTES,
+        notes(),
         MEMORY,
         &[
             // 2: INVALID_INPUT from dispatch (schema constraints), naming the field.
@@ -560,7 +572,7 @@ fn exit_codes_follow_the_outcome() {
         ],
     );
     check_all(
-        TESTBED,
+        testbed(),
         &[],
         &[
             // 2: no subcommand prints the help on stderr.
@@ -587,7 +599,7 @@ fn exit_codes_follow_the_outcome() {
             ),
         ],
     );
-    let help = run_on(TESTBED, &["--help"]);
+    let help = run_on(testbed(), &["--help"]);
     assert!(
         !help.stdout.contains("diag.duplex"),
         "duplex tools are hidden"
@@ -601,12 +613,12 @@ fn events_go_to_their_channels() {
     // stream), in order.
     ok(&["diag.events"], Is("{\"chunk\":1}\n{\"chunk\":2}\ndone\n"))
         .stderr(Is("[warn] from the context logger\n[progress] 25% notified\n[debug] debug line\n[info] info line\n[progress] 50% halfway\n"))
-        .check(TESTBED, &[]);
+        .check(testbed(), &[]);
 
     // --json: every event, one line each, on stdout; nothing on stderr.
     let json = ok(&["diag.events", "--json"], Any)
         .stderr(Is(""))
-        .check(TESTBED, &[]);
+        .check(testbed(), &[]);
     let kinds: Vec<String> = json
         .json_lines()
         .iter()
@@ -622,7 +634,7 @@ fn events_go_to_their_channels() {
     );
 
     // --json errors are events too, and keep their exit code.
-    let error = fails(&["--json", "diag.invoke", "gone"], 127, Any).check(TESTBED, &[]);
+    let error = fails(&["--json", "diag.invoke", "gone"], 127, Any).check(testbed(), &[]);
     assert_eq!(
         error.json_lines(),
         [json!({"type": "error", "code": "TOOL_NOT_FOUND", "message": "No such tool: gone"})]
@@ -632,7 +644,7 @@ fn events_go_to_their_channels() {
 #[test]
 fn displays_render_per_block_kind() {
     check_all(
-        TESTBED,
+        testbed(),
         &["diag.display"],
         &[
             ok(&["text"], Is("plain text\n")),
@@ -662,7 +674,7 @@ fn list_groups_tools_by_category_with_uncategorized_last() {
             Has("\n  notes.search       Search notes by text"),
         ]),
     )
-    .check(TESTBED, &[]);
+    .check(testbed(), &[]);
     let headings: Vec<&str> = listed.stdout.lines().filter(|l| l.ends_with(':')).collect();
     assert_eq!(
         headings,
@@ -673,7 +685,7 @@ fn list_groups_tools_by_category_with_uncategorized_last() {
         "duplex tools are not listed"
     );
 
-    let json = run_on(TESTBED, &["list", "--json"]);
+    let json = run_on(testbed(), &["list", "--json"]);
     let names: Vec<String> = json
         .json_lines()
         .iter()
@@ -691,7 +703,7 @@ fn list_groups_tools_by_category_with_uncategorized_last() {
             Has("\n\nnotes:\n  notes.create"),
         ]),
     )
-    .check(NOTES, &[]);
+    .check(notes(), &[]);
     assert!(!plain.stdout.contains("diag."));
 }
 
@@ -699,13 +711,13 @@ fn list_groups_tools_by_category_with_uncategorized_last() {
 fn tool_help_matches_the_golden_file() {
     // With and without diagnostics: the help of a notes tool does not
     // depend on them, which running both binaries shows.
-    for binary in [NOTES, TESTBED] {
+    for binary in [notes(), testbed()] {
         let help = run_on(binary, &["notes.search", "--help"]);
         assert_eq!(help.code, 0);
         if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            std::fs::write(GOLDEN_SEARCH_HELP, &help.stdout).unwrap();
+            std::fs::write(golden::path("cli/notes.search.help.txt"), &help.stdout).unwrap();
         }
-        let golden = std::fs::read_to_string(GOLDEN_SEARCH_HELP)
+        let golden = std::fs::read_to_string(golden::path("cli/notes.search.help.txt"))
             .expect("golden file (run with UPDATE_GOLDEN=1 to create it)");
         assert_eq!(
             help.stdout, golden,
@@ -713,9 +725,9 @@ fn tool_help_matches_the_golden_file() {
         );
     }
     // `-h`, `help <tool>` and an alias give the same text.
-    let golden = std::fs::read_to_string(GOLDEN_SEARCH_HELP).unwrap();
+    let golden = std::fs::read_to_string(golden::path("cli/notes.search.help.txt")).unwrap();
     check_all(
-        NOTES,
+        notes(),
         &[],
         &[
             ok(&["notes.search", "-h"], Is(&golden)),
@@ -747,7 +759,7 @@ fn hostile_argv_gets_errors_not_panics() {
     ];
     for args in cases {
         // Run::from fails the test on a panic.
-        let done = run_on(TESTBED, args);
+        let done = run_on(testbed(), args);
         assert!(
             matches!(done.code, 0..=2),
             "{:?}: exit {} {}",
@@ -760,7 +772,7 @@ fn hostile_argv_gets_errors_not_panics() {
     {
         use std::os::unix::ffi::OsStrExt;
         let bad = std::ffi::OsStr::from_bytes(b"caf\xe9");
-        let done = Run::from(clean(TESTBED).arg("diag.echo").arg(bad).output().unwrap());
+        let done = Run::from(clean(testbed()).arg("diag.echo").arg(bad).output().unwrap());
         assert_eq!(done.code, 2, "{}", done.stderr);
         assert!(done.stderr.contains("invalid UTF-8"), "{}", done.stderr);
     }
@@ -794,7 +806,7 @@ fn interrupt(pid: u32) {
 fn ctrl_c_cancels_the_running_tool_and_its_handler_is_dropped() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("marker");
-    let mut child = clean(TESTBED)
+    let mut child = clean(testbed())
         .args(["diag.sleep", "--ms", "600000", "--marker"])
         .arg(&marker)
         .stdout(Stdio::piped())
@@ -820,7 +832,7 @@ fn ctrl_c_cancels_the_running_tool_and_its_handler_is_dropped() {
 
     // The same tool, not interrupted, completes (so the marker tells the two apart).
     let done = run_on(
-        TESTBED,
+        testbed(),
         &[
             "diag.sleep",
             "--ms",
@@ -838,7 +850,7 @@ fn ctrl_c_cancels_the_running_tool_and_its_handler_is_dropped() {
 fn a_second_ctrl_c_exits_at_once_when_the_handler_does_not_yield() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("marker");
-    let mut child = clean(TESTBED)
+    let mut child = clean(testbed())
         .args(["diag.block", "--ms", "120000", "--marker"])
         .arg(&marker)
         .stdout(Stdio::piped())
@@ -869,7 +881,7 @@ fn a_closed_stdout_is_not_a_panic() {
     let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     drop(read); // every write to the pipe now fails with EPIPE
     let done = Run::from(
-        clean(NOTES)
+        clean(notes())
             .args(["list"])
             .stdout(Stdio::from(write))
             .output()
@@ -918,7 +930,7 @@ fn progress_is_a_live_bar_on_a_terminal_and_is_cleared_at_the_end() {
         assert_eq!(db.run(&["notes.create", title]).code, 0);
     }
     let (mut master, slave) = pty();
-    let mut child = clean(NOTES)
+    let mut child = clean(notes())
         .args(["--db", &db.arg(), "notes.export", "--delay-ms", "150"])
         .stdout(Stdio::piped())
         .stderr(Stdio::from(slave))
@@ -971,7 +983,7 @@ fn saved_searches_are_tools_made_at_run_time() {
     }
     let saved = |spec: &str, args: &[&str]| {
         Run::from(
-            clean(NOTES)
+            clean(notes())
                 .env("NOTES_SAVED_SEARCHES", spec)
                 .arg("--db")
                 .arg(db.path())

@@ -6,12 +6,11 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use gonk_tools_tests::workspace::bin;
 use serde_json::Value;
 
-const NOTES: &str = env!("CARGO_BIN_EXE_notes");
-
 fn notes(dir: &Path, args: &[&str]) -> Output {
-    Command::new(NOTES)
+    Command::new(bin("notes"))
         .current_dir(dir)
         .env_remove("NOTES_SAVED_SEARCHES")
         .env_remove("XDG_DATA_HOME")
@@ -139,7 +138,7 @@ fn a_detached_command_prints_its_job_id_and_wait_prints_the_result() {
 fn ctrl_c_while_a_command_waits_for_its_job_cancels_the_job() {
     let dir = tempfile::tempdir().unwrap();
     assert!(notes(dir.path(), &["notes.create", "One"]).status.success());
-    let mut child = Command::new(NOTES)
+    let mut child = Command::new(bin("notes"))
         .current_dir(dir.path())
         .env_remove("XDG_DATA_HOME")
         .env_remove("HOME")
