@@ -1,22 +1,17 @@
 //! A new user's first crate: a fresh package whose dependencies are added
 //! by running the README's `cargo add` lines (with `gonk-tools` from this
-//! checkout), then `tests/fresh-crate/main.rs` built and run. It proves the
-//! README's set-up is enough for the prelude's derives (`Deserialize`,
-//! `JsonSchema`) and for a tool returning `anyhow::Result`.
+//! checkout), then `tests/fixtures/fresh_crate/main.rs` built and run. It
+//! proves the README's set-up is enough for the prelude's derives
+//! (`Deserialize`, `JsonSchema`) and for a tool returning `anyhow::Result`.
 //!
 //! The package lives in `target/fresh-crate` (its own workspace, its own
 //! target directory, kept between runs) and resolves offline against the
 //! workspace's `Cargo.lock`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the tests crate sits in the workspace")
-        .to_path_buf()
-}
+use gonk_tools_tests::workspace::root;
 
 /// Every `cargo add ...` line of the README's `sh` blocks.
 fn readme_cargo_adds() -> Vec<Vec<String>> {
@@ -115,7 +110,7 @@ fn a_crate_set_up_as_the_readme_says_builds_and_runs() {
     .unwrap();
     std::fs::copy(root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
     std::fs::copy(
-        root().join("tests").join("fresh-crate").join("main.rs"),
+        root().join("tests/fixtures/fresh_crate/main.rs"),
         dir.join("src").join("main.rs"),
     )
     .unwrap();
