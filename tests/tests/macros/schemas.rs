@@ -5,10 +5,10 @@
 //! paths.
 //!
 //! Regenerate the golden files with `GONK_BLESS=1 cargo test -p
-//! gonk-tools-tests --test macro_schemas`, then review the diff.
+//! gonk-tools-tests --test macros schemas::`, then review the diff.
 
+use gonk_tools_tests::golden;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use gonk_tools::client::InProcess;
 use gonk_tools::prelude::*;
@@ -150,33 +150,8 @@ pub enum Command {
     Set { key: String, value: i64 },
 }
 
-fn golden_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("golden/schemas")
-        .join(format!("{name}.json"))
-}
-
 fn check_golden(name: &str, schema: &Value) {
-    let path = golden_path(name);
-    let pretty = serde_json::to_string_pretty(schema).unwrap() + "\n";
-    if std::env::var_os("GONK_BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, pretty).unwrap();
-        return;
-    }
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run with GONK_BLESS=1 to create it",
-            path.display()
-        )
-    });
-    let expected: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(
-        schema,
-        &expected,
-        "schema of {name} differs from {}; if the change is intended, rerun with GONK_BLESS=1 and review the diff\nactual:\n{pretty}",
-        path.display()
-    );
+    golden::check(&format!("schemas/{name}.json"), schema);
 }
 
 /// The rules of a client-ready schema, checked on every node.

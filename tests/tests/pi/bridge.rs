@@ -9,8 +9,9 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
+use gonk_tools_tests::golden;
 use gonk_tools_tests::pi::{pi_dir, pi_script, run_pi, turn, PiRun};
-use gonk_tools_tests::workspace::{bin, root};
+use gonk_tools_tests::workspace::bin;
 
 /// Writes the fixture's Pi extension (`pi-fixture pi-extension`) into `dir`.
 fn extension(dir: &std::path::Path) -> PathBuf {
@@ -264,7 +265,7 @@ fn a_bridge_that_cannot_start_costs_its_tools_not_pi() {
     );
 }
 
-/// One advertised schema (a golden file of `macro_schemas`), an argument
+/// One advertised schema (a golden file of `macros/schemas.rs`), an argument
 /// object that fits it and one that does not.
 fn parameter_cases() -> Vec<(&'static str, Value, Value)> {
     vec![
@@ -317,7 +318,7 @@ fn pis_validator_accepts_the_advertised_schemas_as_they_are() {
     use gonk_tools::prelude::*;
     use gonk_tools::schema::CompiledSchema;
 
-    let golden = root().join("tests/golden/schemas");
+    let golden = golden::path("schemas");
     let mut cases = Vec::new();
     let mut registry_says = Vec::new();
     for (name, valid, invalid) in parameter_cases() {

@@ -4,7 +4,7 @@
 //! published rules, and proved to accept exactly what dispatch accepts.
 //!
 //! Regenerate the golden files with `GONK_BLESS=1 cargo test -p
-//! gonk-tools-tests --test providers_projection`, then review the diff.
+//! gonk-tools-tests --test providers projection::`, then review the diff.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};

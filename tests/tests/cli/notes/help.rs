@@ -55,15 +55,7 @@ fn tool_help_matches_the_golden_file() {
     for binary in [notes(), testbed()] {
         let help = run_on(binary, &["notes.search", "--help"]);
         assert_eq!(help.code, 0);
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            std::fs::write(golden::path("cli/notes.search.help.txt"), &help.stdout).unwrap();
-        }
-        let golden = std::fs::read_to_string(golden::path("cli/notes.search.help.txt"))
-            .expect("golden file (run with UPDATE_GOLDEN=1 to create it)");
-        assert_eq!(
-            help.stdout, golden,
-            "help changed; rerun with UPDATE_GOLDEN=1 if intended"
-        );
+        golden::check_text("cli/notes.search.help.txt", &help.stdout);
     }
     // `-h`, `help <tool>` and an alias give the same text.
     let golden = std::fs::read_to_string(golden::path("cli/notes.search.help.txt")).unwrap();
