@@ -1,5 +1,6 @@
-//! Definitions: every seed field is settable through the builder and reads
-//! back from the definition; the tracing logger emits structured fields.
+//! Definitions: every metadata field is settable through the builder and
+//! reads back from the definition; the tracing logger emits structured
+//! fields.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -139,7 +140,7 @@ fn every_field_reads_back() {
 }
 
 #[test]
-fn metadata_serializes_in_the_seed_casing() {
+fn metadata_serializes_in_its_wire_casing() {
     let caps = Capabilities {
         reads_fs: true,
         long_running: true,

@@ -1,5 +1,6 @@
-//! The JSON wire shape of events, displays, errors and outcomes (the
-//! seed's), and outcome-collection precedence.
+//! The JSON wire shape of events, displays, errors and outcomes — what
+//! other languages read, pinned field by field — and outcome-collection
+//! precedence.
 
 use gonk_tools::event::ResourceContents;
 use gonk_tools::prelude::*;
@@ -13,7 +14,7 @@ fn round_trip(event: ToolEvent, expected: Value) {
 }
 
 #[test]
-fn events_have_the_seed_shape_and_absent_optionals_are_absent() {
+fn events_keep_their_wire_shape_and_absent_optionals_are_absent() {
     round_trip(
         ToolEvent::log(LogLevel::Warn, "careful"),
         json!({"type": "log", "level": "warn", "message": "careful"}),

@@ -1,7 +1,6 @@
-//! Security, part 1: principal validation, the security context keys
-//! (golden vectors), approval resolution, wire forms of actions and
-//! receipts, and the registry's security options (carried into derived
-//! registries).
+//! Principal validation, the security context keys (golden vectors),
+//! approval resolution, wire forms of actions and receipts, and the
+//! registry's security options (carried into derived registries).
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,7 +1,7 @@
-//! Security, part 3: redaction. Secrets placed in resource metadata, tool
-//! input and the errors of failing components (provider, policy, resolver,
-//! audit sink) appear in no event, no receipt and no log line — with every
-//! `tracing` event of the run captured at TRACE level.
+//! Redaction: secrets placed in resource metadata, tool input and the
+//! errors of failing components (provider, policy, resolver, audit sink)
+//! appear in no event, no receipt and no log line — with every `tracing`
+//! event of the run captured at TRACE level.
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
-//! The wire shape of authenticated dispatch, pinned: what cross-language
-//! consumers read (the TypeScript package's shape) — receipts, the details
-//! of `APPROVAL_REQUIRED` / `APPROVAL_DENIED`, metric records, the requests
-//! a policy sees and the messages code matches on.
+//! The wire shape of authenticated dispatch, pinned: what consumers in other
+//! languages read (the receipts and error details of `docs/contract.md`) —
+//! receipts, the details of `APPROVAL_REQUIRED` / `APPROVAL_DENIED`, metric
+//! records, the requests a policy sees and the messages code matches on.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,5 +1,5 @@
 //! The malformed JSON-RPC messages every transport must answer, with the
-//! JSON-RPC error each is owed (issue 10, item 7).
+//! JSON-RPC error each is owed.
 
 use serde_json::{json, Value};
 

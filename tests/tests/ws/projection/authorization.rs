@@ -58,7 +58,8 @@ async fn the_entry_gate_checks_the_requested_op_only_not_composed_children() {
     let error = error_of(handler.handle(request("child", json!({})), &()).await);
     assert_eq!(error.message, "Not authorized to invoke child");
     assert_eq!(child_runs.get(), 0);
-    // The seed's legacy model: the gate saw only `parent`, so `child` ran.
+    // The entry gate is asked about the requested op only: it saw
+    // `parent`, so `child` ran.
     let reply = handler.handle(request("parent", json!({})), &()).await;
     assert_eq!(
         reply,
