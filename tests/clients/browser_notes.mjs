@@ -2,7 +2,7 @@
 // Chromium, driven by playwright-core (npm; no browser download), creates a
 // note in one page, waits for it to appear in the other, searches, and
 // prints what it observed as one JSON object on stdout. The Rust test
-// (tests/tests/ws_notes_browser.rs) makes the assertions.
+// (tests/tests/ws/notes_browser.rs) makes the assertions.
 //
 // usage: node browser_notes.mjs PAGE_URL API_KEY
 

@@ -1,5 +1,5 @@
 """Calls `diag.sleep` (60 s) with the official Python MCP SDK and waits for
-it, so the Rust test (tests/tests/mcp_client_killed.rs) can kill this client
+it, so the Rust test (tests/tests/mcp/client_killed.rs) can kill this client
 with SIGKILL in the middle of the call. The handler writes `started` to
 STARTED when it runs and `dropped` to MARKER if it is dropped.
 

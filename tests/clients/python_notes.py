@@ -1,6 +1,6 @@
 """Drives the notes MCP server with the official Python SDK (`mcp` on PyPI)
 and prints what it observed as one JSON object on stdout. The Rust test
-(tests/tests/mcp_notes_clients.rs) makes the assertions.
+(tests/tests/mcp/notes_clients.rs) makes the assertions.
 
 usage: python_notes.py stdio MARKER NOTES_BINARY [ARGS...]
        python_notes.py http  MARKER URL

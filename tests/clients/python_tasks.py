@@ -3,7 +3,7 @@ only, no SDK) through the MCP tasks extension (`io.modelcontextprotocol/tasks`,
 SEP-2663): a detached tool's call becomes a task, which is polled with
 `tasks/get` to its result, and another is cancelled with `tasks/cancel`.
 Prints what it observed as one JSON object; the Rust test
-(tests/tests/mcp_tasks.rs) makes the assertions.
+(tests/tests/mcp/tasks.rs) makes the assertions.
 
 usage: python_tasks.py WORKDIR NOTES_BINARY [ARGS...]
 """

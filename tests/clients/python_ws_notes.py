@@ -1,6 +1,6 @@
 """Drives the notes WebSocket endpoint (`notes serve`, /ws) with the Python
 `websockets` library (PyPI) and prints what it observed as one JSON object
-on stdout. The Rust test (tests/tests/ws_notes_clients.rs) makes the
+on stdout. The Rust test (tests/tests/ws/notes_clients.rs) makes the
 assertions.
 
 usage: python_ws_notes.py WS_URL API_KEY MARKER_DIR

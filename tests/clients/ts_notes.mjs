@@ -1,6 +1,6 @@
 // Drives the notes MCP server with the official TypeScript SDK
 // (@modelcontextprotocol/sdk on npm) and prints what it observed as one JSON
-// object on stdout. The Rust test (tests/tests/mcp_notes_clients.rs) makes
+// object on stdout. The Rust test (tests/tests/mcp/notes_clients.rs) makes
 // the assertions.
 //
 // usage: node ts_notes.mjs stdio MARKER NOTES_BINARY [ARGS...]

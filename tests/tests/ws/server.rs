@@ -4,7 +4,7 @@
 //! Origin), hostile frames, the in-flight cap, cancellation, disconnects,
 //! keepalive and shutdown. Raw frames go through tokio-tungstenite
 //! directly; the independent clients (Python, Node, a browser) drive the
-//! notes server in `ws_notes_*`.
+//! notes server in `notes_*`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Shared by the `ws_notes_*` tests: the independent WebSocket clients and
+//! Shared by the `notes_*` tests: the independent WebSocket clients and
 //! the browser driver (installed once by `.ci/install-ws-clients`), and
 //! `notes serve` started as a real process.
 

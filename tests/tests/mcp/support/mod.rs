@@ -1,4 +1,4 @@
-//! Shared by the `mcp_*` tests: the independent MCP clients (installed
+//! Shared by the MCP tests: the independent MCP clients (installed
 //! once by `.ci/install-mcp-clients`), and raw JSON-RPC over HTTP and stdio.
 
 use std::path::PathBuf;

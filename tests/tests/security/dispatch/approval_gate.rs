@@ -152,7 +152,7 @@ async fn approval_required_is_a_completed_non_executing_error_with_redacted_deta
         json!({"noteId": "n1", "text": "draft"}),
     )
     .await;
-    // The details' exact shape is pinned in security_wire.rs.
+    // The details' exact shape is pinned in security/wire.rs.
     let error = ran.error();
     assert_eq!(error.code, ErrorCode::ApprovalRequired);
     let details = error.details.expect("details");
