@@ -3,7 +3,7 @@
 //! * `notes mcp` serves them on stdin/stdout (what an MCP client launches);
 //! * `notes serve` serves them over streamable HTTP at `http://HOST:PORT/mcp`,
 //!   and on the same port over WebSocket at `/ws` with a page at `/`
-//!   ([`crate::adapters::ws`]);
+//!   ([`crate::ws`]);
 //! * `notes demo` starts that HTTP server on a throwaway database, connects
 //!   an MCP client to it and calls every tool through the typed
 //!   [`NotesToolsClient`], end to end.
