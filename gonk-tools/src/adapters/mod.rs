@@ -14,6 +14,8 @@
 
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(any(feature = "mcp", feature = "ws"))]
+pub mod http;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod names;
