@@ -228,6 +228,12 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
             .filter(|k| !k.is_empty())
     });
     let withheld = !matches.get_flag("allow-writes");
+    let allowed_hosts: Vec<String> = matches
+        .get_many::<String>("allow-host")
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
     // One port for every surface: /mcp, /ws and the page at /.
     let ws_stop = CancellationToken::new();
     let page_and_socket = crate::ws::routes(
@@ -236,6 +242,7 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
             allow_writes: !withheld,
             api_key: key.clone(),
             bind: host,
+            allowed_hosts: allowed_hosts.clone(),
             shutdown: ws_stop.clone(),
         },
     );
@@ -250,13 +257,7 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         });
     let mut options = McpHttpOptions::new(server)
         .allow_insecure_remote(matches.get_flag("allow-insecure-remote"))
-        .allowed_hosts(
-            matches
-                .get_many::<String>("allow-host")
-                .into_iter()
-                .flatten()
-                .cloned(),
-        )
+        .allowed_hosts(allowed_hosts)
         .max_sessions(max_sessions)
         .session_idle_timeout((idle > 0).then(|| Duration::from_secs(idle)))
         .also_serve(page_and_socket);
