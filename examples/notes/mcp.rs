@@ -3,7 +3,7 @@
 //! * `notes mcp` serves them on stdin/stdout (what an MCP client launches);
 //! * `notes serve` serves them over streamable HTTP at `http://HOST:PORT/mcp`,
 //!   and on the same port over WebSocket at `/ws` with a page at `/`
-//!   ([`crate::adapters::ws`]);
+//!   ([`crate::ws`]);
 //! * `notes demo` starts that HTTP server on a throwaway database, connects
 //!   an MCP client to it and calls every tool through the typed
 //!   [`NotesToolsClient`], end to end.
@@ -228,6 +228,12 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
             .filter(|k| !k.is_empty())
     });
     let withheld = !matches.get_flag("allow-writes");
+    let allowed_hosts: Vec<String> = matches
+        .get_many::<String>("allow-host")
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
     // One port for every surface: /mcp, /ws and the page at /.
     let ws_stop = CancellationToken::new();
     let page_and_socket = crate::ws::routes(
@@ -236,6 +242,7 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
             allow_writes: !withheld,
             api_key: key.clone(),
             bind: host,
+            allowed_hosts: allowed_hosts.clone(),
             shutdown: ws_stop.clone(),
         },
     );
@@ -250,13 +257,7 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         });
     let mut options = McpHttpOptions::new(server)
         .allow_insecure_remote(matches.get_flag("allow-insecure-remote"))
-        .allowed_hosts(
-            matches
-                .get_many::<String>("allow-host")
-                .into_iter()
-                .flatten()
-                .cloned(),
-        )
+        .allowed_hosts(allowed_hosts)
         .max_sessions(max_sessions)
         .session_idle_timeout((idle > 0).then(|| Duration::from_secs(idle)))
         .also_serve(page_and_socket);

@@ -24,6 +24,8 @@ pub struct WsSettings {
     /// The bound IP: allowed in `Host` (and as the page's origin) when it is
     /// neither loopback nor a wildcard.
     pub bind: IpAddr,
+    /// The `--allow-host` names: the same Host allow-list as `/mcp`.
+    pub allowed_hosts: Vec<String>,
     /// Closes every socket when cancelled.
     pub shutdown: CancellationToken,
 }
@@ -37,12 +39,14 @@ pub fn routes(registry: &ToolRegistry, settings: WsSettings) -> axum::Router {
         WsHandler::builder(registry).filter(move |tool| allow_writes || !is_write_tool(tool));
     let mut options = WsServerOptions::new().shutdown_token(settings.shutdown);
     let ip = settings.bind;
+    let mut hosts = settings.allowed_hosts;
     if !ip.is_loopback() && !ip.is_unspecified() {
-        options = options.allowed_hosts([match ip {
+        hosts.push(match ip {
             IpAddr::V4(v4) => v4.to_string(),
             IpAddr::V6(v6) => format!("[{v6}]"),
-        }]);
+        });
     }
+    options = options.allowed_hosts(hosts);
     if let Some(key) = settings.api_key {
         options = options.api_key(key);
     }

@@ -83,8 +83,8 @@
 //!
 //! From there: [`State<T>`] for application state, [`toolset!`] for a set
 //! registered in one call with a typed client, [`client`] for clients over
-//! any transport, [`providers`] for OpenAI, Anthropic and Gemini, the
-//! `mcp`, `cli`, `pi`, `ws` and `rig` features for the surfaces. Tools known
+//! any transport, [`adapters::providers`] for OpenAI, Anthropic and Gemini,
+//! the `mcp`, `cli`, `pi`, `ws` and `rig` features for the surfaces. Tools known
 //! only at run time use the builder the macro expands to,
 //! [`ToolDefinition::builder`].
 //!
@@ -109,27 +109,26 @@
 //! * [`jobs`] — detached dispatch: heavy tools return a job handle unless
 //!   the caller waits; the embedded job runner and the `jobs.*` tools.
 //! * [`metrics`] — one [`MetricRecord`](metrics::MetricRecord) per call.
-//! * [`providers`] — the tools as OpenAI, Anthropic and Gemini take them,
-//!   and the provider's tool calls run through dispatch; [`names`] — the
-//!   reversible mapping of tool names onto surfaces that cannot carry them;
-//!   [`render`] — results and errors as plain text.
 //! * [`surface`] — a registry's advertised surface as stable JSON, and
 //!   [`assert_surface!`] to pin it in CI with classified (breaking /
 //!   additive) changes.
 //! * [`client`] — typed clients over a [`Transport`](client::Transport);
 //!   [`InProcess`](client::InProcess) runs them against a registry here.
-//! * [`ws`] — the WebSocket projection: request/reply and broadcast over
-//!   any message transport (the socket server and client are behind the
-//!   `ws` feature).
 //! * [`macro@tool`], [`macro@tools`], [`toolset!`] — define tools as async
 //!   fns, group them into sets with typed clients, checked at compile time.
-//! * `adapters` — the surfaces, each behind its cargo feature: `cli` (every
-//!   tool a clap subcommand), `mcp` (stdio and streamable HTTP on rmcp),
-//!   `pi` (the Pi coding agent: the projection to Pi's tool shape, the
-//!   JSON-lines bridge `serve_pi`, and the TypeScript extension that ships
-//!   with the crate, written out by `write_pi_extension`) and `ws` (the
-//!   [`ws`] projection on a real socket: `ws_router`, `serve_ws`, and
-//!   `WsClient`, a client transport).
+//! * [`adapters`] — the surfaces, each reaching the core through its
+//!   public API: [`adapters::providers`] (the tools as OpenAI, Anthropic
+//!   and Gemini take them, their tool calls run through dispatch; `rig`
+//!   with the `rig` feature), [`adapters::ws`] (the WebSocket projection
+//!   over any message transport; the socket server and `WsClient` with the
+//!   `ws` feature), and behind their features `cli` (every tool a clap
+//!   subcommand), `mcp` (stdio and streamable HTTP on rmcp), `pi` (the Pi
+//!   coding agent: the projection to Pi's tool shape, the JSON-lines bridge
+//!   `serve_pi`, and the TypeScript extension written out by
+//!   `write_pi_extension`) and `http` (the Host/Origin/bearer guard MCP and
+//!   WebSocket share). Shared by the surfaces: [`adapters::names`] — the
+//!   reversible mapping of tool names onto surfaces that cannot carry
+//!   them; [`adapters::render`] — results and errors as plain text.
 //!
 //! **Layering.** The core (definition, schema, context, event, error,
 //! outcome, registry, metrics) knows security only by its public types:
@@ -141,8 +140,10 @@
 //! [`dispatch`] is the one place that calls into security (its gates, one
 //! narrow seam), so the rules of authenticated dispatch live in
 //! [`security`] alone and the unauthenticated path never touches them.
-//! Where behaviour differs from the TypeScript contract, [`dispatch`] says
-//! what differs and why.
+//! The contract every call follows — the order of the gates, the outcome
+//! rule, every error code, and where it differs from the TypeScript
+//! original — is written down in `docs/contract.md`, and the layers in
+//! `docs/architecture.md`, in the repository.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

@@ -10,10 +10,13 @@
 //! * `cli` (feature `cli`), `mcp` (feature `mcp`), `pi` (feature `pi`).
 //! * Shared by the surfaces: [`names`] — the reversible map of tool names
 //!   onto surfaces that cannot carry them; [`render`] — results and errors
-//!   as plain text.
+//!   as plain text; `http` (features `mcp` or `ws`) — the one Host, Origin
+//!   and API-key guard in front of MCP over HTTP and the WebSocket server.
 
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(any(feature = "mcp", feature = "ws"))]
+pub mod http;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod names;

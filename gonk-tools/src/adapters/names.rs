@@ -3,56 +3,64 @@
 //!
 //! Registry names are 1–128 characters of `A-Za-z0-9_.-` (MCP's rule).
 //! Model providers are narrower — OpenAI, Anthropic and Gemini function
-//! names allow no `.` and at most 64 characters — and so is Pi. DESIGN §6:
-//! *every surface maps names it cannot carry reversibly, and refuses
-//! collisions with a clear error.* This module is that one rule:
+//! names allow no `.` and at most 64 characters — and so is Pi, which hands
+//! its tools to those providers. Every surface maps the names it cannot
+//! carry reversibly and refuses collisions with a clear error, by this one
+//! rule:
 //!
-//! * a surface describes what it accepts with [`NameRules`];
+//! * a surface describes what it accepts with [`SurfaceNameRules`] (and,
+//!   when a tool can ask for a name of its own there, how it does so);
 //! * [`NameMap::build`] turns each registry name into a surface name
 //!   (a character the surface refuses becomes `_`: `notes.search` →
 //!   `notes_search`) and keeps both directions, so a call that comes back
-//!   as `notes_search` runs `notes.search`;
+//!   as `notes_search` runs `notes.search`; [`NameMap::build_with`] also
+//!   takes the names tools ask for (Pi's `pi_name`);
 //! * two tools that would share a surface name, or a name the surface
 //!   cannot hold at all (too long), make the build fail with a
-//!   [`NameError`] naming both tools and what to do — never a silent
-//!   overwrite.
+//!   [`SurfaceNameError`] naming both tools and what to do — never a
+//!   silent overwrite.
 //!
-//! Every adapter that renames tools (the model providers in
-//! [`providers`](crate::adapters::providers), the rig adapter, **and Pi**) should use
-//! this module rather than its own mapping, so a name maps the same way
-//! everywhere.
+//! The model providers in [`providers`](crate::adapters::providers), the
+//! rig adapter and Pi all map names here, so a name maps the same way
+//! everywhere. (The rule for registry names themselves — what `#[tool]`
+//! checks at compile time — is a different one: see
+//! [`validate_tool_name`](crate::definition::validate_tool_name).)
 //!
 //! ```
-//! use gonk_tools::adapters::names::{NameMap, NameRules};
+//! use gonk_tools::adapters::names::{NameMap, SurfaceNameRules};
 //!
-//! let map = NameMap::build(&NameRules::FUNCTION_NAME, ["notes.search", "notes.get"]).unwrap();
+//! let map = NameMap::build(&SurfaceNameRules::FUNCTION_NAME, ["notes.search", "notes.get"]).unwrap();
 //! assert_eq!(map.surface_name("notes.search"), Some("notes_search"));
 //! assert_eq!(map.tool_name("notes_search"), Some("notes.search"));
 //!
-//! let clash = NameMap::build(&NameRules::FUNCTION_NAME, ["notes.search", "notes_search"]);
-//! assert!(clash.unwrap_err().to_string().contains("both become"));
+//! let clash = NameMap::build(&SurfaceNameRules::FUNCTION_NAME, ["notes.search", "notes_search"]);
+//! assert!(clash.unwrap_err().to_string().contains("both map to"));
 //! ```
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-/// What names a surface accepts.
+/// What names a surface accepts, and how a tool picks a name of its own
+/// there. (Not the rule for registry names: that is
+/// [`validate_tool_name`](crate::definition::validate_tool_name).)
 #[derive(Clone, Copy, Debug)]
-pub struct NameRules {
+pub struct SurfaceNameRules {
     surface: &'static str,
     max_len: usize,
     allowed: fn(char) -> bool,
+    rename_hint: Option<&'static str>,
 }
 
 fn function_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
-impl NameRules {
+impl SurfaceNameRules {
     /// `^[A-Za-z0-9_-]{1,64}$`: the function-name rule shared by OpenAI,
     /// Anthropic and Gemini (see [`providers`](crate::adapters::providers) for the
     /// documents it comes from).
-    pub const FUNCTION_NAME: NameRules = NameRules::new("function", 64, function_name_char);
+    pub const FUNCTION_NAME: SurfaceNameRules =
+        SurfaceNameRules::new("function", 64, function_name_char);
 
     /// Rules for a surface called `surface` (used in error messages), whose
     /// names have at most `max_len` characters, each one `allowed`.
@@ -60,22 +68,38 @@ impl NameRules {
     /// Registry names always start with a letter, so a surface that needs a
     /// letter first needs no rule for it.
     pub const fn new(surface: &'static str, max_len: usize, allowed: fn(char) -> bool) -> Self {
-        NameRules {
+        SurfaceNameRules {
             surface,
             max_len,
             allowed,
+            rename_hint: None,
         }
     }
 
     /// The same rules under another surface label (`"OpenAI"`), for error
     /// messages.
     pub const fn for_surface(self, surface: &'static str) -> Self {
-        NameRules { surface, ..self }
+        SurfaceNameRules { surface, ..self }
+    }
+
+    /// The same rules on a surface where a tool can ask for a name of its
+    /// own, set as `how` says — for Pi, `` `#[tool(pi(name = "..."))]` or
+    /// `hints.pi.pi_name` `` — so that errors offer that fix.
+    pub const fn with_rename_hint(self, how: &'static str) -> Self {
+        SurfaceNameRules {
+            rename_hint: Some(how),
+            ..self
+        }
     }
 
     /// The surface's label, as error messages show it.
     pub fn surface(&self) -> &'static str {
         self.surface
+    }
+
+    /// How a tool asks for a name of its own on the surface, if it can.
+    pub fn rename_hint(&self) -> Option<&'static str> {
+        self.rename_hint
     }
 
     /// `name` with every character the surface refuses replaced by `_`
@@ -89,6 +113,16 @@ impl NameRules {
                     .map(|c| if (self.allowed)(c) { c } else { '_' })
                     .collect(),
             )
+        }
+    }
+
+    /// The name `tool` gets on the surface, not yet checked: the name it
+    /// asked for (`requested`) as it is, else its registry name
+    /// [mangled](Self::mangle).
+    pub fn surface_name<'a>(&self, tool: &'a str, requested: Option<&'a str>) -> Cow<'a, str> {
+        match requested {
+            Some(name) => Cow::Borrowed(name),
+            None => self.mangle(tool),
         }
     }
 
@@ -114,12 +148,15 @@ impl NameRules {
     }
 }
 
-/// Why a [`NameMap`] could not be built.
+/// Why a [`NameMap`] could not be built. The message names the tools and
+/// the fix: the surface's own way to rename a tool when it has one
+/// ([`SurfaceNameRules::with_rename_hint`]), else renaming or leaving a
+/// tool out.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum NameError {
+pub enum SurfaceNameError {
     /// Two tools would get the same surface name.
-    #[error("tools `{first}` and `{second}` both become the {surface} name `{name}`; rename one of them or leave one out (e.g. with ToolRegistry::filter), since a surface name must lead back to exactly one tool")]
+    #[error("tools `{first}` and `{second}` both map to the {surface} name `{name}`; {fix}, since a surface name must lead back to exactly one tool", fix = collision_fix(.surface, *.rename_hint))]
     Collision {
         /// The surface (`"OpenAI"`).
         surface: &'static str,
@@ -129,9 +166,13 @@ pub enum NameError {
         first: String,
         /// The tool that claimed it second.
         second: String,
+        /// How a tool asks for another name on the surface, if it can
+        /// ([`SurfaceNameRules::rename_hint`]).
+        rename_hint: Option<&'static str>,
     },
-    /// A tool's name cannot be carried even after mapping.
-    #[error("tool `{tool}` cannot be offered as a {surface} name: {reason}; give it a shorter name or leave it out (e.g. with ToolRegistry::filter)")]
+    /// A tool's name cannot be carried even after mapping (or the name it
+    /// asked for breaks the surface's rule).
+    #[error("tool `{tool}` cannot be offered as a {surface} name: {reason}; {fix}", fix = unrepresentable_fix(.surface, *.rename_hint))]
     Unrepresentable {
         /// The surface.
         surface: &'static str,
@@ -139,7 +180,28 @@ pub enum NameError {
         tool: String,
         /// What is wrong.
         reason: String,
+        /// How a tool asks for another name on the surface, if it can
+        /// ([`SurfaceNameRules::rename_hint`]).
+        rename_hint: Option<&'static str>,
     },
+}
+
+fn collision_fix(surface: &str, rename_hint: Option<&str>) -> String {
+    match rename_hint {
+        Some(how) => format!(
+            "give one of them another {surface} name ({how}) or leave one out (e.g. with ToolRegistry::filter)"
+        ),
+        None => "rename one of them or leave one out (e.g. with ToolRegistry::filter)".to_owned(),
+    }
+}
+
+fn unrepresentable_fix(surface: &str, rename_hint: Option<&str>) -> String {
+    match rename_hint {
+        Some(how) => format!(
+            "give it another {surface} name ({how}) or leave it out (e.g. with ToolRegistry::filter)"
+        ),
+        None => "give it a shorter name or leave it out (e.g. with ToolRegistry::filter)".to_owned(),
+    }
 }
 
 /// Registry names ↔ surface names, both ways, for one set of tools.
@@ -152,42 +214,43 @@ pub struct NameMap {
 impl NameMap {
     /// Maps every name in `names` under `rules`.
     pub fn build<'a>(
-        rules: &NameRules,
+        rules: &SurfaceNameRules,
         names: impl IntoIterator<Item = &'a str>,
-    ) -> Result<NameMap, NameError> {
+    ) -> Result<NameMap, SurfaceNameError> {
         NameMap::build_with(rules, names.into_iter().map(|name| (name, None)))
     }
 
-    /// Maps every `(tool, requested)` pair: `requested` (a surface-name
-    /// hint such as `pi_name`) is used as it is and must already satisfy
-    /// `rules`; without one the tool's name is mapped.
+    /// Maps every `(tool, requested)` pair in order: `requested` (a
+    /// surface-name hint such as `pi_name`) is used as it is and must
+    /// already satisfy `rules`; without one the tool's name is mapped
+    /// ([`SurfaceNameRules::surface_name`]). The first tool whose name
+    /// cannot be carried or is already taken is the error.
     pub fn build_with<'a>(
-        rules: &NameRules,
+        rules: &SurfaceNameRules,
         entries: impl IntoIterator<Item = (&'a str, Option<&'a str>)>,
-    ) -> Result<NameMap, NameError> {
+    ) -> Result<NameMap, SurfaceNameError> {
         let entries = entries.into_iter();
         let mut map = NameMap {
             to_surface: HashMap::with_capacity(entries.size_hint().0),
             to_tool: HashMap::with_capacity(entries.size_hint().0),
         };
         for (tool, requested) in entries {
-            let surface_name = match requested {
-                Some(name) => Cow::Borrowed(name),
-                None => rules.mangle(tool),
-            };
+            let surface_name = rules.surface_name(tool, requested);
             rules
                 .check(&surface_name)
-                .map_err(|reason| NameError::Unrepresentable {
+                .map_err(|reason| SurfaceNameError::Unrepresentable {
                     surface: rules.surface,
                     tool: tool.to_owned(),
                     reason,
+                    rename_hint: rules.rename_hint,
                 })?;
             if let Some(first) = map.to_tool.get(surface_name.as_ref()) {
-                return Err(NameError::Collision {
+                return Err(SurfaceNameError::Collision {
                     surface: rules.surface,
                     name: surface_name.into_owned(),
                     first: first.clone(),
                     second: tool.to_owned(),
+                    rename_hint: rules.rename_hint,
                 });
             }
             let surface_name = surface_name.into_owned();
@@ -222,7 +285,7 @@ impl NameMap {
 mod tests {
     use super::*;
 
-    const RULES: NameRules = NameRules::FUNCTION_NAME.for_surface("OpenAI");
+    const RULES: SurfaceNameRules = SurfaceNameRules::FUNCTION_NAME.for_surface("OpenAI");
 
     #[test]
     fn names_the_surface_carries_are_kept() {
@@ -252,17 +315,18 @@ mod tests {
         let error = NameMap::build(&RULES, ["notes.search", "notes_search"]).unwrap_err();
         assert_eq!(
             error,
-            NameError::Collision {
+            SurfaceNameError::Collision {
                 surface: "OpenAI",
                 name: "notes_search".into(),
                 first: "notes.search".into(),
                 second: "notes_search".into(),
+                rename_hint: None,
             }
         );
         let message = error.to_string();
         assert!(
             message.contains(
-                "`notes.search` and `notes_search` both become the OpenAI name `notes_search`"
+                "`notes.search` and `notes_search` both map to the OpenAI name `notes_search`"
             ),
             "{message}"
         );
@@ -273,12 +337,47 @@ mod tests {
     fn names_too_long_for_the_surface_are_refused() {
         let long = format!("t{}", "x".repeat(64));
         let error = NameMap::build(&RULES, [long.as_str()]).unwrap_err();
-        assert!(matches!(error, NameError::Unrepresentable { .. }));
+        assert!(matches!(error, SurfaceNameError::Unrepresentable { .. }));
         assert!(error
             .to_string()
             .contains("65 characters long; OpenAI names hold at most 64"));
         let fits = "t".repeat(64);
         assert!(NameMap::build(&RULES, [fits.as_str()]).is_ok());
+    }
+
+    #[test]
+    fn a_rename_hint_is_the_fix_errors_offer() {
+        const PI: SurfaceNameRules = SurfaceNameRules::FUNCTION_NAME
+            .for_surface("Pi")
+            .with_rename_hint("`#[tool(pi(name = \"...\"))]`");
+        let clash = NameMap::build(&PI, ["a.b", "a_b"]).unwrap_err();
+        assert_eq!(
+            clash.to_string(),
+            "tools `a.b` and `a_b` both map to the Pi name `a_b`; give one of them another Pi name \
+             (`#[tool(pi(name = \"...\"))]`) or leave one out (e.g. with ToolRegistry::filter), \
+             since a surface name must lead back to exactly one tool"
+        );
+        let bad = NameMap::build_with(&PI, [("t", Some("bad.name"))]).unwrap_err();
+        assert_eq!(
+            bad.to_string(),
+            "tool `t` cannot be offered as a Pi name: `bad.name` contains `.`, which Pi names \
+             cannot hold; give it another Pi name (`#[tool(pi(name = \"...\"))]`) or leave it out \
+             (e.g. with ToolRegistry::filter)"
+        );
+        let plain = NameMap::build(&RULES, ["t".repeat(65).as_str()]).unwrap_err();
+        assert!(
+            plain.to_string().ends_with(
+                "; give it a shorter name or leave it out (e.g. with ToolRegistry::filter)"
+            ),
+            "{plain}"
+        );
+    }
+
+    #[test]
+    fn the_surface_name_is_the_requested_one_else_the_mangled_one() {
+        assert_eq!(RULES.surface_name("notes.search", None), "notes_search");
+        assert_eq!(RULES.surface_name("notes.search", Some("find")), "find");
+        assert_eq!(RULES.surface_name("a.b", Some("c.d")), "c.d", "not mangled");
     }
 
     #[test]
@@ -288,6 +387,6 @@ mod tests {
         let error = NameMap::build_with(&RULES, [("a", Some("a.b"))]).unwrap_err();
         assert!(error.to_string().contains("contains `.`"), "{error}");
         let clash = NameMap::build_with(&RULES, [("a.b", None), ("c", Some("a_b"))]).unwrap_err();
-        assert!(matches!(clash, NameError::Collision { .. }));
+        assert!(matches!(clash, SurfaceNameError::Collision { .. }));
     }
 }

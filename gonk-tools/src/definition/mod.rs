@@ -3,6 +3,7 @@
 //! builder).
 
 mod builder;
+mod exposure;
 mod metadata;
 pub(crate) mod name;
 mod policy;
@@ -17,6 +18,9 @@ use futures::stream::BoxStream;
 use serde_json::Value;
 
 pub use builder::ToolBuilder;
+pub use exposure::{
+    Exposure, HiddenReason, SurfaceHints, SurfaceProfile, ToolPredicate, WriteTools,
+};
 pub use metadata::*;
 
 use crate::context::ToolContext;

@@ -23,47 +23,13 @@
 //! once the outcome is decided, so a sink that panics loses its record and
 //! the call keeps its outcome.
 //!
-//! # Where gonk-tools differs from the TypeScript contract, and why
+//! # The contract, written down
 //!
-//! The behaviour is the contract's (the TypeScript package's, see the
-//! workspace's design notes) except where Rust or a stricter reading of it
-//! gave a reason to differ:
-//!
-//! * **Several `result` events.** The contract lets the last one win; so
-//!   does gonk-tools, but the stream carries only that one, emitted when
-//!   the handler's stream ends (progress after a result passes through
-//!   before it). Every consumer — MCP, the CLI,
-//!   [`collect_tool_outcome`](crate::collect_tool_outcome), a typed client
-//!   — then sees one outcome, last, without its own precedence rule.
-//! * **An `error` is terminal** and drops the handler at once, where the
-//!   contract's consumers read on: a result after an error cannot undo it,
-//!   and the handler's work stops (as a Rust future or stream is dropped).
-//! * **Cancellation wins a race it has already won**: a handler that
-//!   settles after its token fired is `ABORTED`, whatever it returned. In
-//!   Rust the token is checked once after the handler completes, which
-//!   costs nothing on the path where it was not cancelled.
-//! * **Panics** have no JavaScript equivalent; each one is contained as
-//!   described above (`INTERNAL` for the handler; the gate's denial for a
-//!   security component; not found, or `AUTHORIZATION_DENIED` "Security
-//!   check failed", for a clock or request-id generator that panics — with
-//!   no receipt, having no time to stamp it with).
-//! * **Input is validated against the advertised JSON Schema** (compiled
-//!   once) before serde sees it; the contract validates with the tool's
-//!   Standard Schema value. An `INVALID_INPUT` issue never quotes a whole
-//!   bad value: it quotes the first 80 characters and the size
-//!   ([`error::quote`](crate::error::quote)), so a 4 MB field gets a small
-//!   answer.
-//! * **Messages** start with the contract's wording and may add to it
-//!   (`Approval required to run notes.edit`, `Output validation failed:
-//!   …`); `APPROVAL_REQUIRED` details also carry `relatedResources` (the
-//!   resolved application resource, redacted) next to the contract's
-//!   `resource` (the tool).
-//! * **An approval decision that cannot be acted on denies**:
-//!   `required` without an approval request id is `APPROVAL_DENIED`
-//!   ("Approval provider returned an invalid decision"), with a receipt.
-//! * **Metrics**: the sink's [`enabled`](crate::metrics::MetricsSink::enabled)
-//!   is asked once, when the registry is built, so a call to a registry
-//!   without metrics reads no clock.
+//! `docs/contract.md` in the repository states the contract this module
+//! implements: the gates in order (the step numbers in the comments below
+//! are its numbers, `docs/contract.md#gates`), the outcome rule, every
+//! error code, and where gonk-tools differs from the TypeScript original,
+//! and why (`docs/contract.md#differences`).
 
 mod metric;
 mod outcome;

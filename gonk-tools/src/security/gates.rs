@@ -1,9 +1,10 @@
-//! [`Gate`]: the gates of authenticated dispatch (DESIGN §4, steps 3 and
-//! 5–8) — capture and discover before input validation; approval
-//! resolution, resource resolution, invoke authorization and the approval
-//! gate after it. It is the one seam between dispatch and security:
-//! [`crate::dispatch`] calls it; every outcome here is a receipt and, on
-//! refusal, the `ToolError` the caller sees.
+//! [`Gate`]: the gates of authenticated dispatch (steps 3 and 5–8 of
+//! `docs/contract.md#gates`) — capture and discover before input
+//! validation; approval resolution, resource resolution, invoke
+//! authorization and the approval gate after it. It is the one seam
+//! between dispatch and security: [`crate::dispatch`] calls it; every
+//! outcome here is a receipt and, on refusal, the `ToolError` the caller
+//! sees.
 
 use std::borrow::Cow;
 use std::future::Future;

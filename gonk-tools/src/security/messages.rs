@@ -1,7 +1,8 @@
 //! The fixed messages and receipt reasons of authenticated dispatch, so
 //! hosts and tests can match them without copying strings. Each starts
-//! with the wording of the TypeScript package, so code that matches on it
-//! keeps working.
+//! with the wording of the TypeScript original
+//! (`docs/contract.md#differences`), so code that matches on it keeps
+//! working.
 
 /// `AUTHORIZATION_DENIED` message for a principal that fails validation
 /// below the root (at the root it is `TOOL_NOT_FOUND`).

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use gonk_tools::adapters::names::{NameError, NameRules};
+use gonk_tools::adapters::names::{SurfaceNameError, SurfaceNameRules};
 use gonk_tools::adapters::providers::{
     Anthropic, CallError, Gemini, OpenAi, Provider, ProviderTools, ToolCall, ToolProjection,
 };
@@ -441,7 +441,7 @@ async fn strict_projections_accept_what_dispatch_accepts() {
 struct Counting(Arc<AtomicUsize>);
 
 impl Provider for Counting {
-    fn name_rules(&self) -> NameRules {
+    fn name_rules(&self) -> SurfaceNameRules {
         Anthropic.name_rules()
     }
     fn project(&self, def: &ToolDefinition, name: &str, description: &str) -> ToolProjection {
@@ -529,10 +529,10 @@ fn colliding_names_are_refused_with_both_tools_named() {
         .unwrap();
     let openai = ProviderTools::new(registry.clone(), OpenAi::chat_completions());
     let error = openai.tools().unwrap_err();
-    assert!(matches!(error, NameError::Collision { .. }));
+    assert!(matches!(error, SurfaceNameError::Collision { .. }));
     assert_eq!(
         error.to_string(),
-        "tools `golden.Tree` and `golden_Tree` both become the OpenAI name `golden_Tree`; rename one of them or leave one out (e.g. with ToolRegistry::filter), since a surface name must lead back to exactly one tool"
+        "tools `golden.Tree` and `golden_Tree` both map to the OpenAI name `golden_Tree`; rename one of them or leave one out (e.g. with ToolRegistry::filter), since a surface name must lead back to exactly one tool"
     );
     // Leaving one out resolves it.
     let filtered = ProviderTools::new(registry, Gemini).filter(|def| def.name != "golden_Tree");

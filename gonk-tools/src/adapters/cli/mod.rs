@@ -86,7 +86,7 @@ use futures::StreamExt;
 use self::argv::{ToolArgs, JSON_ID};
 use self::render::{Mode, Renderer};
 use crate::context::{LogRecord, LogSink, ToolContext};
-use crate::definition::ToolDefinition;
+use crate::definition::{Exposure, HiddenReason, SurfaceProfile, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
 use crate::registry::ToolRegistry;
@@ -294,20 +294,29 @@ impl Cli {
         let mut tools = HashMap::new();
         let mut duplex = HashMap::new();
         let mut entries = Vec::new();
+        // Every tool but duplex ones: argv carries no input stream, and the
+        // CLI has no filter and lists on-demand tools too.
+        let profile = SurfaceProfile::new();
         for def in self.registry.list() {
             let name = command_name(&def);
-            if def.capabilities.duplex {
-                for alias in std::iter::once(&name)
-                    .chain(std::iter::once(&def.name))
-                    .chain(&def.hints.cli.aliases)
-                {
-                    if !taken.contains(alias) {
-                        duplex
-                            .entry(alias.clone())
-                            .or_insert_with(|| def.name.clone());
+            match profile.exposure(&def) {
+                Exposure::Listed | Exposure::Unlisted => {}
+                // Remembered under each of its names, so naming it on the
+                // command line says why it cannot run (exit code 3).
+                Exposure::Hidden(HiddenReason::Duplex) => {
+                    for alias in std::iter::once(&name)
+                        .chain(std::iter::once(&def.name))
+                        .chain(&def.hints.cli.aliases)
+                    {
+                        if !taken.contains(alias) {
+                            duplex
+                                .entry(alias.clone())
+                                .or_insert_with(|| def.name.clone());
+                        }
                     }
+                    continue;
                 }
-                continue;
+                Exposure::Hidden(_) => continue,
             }
             // The command hint, else the tool name.
             let Some(name) = [name.clone(), def.name.clone()]

@@ -14,13 +14,12 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use axum::extract::State;
-
 use super::admission::{self, Admission, OpenStreams};
-use super::host::HostPolicy;
+use super::host;
 use super::security::{self, HttpAuthenticator, Security};
 use super::server::McpServer;
 use super::{McpServerOptions, WriteToolPolicy};
+use crate::adapters::http::HttpGuard;
 use crate::registry::ToolRegistry;
 
 /// The default request body limit: 4 MiB. A larger body gets `413`.
@@ -36,13 +35,13 @@ pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// answers get to leave, and then how long open connections get to close.
 const FLUSH_BOUND: Duration = Duration::from_secs(5);
 
-const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
-
 /// Options of the streamable-HTTP transport.
 ///
 /// Secure by default: loopback only, a Host/Origin allow-list against DNS
 /// rebinding, a 4 MiB body limit, and — over HTTP — write tools withheld
-/// unless allow-listed ([`WriteToolPolicy::RequireAllowlist`]).
+/// unless allow-listed ([`WriteToolPolicy::RequireAllowlist`]). The Host,
+/// Origin and API-key rules are the shared [`HttpGuard`]'s, the same as
+/// the WebSocket endpoint's.
 ///
 /// ```
 /// use gonk_tools::adapters::mcp::{McpHttpOptions, McpServerOptions};
@@ -124,10 +123,11 @@ impl McpHttpOptions {
         self
     }
 
-    /// Requires `Authorization: Bearer <key>` on every request; a missing
-    /// or wrong key gets `401` with `WWW-Authenticate: Bearer`. An empty key
-    /// (or one with surrounding white space, which no client can send) makes
-    /// [`serve_http`] refuse to start.
+    /// Requires `Authorization: Bearer <key>` on every request (the scheme
+    /// in any case; compared in constant time); a missing or wrong key gets
+    /// `401` with `WWW-Authenticate: Bearer`. An empty key (or one with
+    /// surrounding white space or control characters, which no client can
+    /// send) matches no request, and makes [`serve_http`] refuse to start.
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.api_key = Some(key.into());
         self
@@ -193,14 +193,24 @@ impl McpHttpOptions {
     /// A `Host` must be exactly one well-formed header; when it carries a
     /// port, the port must be the server's (under [`serve_http`]) or the
     /// entry's own (`host:port`). Several `Host` headers or a malformed one
-    /// get `400`; a name or port not allowed gets `403`.
+    /// get `400`; a name or port not allowed gets `403`. An entry that is
+    /// not `host` or `host:port` is ignored, with a warning.
     pub fn allowed_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
         self.allowed_hosts.extend(hosts.into_iter().map(Into::into));
         self
     }
 
-    /// Browser origins (`scheme://host[:port|:*]`) accepted in the `Origin`
-    /// header, besides the loopback origins.
+    /// Browser origins accepted in the `Origin` header, besides the
+    /// loopback origins (`http://localhost:*`, `http://127.0.0.1:*`,
+    /// `http://[::1]:*`) and the page's own origin (`http` or `https` on the
+    /// host and port of the request's allowed `Host`: a page served next to
+    /// `/mcp`, as with [`also_serve`](Self::also_serve)).
+    ///
+    /// An entry is `scheme://host` — on the scheme's default port only
+    /// (`https://app.example` is `:443`) —, `scheme://host:port`,
+    /// `scheme://host:*` for any port, or `null`. A request without
+    /// `Origin` is not from a browser page and is not checked; several
+    /// `Origin` headers get `400`, an origin not allowed `403`.
     pub fn allowed_origins<S: Into<String>>(
         mut self,
         origins: impl IntoIterator<Item = S>,
@@ -211,7 +221,7 @@ impl McpHttpOptions {
     }
 
     /// Turns the Host/Origin allow-list off (e.g. behind a proxy that
-    /// checks it). Not recommended.
+    /// checks it). Not recommended. The API key is still checked.
     pub fn disable_host_check(mut self) -> Self {
         self.host_check = false;
         self
@@ -262,36 +272,29 @@ impl McpHttpOptions {
     }
 
     fn rmcp_config(&self, cancel: CancellationToken) -> StreamableHttpServerConfig {
-        // The Host check is ours (see `host`): rmcp's takes the first of
-        // several Host headers and ignores the port.
-        let config = StreamableHttpServerConfig::default()
+        // Host and Origin are the shared guard's (see `host`), in front of
+        // rmcp.
+        StreamableHttpServerConfig::default()
             .with_max_request_body_bytes(self.max_body_bytes)
             .with_sse_keep_alive(self.sse_keep_alive)
             .with_cancellation_token(cancel)
-            .disable_allowed_hosts();
-        if self.host_check {
-            let origins = LOOPBACK_ORIGINS
-                .iter()
-                .map(|o| o.to_string())
-                .chain(self.allowed_origins.iter().cloned());
-            config.with_allowed_origins(origins)
-        } else {
-            config.disable_allowed_origins()
-        }
+            .disable_allowed_hosts()
+            .disable_allowed_origins()
     }
 
-    /// Why the API key cannot work, if it cannot.
-    fn api_key_problem(&self) -> Option<&'static str> {
-        let key = self.api_key.as_deref()?;
-        if key.is_empty() {
-            Some("the API key is empty")
-        } else if key.trim() != key {
-            Some("the API key starts or ends with white space, which no client can send")
-        } else if key.chars().any(char::is_control) {
-            Some("the API key contains control characters, which no client can send")
-        } else {
-            None
+    /// The endpoint's Host, Origin and API-key checks (the server's own
+    /// address is added by [`serve_http`] once it is bound).
+    fn guard(&self) -> HttpGuard {
+        let mut guard = HttpGuard::new()
+            .allowed_hosts(&self.allowed_hosts)
+            .allowed_origins(&self.allowed_origins);
+        if let Some(key) = &self.api_key {
+            guard = guard.api_key(key);
         }
+        if !self.host_check {
+            guard = guard.disable_host_check();
+        }
+        guard
     }
 }
 
@@ -312,11 +315,11 @@ impl McpHttpOptions {
 /// # }
 /// ```
 pub fn mcp_router(registry: ToolRegistry, options: McpHttpOptions) -> axum::Router {
-    if let Some(problem) = options.api_key_problem() {
+    let guard = options.guard();
+    if let Some(problem) = guard.api_key_problem() {
         tracing::error!(target: "gonk_tools::mcp", "{problem}: every request will get 401");
     }
-    let hosts = HostPolicy::new(&options.allowed_hosts);
-    Endpoint::new(registry, options, hosts, CancellationToken::new()).router
+    Endpoint::new(registry, options, guard, CancellationToken::new()).router
 }
 
 /// The endpoint and what a graceful shutdown needs of it.
@@ -330,7 +333,7 @@ impl Endpoint {
     fn new(
         registry: ToolRegistry,
         options: McpHttpOptions,
-        hosts: HostPolicy,
+        guard: HttpGuard,
         cancel: CancellationToken,
     ) -> Self {
         let config = options.rmcp_config(cancel);
@@ -358,13 +361,13 @@ impl Endpoint {
             initializing: tokio::sync::Mutex::new(()),
         });
         let security = Arc::new(Security {
-            api_key: options.api_key.clone(),
             authenticator: options.authenticator.clone(),
             sessions,
             pinned: Mutex::new(HashMap::new()),
         });
-        // Layers run outermost first: Host → credentials → admission → rmcp.
-        let mut router = axum::Router::new()
+        // Layers run outermost first: Host, Origin and API key →
+        // authentication hook and session pinning → admission → rmcp.
+        let router = axum::Router::new()
             .route_service(&options.path, service)
             .layer(axum::middleware::from_fn_with_state(
                 admission,
@@ -373,29 +376,16 @@ impl Endpoint {
             .layer(axum::middleware::from_fn_with_state(
                 security,
                 security::guard,
+            ))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::new(guard),
+                host::guard,
             ));
-        if options.host_check {
-            router = router.layer(axum::middleware::from_fn_with_state(
-                Arc::new(hosts),
-                host_guard,
-            ));
-        }
         Endpoint {
             router,
             server,
             streams,
         }
-    }
-}
-
-async fn host_guard(
-    State(hosts): State<Arc<HostPolicy>>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    match hosts.check(request.uri(), request.headers()) {
-        Ok(()) => next.run(request).await,
-        Err(response) => response,
     }
 }
 
@@ -495,7 +485,8 @@ pub async fn serve_http(
     registry: ToolRegistry,
     mut options: McpHttpOptions,
 ) -> Result<McpHttpServer, HttpServeError> {
-    if let Some(problem) = options.api_key_problem() {
+    let guard = options.guard();
+    if let Some(problem) = guard.api_key_problem() {
         return Err(HttpServeError::UnusableApiKey { problem });
     }
     let ip = addr.ip();
@@ -512,13 +503,13 @@ pub async fn serve_http(
     let local_addr = listener
         .local_addr()
         .map_err(|source| HttpServeError::Bind { addr, source })?;
-    let hosts = HostPolicy::new(&options.allowed_hosts).bound(local_addr);
+    let guard = guard.bound(local_addr);
     let cancel = CancellationToken::new();
     let sessions_cancel = CancellationToken::new();
     let path = options.path.clone();
     let also_serve = options.also_serve.take();
     let grace = options.server.shutdown_grace;
-    let mut endpoint = Endpoint::new(registry, options, hosts, sessions_cancel.clone());
+    let mut endpoint = Endpoint::new(registry, options, guard, sessions_cancel.clone());
     if let Some(routes) = also_serve {
         endpoint.router = endpoint.router.merge(routes);
     }

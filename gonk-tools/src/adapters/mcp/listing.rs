@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock};
 
 use rmcp::model::Tool;
 
-use super::tools::{self, Exposure};
+use super::tools;
 use super::{McpServerOptions, WriteToolPolicy};
 use crate::definition::{CapabilityStatus, ToolDefinition};
 use crate::registry::ToolRegistry;
@@ -110,8 +110,9 @@ fn build(
         index: HashMap::with_capacity(defs.len()),
         probed: Vec::new(),
     };
+    let profile = tools::profile(options, policy);
     for def in defs {
-        if tools::exposure(&def, options, policy) != Exposure::Listed {
+        if !profile.exposure(&def).is_listed() {
             continue;
         }
         // Probed before projecting: if the answer changes in between, the

@@ -1,27 +1,26 @@
-//! HTTP security in front of the MCP service: the API key (Bearer), the
-//! host's authentication hook (verified credentials → [`AuthContext`]),
-//! session pinning to the security context key, and the connection guard
-//! that cancels a call whose client went away. (The Host check is in
-//! [`host`](super::host), the body limit and the JSON-RPC checks in
-//! [`admission`](super::admission); the Origin allow-list is rmcp's.)
+//! HTTP security in front of the MCP service, past the shared guard (Host,
+//! Origin and API key, in [`host`](super::host)): the host's
+//! authentication hook (verified credentials → [`AuthContext`]), session
+//! pinning to the security context key, and the connection guard that
+//! cancels a call whose client went away. (The body limit and the JSON-RPC
+//! checks are in [`admission`](super::admission).)
 
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use futures::future::BoxFuture;
-use http::{header, HeaderValue, Method, StatusCode};
+use http::{Method, StatusCode};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::SessionManager;
-use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
 use super::body::{plain, BodyEnd, EndAware};
+use super::host::invalid_token;
 use crate::security::AuthContext;
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -67,9 +66,7 @@ impl HttpAuthRejection {
 
     fn into_response(self) -> Response {
         if self.status == StatusCode::UNAUTHORIZED {
-            let mut response = unauthorized(Some("invalid_token"));
-            *response.body_mut() = Body::from(format!("Unauthorized: {}", self.message));
-            response
+            invalid_token(&self.message)
         } else {
             plain(self.status, &format!("Forbidden: {}", self.message))
         }
@@ -123,7 +120,6 @@ pub(crate) struct RequestState {
 
 /// The security layer's shared state.
 pub(crate) struct Security {
-    pub(crate) api_key: Option<String>,
     pub(crate) authenticator: Option<Arc<dyn HttpAuthenticator>>,
     pub(crate) sessions: Arc<LocalSessionManager>,
     /// Session id → the security context key of the principal that opened
@@ -131,49 +127,12 @@ pub(crate) struct Security {
     pub(crate) pinned: Mutex<HashMap<String, Option<String>>>,
 }
 
-fn unauthorized(error: Option<&'static str>) -> Response {
-    let mut response = plain(
-        StatusCode::UNAUTHORIZED,
-        "Unauthorized: send the server's API key as `Authorization: Bearer <key>`",
-    );
-    let challenge = match error {
-        Some(error) => format!("Bearer realm=\"mcp\", error=\"{error}\""),
-        None => "Bearer realm=\"mcp\"".to_owned(),
-    };
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
-    response
-}
-
 /// The same answer rmcp gives for an unknown session.
 fn session_not_found() -> Response {
     plain(StatusCode::NOT_FOUND, "Not Found: Session not found")
 }
 
-fn bearer_token(request: &Request) -> Option<&str> {
-    let value = request
-        .headers()
-        .get(header::AUTHORIZATION)?
-        .to_str()
-        .ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-}
-
 impl Security {
-    /// The rejection of a request without the right API key, if any.
-    fn reject_api_key(&self, request: &Request) -> Option<Response> {
-        let expected = self.api_key.as_ref()?;
-        match bearer_token(request) {
-            None => Some(unauthorized(None)),
-            Some(token) if bool::from(token.as_bytes().ct_eq(expected.as_bytes())) => None,
-            Some(_) => Some(unauthorized(Some("invalid_token"))),
-        }
-    }
-
     fn pinned_key(&self, session: &str) -> Option<Option<String>> {
         self.pinned
             .lock()
@@ -219,16 +178,13 @@ impl Security {
     }
 }
 
-/// The axum middleware: API key → authentication hook → session pinning →
+/// The axum middleware: authentication hook → session pinning →
 /// connection guard → the MCP service.
 pub(crate) async fn guard(
     State(security): State<Arc<Security>>,
     request: Request,
     next: Next,
 ) -> Response {
-    if let Some(response) = security.reject_api_key(&request) {
-        return response;
-    }
     let (parts, body) = request.into_parts();
     let auth = match &security.authenticator {
         None => None,

@@ -7,7 +7,7 @@ use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
 use super::{McpServerOptions, WriteToolPolicy};
-use crate::definition::{Approval, ApprovalTier, ToolDefinition, Visibility};
+use crate::definition::{SurfaceHints, SurfaceProfile, ToolDefinition, WriteTools};
 
 /// `_meta` key of a listed tool whose input is wrapped as `{value}`, so
 /// the client transport wraps the input too.
@@ -16,14 +16,10 @@ pub(crate) const WRAPPED_INPUT_META_KEY: &str = "gonk-tools/wrappedInput";
 /// Whether a tool counts as a write tool for the [`WriteToolPolicy`]: it
 /// writes the file system or uses the network, its approval is decided per
 /// call, or its static tier is `write` or `exec` (a tool without an approval
-/// declaration resolves to `exec`).
+/// declaration resolves to `exec`). The rule is the core's
+/// ([`ToolMetadata::is_write_tool`](crate::definition::ToolMetadata::is_write_tool)).
 pub fn is_write_tool(def: &ToolDefinition) -> bool {
-    def.capabilities.writes_fs
-        || def.capabilities.network
-        || match &def.approval {
-            None | Some(Approval::Dynamic(_)) => true,
-            Some(Approval::Static(spec)) => spec.tier >= ApprovalTier::Write,
-        }
+    def.is_write_tool()
 }
 
 /// The name a tool has over MCP: the `mcp_name` hint, else its name.
@@ -31,44 +27,22 @@ pub(crate) fn mcp_name(def: &ToolDefinition) -> &str {
     def.hints.mcp.mcp_name.as_deref().unwrap_or(&def.name)
 }
 
-/// How a tool is exposed to a session.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Exposure {
-    /// Listed and callable.
-    Listed,
-    /// Callable by name, not listed (on-demand visibility).
-    Unlisted,
-    /// Neither: calls get `Unknown tool`.
-    Hidden,
-}
-
-/// Applies the duplex rule, the filter, the write-tool policy and the
-/// visibility option.
-pub(crate) fn exposure(
-    def: &ToolDefinition,
-    options: &McpServerOptions,
-    policy: WriteToolPolicy,
-) -> Exposure {
-    if def.capabilities.duplex {
-        return Exposure::Hidden;
-    }
-    if let Some(keep) = &options.filter {
-        if !keep(def) {
-            return Exposure::Hidden;
-        }
-    }
-    if policy == WriteToolPolicy::RequireAllowlist
-        && is_write_tool(def)
-        && !options.allow_write_tools.contains(&def.name)
-        && !options.allow_write_tools.contains(mcp_name(def))
-    {
-        return Exposure::Hidden;
-    }
-    let visibility = def.hints.mcp.visibility.unwrap_or(def.visibility);
-    if options.only_always_visible && visibility != Visibility::Always {
-        return Exposure::Unlisted;
-    }
-    Exposure::Listed
+/// What a session says about itself to the exposure rule: duplex tools
+/// hidden, the host's filter, write tools withheld unless allow-listed (by
+/// registry or MCP name) under [`WriteToolPolicy::RequireAllowlist`], and
+/// on-demand tools (by the `mcp` visibility hint, else the tool's)
+/// callable but unlisted with
+/// [`McpServerOptions::only_always_visible`].
+pub(crate) fn profile(options: &McpServerOptions, policy: WriteToolPolicy) -> SurfaceProfile<'_> {
+    let write_tools = match policy {
+        WriteToolPolicy::RequireAllowlist => WriteTools::AllowListed(&options.allow_write_tools),
+        WriteToolPolicy::Warn | WriteToolPolicy::Permissive => WriteTools::Shown,
+    };
+    SurfaceProfile::new()
+        .hints(SurfaceHints::Mcp)
+        .filter(options.filter.as_deref())
+        .write_tools(write_tools)
+        .only_always_visible(options.only_always_visible)
 }
 
 pub(crate) use crate::schema::is_object_schema;
@@ -155,13 +129,13 @@ pub(crate) fn resolve(
             .into_iter()
             .find(|def| mcp_name(def) == name)
     })?;
-    (exposure(&def, options, policy) != Exposure::Hidden).then_some(def)
+    (!profile(options, policy).exposure(&def).is_hidden()).then_some(def)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::definition::{Capabilities, McpAnnotations, McpHints};
+    use crate::definition::{Capabilities, Exposure, HiddenReason, McpAnnotations, McpHints};
     use crate::prelude::*;
     use serde_json::json;
 
@@ -237,6 +211,14 @@ mod tests {
         );
     }
 
+    fn exposure(
+        def: &ToolDefinition,
+        options: &McpServerOptions,
+        policy: WriteToolPolicy,
+    ) -> Exposure {
+        profile(options, policy).exposure(def)
+    }
+
     #[test]
     fn exposure_applies_duplex_filter_policy_and_visibility() {
         let read = tool("r").raw_handler(echo).build();
@@ -263,10 +245,13 @@ mod tests {
         let strict = WriteToolPolicy::RequireAllowlist;
         assert_eq!(
             exposure(&duplex, &options, WriteToolPolicy::Permissive),
-            Exposure::Hidden
+            Exposure::Hidden(HiddenReason::Duplex)
         );
         assert_eq!(exposure(&read, &options, strict), Exposure::Listed);
-        assert_eq!(exposure(&write, &options, strict), Exposure::Hidden);
+        assert_eq!(
+            exposure(&write, &options, strict),
+            Exposure::Hidden(HiddenReason::WriteTool)
+        );
         assert_eq!(
             exposure(&write, &options, WriteToolPolicy::Warn),
             Exposure::Listed
@@ -274,7 +259,10 @@ mod tests {
         let allowed = options.clone().allow_write_tools(["w_mcp"]);
         assert_eq!(exposure(&write, &allowed, strict), Exposure::Listed);
         let filtered = options.clone().filter(|def| def.name != "r");
-        assert_eq!(exposure(&read, &filtered, strict), Exposure::Hidden);
+        assert_eq!(
+            exposure(&read, &filtered, strict),
+            Exposure::Hidden(HiddenReason::Filtered)
+        );
         let only_always = options.only_always_visible(true);
         assert_eq!(exposure(&read, &only_always, strict), Exposure::Unlisted);
         assert_eq!(exposure(&always, &only_always, strict), Exposure::Listed);

@@ -15,10 +15,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::execution::{error_result, execute, PiToolResult, PiUpdate, UpdateSink};
 use super::framing::{Frame, LineReader};
-use super::names::PiNameError;
 use super::projection::PiCatalog;
 use super::protocol::{PiBridgeError, PiReply, PiRequest, PROTOCOL_VERSION};
 use super::PiOptions;
+use crate::adapters::names::SurfaceNameError;
 use crate::context::{LogRecord, LogSink};
 use crate::error::ToolError;
 use crate::registry::ToolRegistry;
@@ -35,7 +35,7 @@ pub enum PiServeError {
     /// The registry cannot be projected into Pi (a name collision or an
     /// invalid Pi name); nothing was served.
     #[error("the tools cannot be served to Pi: {0}")]
-    Catalog(#[from] PiNameError),
+    Catalog(#[from] SurfaceNameError),
     /// Reading the input failed.
     #[error("reading the Pi bridge input failed: {0}")]
     Io(#[from] io::Error),
@@ -582,7 +582,7 @@ mod tests {
         .unwrap_err();
         assert!(matches!(
             error,
-            PiServeError::Catalog(PiNameError::Collision { .. })
+            PiServeError::Catalog(SurfaceNameError::Collision { .. })
         ));
         assert!(
             error.to_string().contains("`text.echo` and `text_echo`"),

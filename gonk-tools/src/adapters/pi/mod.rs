@@ -36,8 +36,11 @@
 //!
 //! * `name`: the `pi` hint's name (`#[tool(pi(name = "..."))]`), else the
 //!   tool name with `.` mapped to `_` (`notes.search` → `notes_search`):
-//!   model providers accept only `[a-zA-Z0-9_-]{1,64}`. Two tools that map
-//!   to one Pi name are refused with an error naming both ([`PiNameError`]);
+//!   model providers accept only `[a-zA-Z0-9_-]{1,64}` ([`PI_NAMES`], the
+//!   one [name map](crate::adapters::names) every renaming surface uses).
+//!   Two tools that map to one Pi name are refused with an error naming
+//!   both and the fix
+//!   ([`SurfaceNameError`](crate::adapters::names::SurfaceNameError));
 //! * `label`: the tool name;
 //! * `description`: the advertised description (the degraded one when the
 //!   `capability_for` probe says so), then the cost and latency sentence —
@@ -47,8 +50,9 @@
 //!   validates them again (exactly, where JavaScript numbers cannot).
 //!
 //! Duplex tools, tools the [`PiOptions::filter`] excludes and, with
-//! [`PiOptions::only_always_visible`], on-demand tools are skipped; the
-//! discover answer lists them with the reason.
+//! [`PiOptions::only_always_visible`], on-demand tools are skipped (the
+//! [exposure rule](crate::definition::SurfaceProfile) every surface
+//! follows); the discover answer lists them with the reason.
 //!
 //! Calls run through [`ToolRegistry::invoke`](crate::ToolRegistry::invoke)
 //! — the whole dispatch contract — and are mapped by [`execute`]: progress
@@ -64,7 +68,6 @@ mod bridge;
 mod execution;
 mod extension;
 mod framing;
-mod names;
 mod projection;
 pub mod protocol;
 
@@ -77,14 +80,13 @@ pub use execution::{
     success_result, update_for, PiContent, PiToolResult, PiUpdate, UpdateSink,
 };
 pub use extension::{pi_extension_source, write_pi_extension, PiLaunch, PI_EXTENSION_TEMPLATE};
-pub use names::{check_pi_name, pi_name, PiNameError, MAX_PI_NAME_LEN};
 pub use projection::{
-    project_tool, PiCatalog, PiSkipped, PiTool, PiToolSpec, SKIP_DUPLEX, SKIP_FILTERED,
-    SKIP_ON_DEMAND,
+    pi_name, project_tool, PiCatalog, PiSkipped, PiTool, PiToolSpec, PI_NAMES, SKIP_DUPLEX,
+    SKIP_FILTERED, SKIP_ON_DEMAND,
 };
 
 use crate::context::ToolContext;
-use crate::definition::ToolDefinition;
+use crate::definition::{SurfaceHints, SurfaceProfile, ToolDefinition};
 
 /// The longest bridge line read by default (16 MiB); longer lines get a
 /// `REQUEST_TOO_LARGE` error.
@@ -174,6 +176,18 @@ impl PiOptions {
     pub fn max_line_bytes(mut self, max: usize) -> Self {
         self.max_line_bytes = max;
         self
+    }
+
+    /// What Pi says about itself to the exposure rule: duplex tools
+    /// hidden, the host's filter, and — with
+    /// [`only_always_visible`](Self::only_always_visible) — on-demand tools
+    /// (by the `pi` visibility hint, else the tool's) unlisted, which Pi
+    /// skips.
+    pub(crate) fn profile(&self) -> SurfaceProfile<'_> {
+        SurfaceProfile::new()
+            .hints(SurfaceHints::Pi)
+            .filter(self.filter.as_deref())
+            .only_always_visible(self.only_always_visible)
     }
 
     pub(crate) fn context(&self) -> ToolContext {

@@ -3,16 +3,34 @@
 //! [`PiCatalog`] of a whole registry — which tools Pi gets, under which
 //! names, and which are skipped and why.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::names::{check_pi_name, pi_name, PiNameError};
 use super::PiOptions;
-use crate::definition::{CapabilityStatus, Cost, Latency, ToolDefinition, Visibility};
+use crate::adapters::names::{NameMap, SurfaceNameError, SurfaceNameRules};
+use crate::definition::{
+    CapabilityStatus, Cost, Exposure, HiddenReason, Latency, SurfaceHints, ToolDefinition,
+};
 use crate::registry::ToolRegistry;
+
+/// The names Pi registers: Pi hands its tools to model providers, most of
+/// which accept only `[A-Za-z0-9_-]{1,64}`, so Pi takes their
+/// function-name rule; a tool picks a Pi name of its own with
+/// `#[tool(pi(name = "..."))]` or `hints.pi.pi_name`.
+pub const PI_NAMES: SurfaceNameRules = SurfaceNameRules::FUNCTION_NAME
+    .for_surface("Pi")
+    .with_rename_hint("`#[tool(pi(name = \"...\"))]` or `hints.pi.pi_name`");
+
+/// The name `def` has in Pi: its `pi_name` hint as it is, else its
+/// registry name with every `.` mapped to `_` (`notes.search` →
+/// `notes_search`), by [`PI_NAMES`]. [`PiCatalog::build`] checks it.
+pub fn pi_name(def: &ToolDefinition) -> Cow<'_, str> {
+    PI_NAMES.surface_name(&def.name, SurfaceHints::Pi.requested_name(def))
+}
 
 /// Why a duplex tool is not registered.
 pub const SKIP_DUPLEX: &str = "duplex (not supported by Pi registerTool)";
@@ -63,7 +81,10 @@ pub struct PiTool {
 #[derive(Clone, Debug, Default)]
 pub struct PiCatalog {
     tools: Vec<PiTool>,
-    by_pi_name: HashMap<String, usize>,
+    /// Pi names ↔ registry names of the registered tools.
+    names: NameMap,
+    /// A registered tool's registry name → its index in `tools`.
+    by_tool: HashMap<String, usize>,
     skipped: Vec<PiSkipped>,
     warnings: Vec<String>,
 }
@@ -71,37 +92,40 @@ pub struct PiCatalog {
 impl PiCatalog {
     /// Projects every tool of `registry` that `options` exposes. Fails when
     /// two exposed tools map to one Pi name or a Pi name breaks the
-    /// providers' rule: the error names the tools and how to fix it.
-    pub fn build(registry: &ToolRegistry, options: &PiOptions) -> Result<PiCatalog, PiNameError> {
+    /// providers' rule ([`PI_NAMES`]): the error names the tools and how to
+    /// fix it.
+    pub fn build(
+        registry: &ToolRegistry,
+        options: &PiOptions,
+    ) -> Result<PiCatalog, SurfaceNameError> {
         let mut catalog = PiCatalog::default();
+        let profile = options.profile();
+        let mut exposed = Vec::new();
         for def in registry.list() {
-            if let Some(reason) = skip_reason(&def, options) {
-                catalog.skipped.push(PiSkipped {
+            match skip_reason(profile.exposure(&def)) {
+                Some(reason) => catalog.skipped.push(PiSkipped {
                     name: def.name.clone(),
                     reason: reason.to_owned(),
-                });
-                continue;
+                }),
+                None => exposed.push(def),
             }
-            let name = pi_name(&def).into_owned();
-            check_pi_name(&name).map_err(|reason| PiNameError::Invalid {
-                tool: def.name.clone(),
-                pi_name: name.clone(),
-                reason,
-            })?;
-            if let Some(&index) = catalog.by_pi_name.get(&name) {
-                return Err(PiNameError::Collision {
-                    pi_name: name,
-                    first: catalog.tools[index].tool.clone(),
-                    second: def.name.clone(),
-                });
-            }
+        }
+        catalog.names = NameMap::build_with(
+            &PI_NAMES,
+            exposed
+                .iter()
+                .map(|def| (def.name.as_str(), SurfaceHints::Pi.requested_name(def))),
+        )?;
+        for def in exposed {
             let (description, warning) = describe(&def);
             catalog.warnings.extend(warning);
             let (parameters, wrapped) = parameters(&def);
-            catalog.by_pi_name.insert(name.clone(), catalog.tools.len());
+            catalog
+                .by_tool
+                .insert(def.name.clone(), catalog.tools.len());
             catalog.tools.push(PiTool {
                 spec: PiToolSpec {
-                    name,
+                    name: pi_name(&def).into_owned(),
                     label: def.name.clone(),
                     description,
                     parameters,
@@ -135,24 +159,21 @@ impl PiCatalog {
 
     /// The tool Pi knows as `pi_name`.
     pub fn resolve(&self, pi_name: &str) -> Option<&PiTool> {
-        self.by_pi_name.get(pi_name).map(|&i| &self.tools[i])
+        let tool = self.names.tool_name(pi_name)?;
+        self.by_tool.get(tool).map(|&i| &self.tools[i])
     }
 }
 
-fn skip_reason(def: &ToolDefinition, options: &PiOptions) -> Option<&'static str> {
-    if def.capabilities.duplex {
-        return Some(SKIP_DUPLEX);
+/// Why Pi does not register a tool the exposure rule does not list: Pi has
+/// no on-demand discovery, so an unlisted tool could never be called.
+fn skip_reason(exposure: Exposure) -> Option<&'static str> {
+    match exposure {
+        Exposure::Listed => None,
+        Exposure::Unlisted => Some(SKIP_ON_DEMAND),
+        Exposure::Hidden(HiddenReason::Duplex) => Some(SKIP_DUPLEX),
+        // Pi withholds no write tools: only the host's filter hides the rest.
+        Exposure::Hidden(_) => Some(SKIP_FILTERED),
     }
-    if let Some(keep) = &options.filter {
-        if !keep(def) {
-            return Some(SKIP_FILTERED);
-        }
-    }
-    let visibility = def.hints.pi.visibility.unwrap_or(def.visibility);
-    if options.only_always_visible && visibility != Visibility::Always {
-        return Some(SKIP_ON_DEMAND);
-    }
-    None
 }
 
 /// The projection of one definition. A warning met on the way (see
@@ -257,7 +278,7 @@ fn with_cost_and_latency(text: &str, cost: Option<Cost>, latency: Option<Latency
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::definition::{Capabilities, PiHints, ToolBuilder};
+    use crate::definition::{Capabilities, PiHints, ToolBuilder, Visibility};
     use crate::prelude::*;
 
     #[derive(Deserialize, JsonSchema)]
@@ -497,14 +518,23 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             error,
-            PiNameError::Collision {
-                pi_name: "notes_search".into(),
+            SurfaceNameError::Collision {
+                surface: "Pi",
+                name: "notes_search".into(),
                 first: "notes.search".into(),
                 second: "notes_search".into(),
+                rename_hint: PI_NAMES.rename_hint(),
             }
         );
         let message = error.to_string();
+        assert!(
+            message.contains(
+                "tools `notes.search` and `notes_search` both map to the Pi name `notes_search`"
+            ),
+            "{message}"
+        );
         assert!(message.contains("pi(name ="), "{message}");
+        assert!(message.contains("hints.pi.pi_name"), "{message}");
 
         // A Pi name resolves the collision; the mapping stays reversible.
         let renamed = tool("notes_search")
@@ -534,10 +564,47 @@ mod tests {
             })
             .build();
         let error = PiCatalog::build(&registry(vec![dotted_hint]), &PiOptions::new()).unwrap_err();
-        assert!(matches!(error, PiNameError::Invalid { .. }), "{error}");
+        assert!(
+            matches!(error, SurfaceNameError::Unrepresentable { .. }),
+            "{error}"
+        );
         assert!(error.to_string().contains("contains `.`"), "{error}");
+        assert!(error.to_string().contains("pi(name ="), "{error}");
         let long = tool(&format!("a{}", ".b".repeat(40))).build();
         let error = PiCatalog::build(&registry(vec![long]), &PiOptions::new()).unwrap_err();
-        assert!(error.to_string().contains("the limit is 64"), "{error}");
+        assert!(
+            error.to_string().contains("Pi names hold at most 64"),
+            "{error}"
+        );
+        let fits = tool(&format!("a{}", ".b".repeat(31))).build();
+        assert!(PiCatalog::build(&registry(vec![fits]), &PiOptions::new()).is_ok());
+    }
+
+    #[test]
+    fn dots_map_to_underscores_unless_a_pi_name_is_given() {
+        let named = |name: &str, pi: Option<&str>| {
+            tool(name)
+                .pi(PiHints {
+                    pi_name: pi.map(str::to_owned),
+                    ..PiHints::default()
+                })
+                .build()
+        };
+        assert_eq!(pi_name(&named("notes.search", None)), "notes_search");
+        assert_eq!(pi_name(&named("a.b.c-d", None)), "a_b_c-d");
+        assert_eq!(pi_name(&named("plain_name", None)), "plain_name");
+        assert_eq!(pi_name(&named("notes.search", Some("find"))), "find");
+    }
+
+    #[test]
+    fn pi_names_follow_the_providers_rule() {
+        assert!(PI_NAMES.check("notes_search-2").is_ok());
+        assert!(PI_NAMES.check("").is_err());
+        assert!(PI_NAMES.check("a.b").unwrap_err().contains("contains `.`"));
+        assert!(PI_NAMES.check(&"x".repeat(64)).is_ok());
+        assert!(PI_NAMES
+            .check(&"x".repeat(65))
+            .unwrap_err()
+            .contains("at most 64"));
     }
 }

@@ -7,7 +7,7 @@ use super::reply::outcome_text;
 use super::{
     input_parameters, required_str, CallError, CallForm, Provider, ToolCall, ToolProjection,
 };
-use crate::adapters::names::NameRules;
+use crate::adapters::names::SurfaceNameRules;
 use crate::adapters::render::block_text;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
@@ -19,7 +19,7 @@ use crate::outcome::ToolOutput;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Anthropic;
 
-const NAMES: NameRules = NameRules::FUNCTION_NAME.for_surface("Anthropic");
+const NAMES: SurfaceNameRules = SurfaceNameRules::FUNCTION_NAME.for_surface("Anthropic");
 
 const CALL_SHAPE: &str =
     "expected a `{\"type\": \"tool_use\", \"id\", \"name\", \"input\"}` content block";
@@ -51,7 +51,7 @@ fn content(output: &ToolOutput<Value>) -> Vec<Value> {
 }
 
 impl Provider for Anthropic {
-    fn name_rules(&self) -> NameRules {
+    fn name_rules(&self) -> SurfaceNameRules {
         NAMES
     }
 

@@ -8,7 +8,7 @@ use super::reply::output_text;
 use super::{
     input_parameters, required_str, CallError, CallForm, Provider, ToolCall, ToolProjection,
 };
-use crate::adapters::names::NameRules;
+use crate::adapters::names::SurfaceNameRules;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::outcome::ToolOutput;
@@ -20,12 +20,12 @@ use crate::outcome::ToolOutput;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Gemini;
 
-const NAMES: NameRules = NameRules::FUNCTION_NAME.for_surface("Gemini");
+const NAMES: SurfaceNameRules = SurfaceNameRules::FUNCTION_NAME.for_surface("Gemini");
 
 const CALL_SHAPE: &str = "expected a `{\"functionCall\": {\"name\", \"args\", \"id\"?}}` part or the `functionCall` object itself";
 
 impl Provider for Gemini {
-    fn name_rules(&self) -> NameRules {
+    fn name_rules(&self) -> SurfaceNameRules {
         NAMES
     }
 

@@ -144,8 +144,8 @@ pub use provider_tools::ProviderTools;
 
 use serde_json::Value;
 
-use crate::adapters::names::NameRules;
-use crate::definition::ToolDefinition;
+use crate::adapters::names::SurfaceNameRules;
+use crate::definition::{SurfaceProfile, ToolDefinition};
 use crate::error::ToolError;
 use crate::outcome::ToolOutput;
 
@@ -155,7 +155,7 @@ use crate::outcome::ToolOutput;
 /// caching, dispatch).
 pub trait Provider: Send + Sync + 'static {
     /// The names the provider accepts (its label is used in messages).
-    fn name_rules(&self) -> NameRules;
+    fn name_rules(&self) -> SurfaceNameRules;
 
     /// The provider's tool entry for `def`, offered as `name` with
     /// `description`.
@@ -225,7 +225,7 @@ pub enum CallError {
     },
     /// The tools cannot be offered at all (e.g. two share a name).
     #[error(transparent)]
-    Names(#[from] crate::adapters::names::NameError),
+    Names(#[from] crate::adapters::names::SurfaceNameError),
 }
 
 /// A caller's choice of which tools to offer.
@@ -233,16 +233,17 @@ pub(crate) type Filter = std::sync::Arc<dyn Fn(&ToolDefinition) -> bool + Send +
 
 /// The tools of `registry` a model may be offered, in registration order:
 /// every tool `filter` keeps, duplex ones never (a model cannot stream
-/// input to them).
+/// input to them). Visibility does not narrow the offer: a model can call
+/// only what it is offered.
 pub(crate) fn offered(
     registry: &crate::registry::ToolRegistry,
     filter: Option<&Filter>,
 ) -> Vec<ToolDefinition> {
+    let profile = SurfaceProfile::new().filter(filter.map(|keep| &**keep));
     registry
         .list()
         .into_iter()
-        .filter(|def| !def.capabilities.duplex)
-        .filter(|def| filter.is_none_or(|keep| keep(def)))
+        .filter(|def| profile.exposure(def).is_listed())
         .collect()
 }
 

@@ -9,7 +9,7 @@ use super::strict::strict_schema;
 use super::{
     input_parameters, required_str, CallError, CallForm, Provider, ToolCall, ToolProjection,
 };
-use crate::adapters::names::NameRules;
+use crate::adapters::names::SurfaceNameRules;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::outcome::ToolOutput;
@@ -30,7 +30,7 @@ enum Api {
     Responses,
 }
 
-const NAMES: NameRules = NameRules::FUNCTION_NAME.for_surface("OpenAI");
+const NAMES: SurfaceNameRules = SurfaceNameRules::FUNCTION_NAME.for_surface("OpenAI");
 
 const CALL_SHAPES: &str = "expected a Chat Completions tool call `{\"id\", \"type\": \"function\", \"function\": {\"name\", \"arguments\"}}` or a Responses `{\"type\": \"function_call\", \"call_id\", \"name\", \"arguments\"}` item";
 
@@ -80,7 +80,7 @@ fn text<'a>(payload: &'a Value, key: &str) -> Result<&'a str, CallError> {
 }
 
 impl Provider for OpenAi {
-    fn name_rules(&self) -> NameRules {
+    fn name_rules(&self) -> SurfaceNameRules {
         NAMES
     }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, RwLock};
 use serde_json::Value;
 
 use super::{args, CallError, Filter, Provider, ToolCall, ToolProjection};
-use crate::adapters::names::{NameError, NameMap};
+use crate::adapters::names::{NameMap, SurfaceNameError};
 use crate::context::ToolContext;
 use crate::definition::{CapabilityStatus, ToolDefinition};
 use crate::error::ToolError;
@@ -46,7 +46,7 @@ struct Snapshot {
     _defs: Vec<ToolDefinition>,
     projections: Arc<[ToolProjection]>,
     entries: Arc<[Value]>,
-    names: Result<NameMap, NameError>,
+    names: Result<NameMap, SurfaceNameError>,
 }
 
 fn key(def: &ToolDefinition) -> Key {
@@ -93,7 +93,7 @@ impl<P: Provider> ProviderTools<P> {
     /// The tool entries for a request body (`tools` / `functionDeclarations`),
     /// in registration order. Computed once; later calls cost a look at the
     /// registry unless it changed.
-    pub fn tools(&self) -> Result<Arc<[Value]>, NameError> {
+    pub fn tools(&self) -> Result<Arc<[Value]>, SurfaceNameError> {
         let snapshot = self.snapshot();
         snapshot.names.as_ref().map_err(Clone::clone)?;
         Ok(Arc::clone(&snapshot.entries))
@@ -101,7 +101,7 @@ impl<P: Provider> ProviderTools<P> {
 
     /// Every tool's projection: names, entries and the notes on what each
     /// projection changed.
-    pub fn projections(&self) -> Result<Arc<[ToolProjection]>, NameError> {
+    pub fn projections(&self) -> Result<Arc<[ToolProjection]>, SurfaceNameError> {
         let snapshot = self.snapshot();
         snapshot.names.as_ref().map_err(Clone::clone)?;
         Ok(Arc::clone(&snapshot.projections))

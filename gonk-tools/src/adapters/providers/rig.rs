@@ -47,7 +47,7 @@ use rig_core::tool::{
 use rig_core::wasm_compat::WasmBoxedFuture;
 use serde_json::Value;
 
-use crate::adapters::names::{NameError, NameMap, NameRules};
+use crate::adapters::names::{NameMap, SurfaceNameError, SurfaceNameRules};
 use crate::adapters::providers::{self, Filter};
 use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
@@ -56,7 +56,7 @@ use crate::outcome::ToolOutput;
 use crate::registry::ToolRegistry;
 
 /// The names rig tools get: what every model provider accepts.
-const NAMES: NameRules = NameRules::FUNCTION_NAME.for_surface("rig");
+const NAMES: SurfaceNameRules = SurfaceNameRules::FUNCTION_NAME.for_surface("rig");
 
 /// Turns a registry's tools into rig tools.
 #[derive(Clone)]
@@ -103,8 +103,8 @@ impl RigTools {
     }
 
     /// One [`RigTool`] per offered tool, in registration order. Fails when
-    /// two tools would share a name ([`NameError`]).
-    pub fn tools(&self) -> Result<Vec<RigTool>, NameError> {
+    /// two tools would share a name ([`SurfaceNameError`]).
+    pub fn tools(&self) -> Result<Vec<RigTool>, SurfaceNameError> {
         let defs = providers::offered(&self.registry, self.filter.as_ref());
         let names = NameMap::build(&NAMES, defs.iter().map(|def| def.name.as_str()))?;
         Ok(defs
@@ -124,7 +124,7 @@ impl RigTools {
     }
 
     /// The tools boxed, for `AgentBuilder::tools(..)`.
-    pub fn into_tools(self) -> Result<Vec<Box<dyn ToolDyn>>, NameError> {
+    pub fn into_tools(self) -> Result<Vec<Box<dyn ToolDyn>>, SurfaceNameError> {
         Ok(self
             .tools()?
             .into_iter()
@@ -133,7 +133,7 @@ impl RigTools {
     }
 
     /// The tools as a rig [`ToolSet`].
-    pub fn tool_set(&self) -> Result<ToolSet, NameError> {
+    pub fn tool_set(&self) -> Result<ToolSet, SurfaceNameError> {
         Ok(ToolSet::from_tools(self.tools()?))
     }
 }

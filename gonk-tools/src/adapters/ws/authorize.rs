@@ -1,8 +1,9 @@
 //! The host's entry gate: `authorize(tool, caller, input)`, asked before
 //! every request is dispatched.
 //!
-//! It gates the **requested op only**, as in the seed: a tool it allows may
-//! compose (`ctx.invoke`) tools it would refuse, and those children run.
+//! It gates the **requested op only**, as the TypeScript original does
+//! (`docs/contract.md#differences`): a tool it allows may compose
+//! (`ctx.invoke`) tools it would refuse, and those children run.
 //! A host that needs every composed call checked maps the caller to an
 //! [`AuthContext`](crate::security::AuthContext) in the context factory
 //! ([`WsHandlerBuilder::context`](super::WsHandlerBuilder::context)); the

@@ -15,7 +15,7 @@ use super::forward;
 use super::hook::{self, HookError};
 use super::message::{WsBroadcast, WsEvent, WsReply, WsRequest};
 use crate::context::ToolContext;
-use crate::definition::ToolDefinition;
+use crate::definition::{SurfaceProfile, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
 use crate::registry::ToolRegistry;
@@ -411,14 +411,15 @@ impl<C: Send + Sync + 'static> WsHandlerBuilder<C> {
 
     /// Takes the snapshot of the registry now. The ops are its tools that
     /// pass the filter, except duplex tools (a request carries no input
-    /// stream).
+    /// stream); visibility does not narrow them, since a request names its
+    /// op and nothing is listed.
     pub fn build(self) -> WsHandler<C> {
         let registry = self.registry.filter(|_| true);
+        let profile = SurfaceProfile::new().filter(self.keep.as_deref());
         let ops = registry
             .list()
             .into_iter()
-            .filter(|tool| !tool.capabilities.duplex)
-            .filter(|tool| self.keep.as_ref().is_none_or(|keep| keep(tool)))
+            .filter(|tool| !profile.exposure(tool).is_hidden())
             .map(|tool| tool.name.clone())
             .collect();
         WsHandler {

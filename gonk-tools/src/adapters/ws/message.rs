@@ -181,9 +181,9 @@ fn capped(text: &str) -> String {
 /// The one reply to a request: `{"type": "result", "reqId"?, "result"}`
 /// or `{"type": "error", "reqId"?, "message", "code", "details"?}`.
 ///
-/// The seed's error reply carries `message`; `code` (and `details`, e.g.
-/// the validation issues) are added so a typed client can tell failures
-/// apart.
+/// The TypeScript original's error reply carries `message`; `code` (and
+/// `details`, e.g. the validation issues) are added so a typed client can
+/// tell failures apart.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum WsReply {

@@ -18,7 +18,7 @@
 //!
 //! ## Two authorization models
 //!
-//! The entry gate checks **the requested op only**, as the seed's
+//! The entry gate checks **the requested op only**, as the original TypeScript
 //! `authorize(tool, caller, input)` does: a tool it lets through may
 //! compose (`ctx.invoke`) tools it would refuse. For the registry's
 //! contract instead — the root **and every composed call** authorized by a

@@ -10,6 +10,7 @@ use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use super::rejection::WsRejection;
+use crate::adapters::http::HttpGuard;
 
 /// The default limit of one incoming message: 1 MiB. A larger message
 /// closes the connection with code 1009 (message too big).
@@ -53,7 +54,8 @@ where
 /// bind needs an API key, an identify hook or the insecure flag), a Host
 /// allow-list against DNS rebinding, an Origin allow-list against
 /// cross-site WebSocket hijacking, a message size limit, a cap on calls in
-/// flight per connection, and ping/pong keepalive.
+/// flight per connection, and ping/pong keepalive. The Host, Origin and
+/// API-key rules are the shared [`HttpGuard`]'s, the same as MCP's.
 ///
 /// ```
 /// use gonk_tools::adapters::ws::WsServerOptions;
@@ -159,9 +161,13 @@ impl<C> WsServerOptions<C> {
     }
 
     /// Requires the key on the upgrade request, as `Authorization: Bearer
-    /// <key>` or — for browsers, which cannot set headers on a WebSocket —
-    /// the `access_token` query parameter (RFC 6750 §2.3). A missing or
-    /// wrong key gets `401` and no socket opens.
+    /// <key>` (the scheme in any case; the header wins when both are sent)
+    /// or — for browsers, which cannot set headers on a WebSocket — the
+    /// `access_token` query parameter (RFC 6750 §2.3). Compared in constant
+    /// time. A missing or wrong key gets `401` and no socket opens. An empty
+    /// key (or one with surrounding white space or control characters,
+    /// which no client can send in a header) matches no request, and makes
+    /// [`serve_ws`](super::serve_ws) refuse to start.
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.api_key = Some(key.into());
         self
@@ -196,17 +202,32 @@ impl<C> WsServerOptions<C> {
     }
 
     /// Host names (or `host:port`) accepted in the `Host` header, besides
-    /// the loopback names and the bound address.
+    /// the loopback names and — for [`serve_ws`](super::serve_ws) — the
+    /// bound address (for a wildcard bind such as `0.0.0.0`: every address
+    /// and the name of the machine).
+    ///
+    /// A `Host` must be exactly one well-formed header; when it carries a
+    /// port, the port must be the server's (under
+    /// [`serve_ws`](super::serve_ws); a mounted [`ws_router`](super::ws_router)
+    /// does not know its port and takes any) or the entry's own
+    /// (`host:port`). Several `Host` headers or a malformed one get `400`; a
+    /// name or port not allowed gets `403`. An entry that is not `host` or
+    /// `host:port` is ignored, with a warning.
     pub fn allowed_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
         self.allowed_hosts.extend(hosts.into_iter().map(Into::into));
         self
     }
 
-    /// Browser origins (`scheme://host`, `scheme://host:port` or
-    /// `scheme://host:*`) accepted in the `Origin` header, besides the
-    /// loopback origins and the page's own origin (the `Host` it asked
-    /// for). A request without `Origin` is not from a browser page and is
-    /// not checked.
+    /// Browser origins accepted in the `Origin` header, besides the
+    /// loopback origins (`http://localhost:*`, `http://127.0.0.1:*`,
+    /// `http://[::1]:*`) and the page's own origin (`http` or `https` on the
+    /// host and port of the request's allowed `Host`).
+    ///
+    /// An entry is `scheme://host` — on the scheme's default port only
+    /// (`https://app.example` is `:443`) —, `scheme://host:port`,
+    /// `scheme://host:*` for any port, or `null`. A request without
+    /// `Origin` is not from a browser page and is not checked; several
+    /// `Origin` headers get `400`, an origin not allowed `403`.
     pub fn allowed_origins<S: Into<String>>(
         mut self,
         origins: impl IntoIterator<Item = S>,
@@ -217,10 +238,26 @@ impl<C> WsServerOptions<C> {
     }
 
     /// Turns the Host and Origin allow-lists off (e.g. behind a proxy that
-    /// checks them). Not recommended.
+    /// checks them). Not recommended. The API key is still checked.
     pub fn disable_host_check(mut self) -> Self {
         self.host_check = false;
         self
+    }
+
+    /// The upgrade request's Host, Origin and API-key checks (the server's
+    /// own address is added by [`serve_ws`](super::serve_ws) once it is
+    /// bound).
+    pub(crate) fn guard(&self) -> HttpGuard {
+        let mut guard = HttpGuard::new()
+            .allowed_hosts(&self.allowed_hosts)
+            .allowed_origins(&self.allowed_origins);
+        if let Some(key) = &self.api_key {
+            guard = guard.api_key(key);
+        }
+        if !self.host_check {
+            guard = guard.disable_host_check();
+        }
+        guard
     }
 
     /// The limit of one incoming message in bytes (default 1 MiB).

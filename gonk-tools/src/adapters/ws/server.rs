@@ -14,8 +14,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::connection::{self, Limits};
-use super::guard::Guard;
+use super::guard;
 use super::options::{WsIdentify, WsServerOptions};
+use crate::adapters::http::HttpGuard;
 use crate::adapters::ws::{WsBroadcast, WsHandler, WsHandlerBuilder};
 
 /// Broadcasts a slow connection may fall behind by before it misses some.
@@ -23,7 +24,7 @@ const HUB_CAPACITY: usize = 1024;
 
 struct Endpoint<C> {
     handler: WsHandler<C>,
-    guard: Guard,
+    guard: HttpGuard,
     identify: Arc<dyn WsIdentify<C>>,
     hub: broadcast::Sender<Arc<str>>,
     limits: Limits,
@@ -56,13 +57,18 @@ pub fn ws_router<C: Send + Sync + 'static>(
     handler: WsHandlerBuilder<C>,
     options: WsServerOptions<C>,
 ) -> axum::Router {
+    let guard = options.guard();
+    if let Some(problem) = guard.api_key_problem() {
+        tracing::error!(target: "gonk_tools::adapters::ws", "{problem}: every upgrade will get 401");
+    }
     let shutdown = options.shutdown.clone().unwrap_or_default();
-    router_with_shutdown(handler, options, shutdown)
+    router_with(handler, options, guard, shutdown)
 }
 
-fn router_with_shutdown<C: Send + Sync + 'static>(
+fn router_with<C: Send + Sync + 'static>(
     handler: WsHandlerBuilder<C>,
     options: WsServerOptions<C>,
+    guard: HttpGuard,
     shutdown: CancellationToken,
 ) -> axum::Router {
     let (hub, _) = broadcast::channel::<Arc<str>>(HUB_CAPACITY);
@@ -75,12 +81,7 @@ fn router_with_shutdown<C: Send + Sync + 'static>(
         .build();
     let endpoint = Arc::new(Endpoint {
         handler,
-        guard: Guard::new(
-            options.api_key.clone(),
-            options.host_check,
-            &options.allowed_hosts,
-            &options.allowed_origins,
-        ),
+        guard,
         identify: Arc::clone(&options.identify),
         hub,
         limits: Limits {
@@ -100,7 +101,7 @@ async fn upgrade<C: Send + Sync + 'static>(
     request: Request,
 ) -> Response {
     let (mut parts, _body) = request.into_parts();
-    if let Err(rejection) = endpoint.guard.check(&parts) {
+    if let Err(rejection) = guard::check(&endpoint.guard, &parts) {
         return rejection.into_response();
     }
     let upgrade = match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
@@ -143,6 +144,15 @@ pub enum WsServeError {
     Insecure {
         /// The requested address.
         addr: SocketAddr,
+    },
+    /// The API key is empty (or otherwise one no client can send).
+    #[error(
+        "refusing to serve WebSocket with an unusable API key: {problem}. Set a non-empty key \
+         (WsServerOptions::api_key)"
+    )]
+    UnusableApiKey {
+        /// What is wrong with it.
+        problem: &'static str,
     },
     /// The address could not be bound.
     #[error("could not bind {addr}: {source}")]
@@ -202,13 +212,18 @@ impl WsServer {
 ///
 /// A non-loopback `addr` refuses to start without an API key, an identify
 /// hook or [`allow_insecure_remote`](WsServerOptions::allow_insecure_remote);
-/// the bound IP of a non-loopback, non-wildcard address is added to the
-/// Host allow-list.
+/// an empty API key refuses to start. The bound address is added to the
+/// Host allow-list (for a wildcard bind, every address and the name of the
+/// machine), and a port in `Host` must be the bound one.
 pub async fn serve_ws<C: Send + Sync + 'static>(
     addr: SocketAddr,
     handler: WsHandlerBuilder<C>,
-    mut options: WsServerOptions<C>,
+    options: WsServerOptions<C>,
 ) -> Result<WsServer, WsServeError> {
+    let guard = options.guard();
+    if let Some(problem) = guard.api_key_problem() {
+        return Err(WsServeError::UnusableApiKey { problem });
+    }
     let ip = addr.ip();
     if !ip.is_loopback() && options.api_key.is_none() && !options.identifies && !options.insecure {
         return Err(WsServeError::Insecure { addr });
@@ -219,15 +234,10 @@ pub async fn serve_ws<C: Send + Sync + 'static>(
     let local_addr = listener
         .local_addr()
         .map_err(|source| WsServeError::Bind { addr, source })?;
-    if !ip.is_loopback() && !ip.is_unspecified() {
-        options.allowed_hosts.push(match ip {
-            std::net::IpAddr::V4(v4) => v4.to_string(),
-            std::net::IpAddr::V6(v6) => format!("[{v6}]"),
-        });
-    }
+    let guard = guard.bound(local_addr);
     let shutdown = options.shutdown.clone().unwrap_or_default();
     let path = options.path.clone();
-    let app = router_with_shutdown(handler, options, shutdown.clone());
+    let app = router_with(handler, options, guard, shutdown.clone());
     let listener = listener.tap_io(|tcp| {
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(target: "gonk_tools::adapters::ws", %error, "could not set TCP_NODELAY");
@@ -245,4 +255,77 @@ pub async fn serve_ws<C: Send + Sync + 'static>(
         shutdown,
         task,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use super::*;
+    use crate::registry::ToolRegistry;
+
+    /// The status of a bare `GET /ws` with this `Host` (no upgrade headers:
+    /// past the guard, the upgrade itself refuses it, but not with `403`).
+    async fn status_for_host(addr: SocketAddr, host: String) -> u16 {
+        tokio::task::spawn_blocking(move || {
+            let mut stream = std::net::TcpStream::connect(addr).unwrap();
+            write!(
+                stream,
+                "GET /ws HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+            )
+            .unwrap();
+            let mut answer = String::new();
+            stream.read_to_string(&mut answer).unwrap();
+            answer[9..12].parse().unwrap()
+        })
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_standalone_server_ties_host_to_its_port() {
+        let registry = ToolRegistry::new();
+        let server = serve_ws(
+            "127.0.0.1:0".parse().unwrap(),
+            WsHandler::builder(&registry),
+            WsServerOptions::new(),
+        )
+        .await
+        .unwrap();
+        let addr = server.local_addr();
+        let port = addr.port();
+        let other = port.wrapping_add(1).max(1);
+        assert_ne!(
+            status_for_host(addr, format!("localhost:{port}")).await,
+            403
+        );
+        assert_ne!(status_for_host(addr, "localhost".to_owned()).await, 403);
+        assert_eq!(
+            status_for_host(addr, format!("localhost:{other}")).await,
+            403
+        );
+        assert_eq!(
+            status_for_host(addr, format!("evil.example:{port}")).await,
+            403
+        );
+        server.shutdown().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_unusable_api_key_refuses_to_start() {
+        let registry = ToolRegistry::new();
+        for key in ["", " k3y"] {
+            let error = serve_ws(
+                "127.0.0.1:0".parse().unwrap(),
+                WsHandler::builder(&registry),
+                WsServerOptions::new().api_key(key),
+            )
+            .await
+            .unwrap_err();
+            assert!(
+                matches!(error, WsServeError::UnusableApiKey { .. }),
+                "{key:?}: {error}"
+            );
+        }
+    }
 }
