@@ -52,6 +52,20 @@ fn peer(ctx: &ToolContext) -> Result<&McpRequestContext, ToolError> {
     })
 }
 
+/// Server → client requests (sampling, elicitation) need a 2025 session:
+/// a stateless-era request gets no independent request on its response
+/// stream, so the tool says it cannot ask instead.
+fn server_requests_possible(mcp: &McpRequestContext) -> Result<(), ToolError> {
+    if mcp.is_stateless() {
+        return Err(ToolError::new(
+            ErrorCode::InputUnavailable,
+            "this tool asks the client through a server request, which a stateless \
+             (2026-07-28) request cannot carry",
+        ));
+    }
+    Ok(())
+}
+
 /// Returns a simple text response.
 #[tool(approval = "read")]
 async fn test_simple_text() -> ToolOutput<String> {
@@ -149,16 +163,8 @@ async fn test_sampling(
     ctx: &ToolContext,
 ) -> Result<ToolOutput<String>, ToolError> {
     let mcp = peer(ctx)?;
-    let supports = mcp
-        .peer()
-        .peer_info()
-        .is_some_and(|info| info.capabilities.sampling.is_some());
-    if !supports {
-        return Err(ToolError::new(
-            ErrorCode::custom("SAMPLING_UNSUPPORTED"),
-            "the client does not support sampling",
-        ));
-    }
+    mcp.require_client_capability("sampling")?;
+    server_requests_possible(mcp)?;
     let params =
         CreateMessageRequestParams::new(vec![SamplingMessage::user_text(input.prompt)], 100);
     let result = mcp
@@ -182,16 +188,8 @@ async fn elicit(
     schema: Value,
 ) -> Result<(String, Value), ToolError> {
     let mcp = peer(ctx)?;
-    let supports = mcp
-        .peer()
-        .peer_info()
-        .is_some_and(|info| info.capabilities.elicitation.is_some());
-    if !supports {
-        return Err(ToolError::new(
-            ErrorCode::custom("ELICITATION_UNSUPPORTED"),
-            "the client does not support elicitation",
-        ));
-    }
+    mcp.require_client_capability("elicitation")?;
+    server_requests_possible(mcp)?;
     let params: ElicitRequestParams = serde_json::from_value(json!({
         "mode": "form",
         "message": message,
@@ -289,6 +287,7 @@ async fn test_elicitation_sep1330_enums(
         "type": "object",
         "$defs": {
             "address": {
+                "$anchor": "addressDef",
                 "type": "object",
                 "properties": {
                     "street": {"type": "string"},
@@ -298,14 +297,78 @@ async fn test_elicitation_sep1330_enums(
         },
         "properties": {
             "name": {"type": "string"},
-            "address": {"$ref": "#/$defs/address"}
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
         },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
         "additionalProperties": false
     })
 )]
 async fn json_schema_2020_12_tool(input: Value) -> Value {
     json!({ "received": input })
 }
+
+/// Needs the client's `sampling` capability: a client that did not
+/// declare it gets the protocol's missing-capability error.
+#[tool(approval = "read")]
+async fn test_missing_capability(ctx: &ToolContext) -> Result<ToolOutput<String>, ToolError> {
+    peer(ctx)?.require_client_capability("sampling")?;
+    Ok(text_output("The client declared sampling."))
+}
+
+/// Asks the user a question while it runs (elicitation).
+#[tool(approval = "read")]
+async fn test_streaming_elicitation(ctx: &ToolContext) -> Result<ToolOutput<String>, ToolError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"]
+    });
+    let (action, content) = elicit(ctx, "Answer the question", schema).await?;
+    Ok(text_output(&format!(
+        "Elicitation completed: action={action}, content={content}"
+    )))
+}
+
+/// Logs at each level while it runs (no `logLevel`, no notifications).
+#[tool(approval = "read")]
+async fn test_logging_tool(ctx: &ToolContext) -> ToolOutput<String> {
+    ctx.log().debug("debug message");
+    ctx.log().info("info message");
+    ctx.log().warn("warning message");
+    ctx.log().error("error message");
+    text_output("Logged at every level")
+}
+
+/// Adds or removes a tool, so the tool list changes.
+#[tool(approval = "read")]
+async fn test_trigger_tool_change(
+    dynamic: State<Dynamic>,
+) -> Result<ToolOutput<String>, ToolError> {
+    let Dynamic(registry) = &*dynamic;
+    if registry.has("test_dynamic_tool") {
+        registry.remove_source("dynamic");
+        return Ok(text_output("removed test_dynamic_tool"));
+    }
+    registry
+        .replace_source("dynamic", vec![TestDynamicTool::definition()])
+        .map_err(|e| ToolError::internal(e.to_string()))?;
+    Ok(text_output("added test_dynamic_tool"))
+}
+
+/// A tool that comes and goes with `test_trigger_tool_change`.
+#[tool(approval = "read")]
+async fn test_dynamic_tool() -> ToolOutput<String> {
+    text_output("dynamic")
+}
+
+/// The registry the tools are served from, for `test_trigger_tool_change`.
+struct Dynamic(ToolRegistry);
 
 toolset! {
     /// The tools the conformance suite's server scenarios call.
@@ -323,6 +386,10 @@ toolset! {
         TestElicitationSep1034Defaults,
         TestElicitationSep1330Enums,
         JsonSchema_2020_12Tool,
+        TestMissingCapability,
+        TestStreamingElicitation,
+        TestLoggingTool,
+        TestTriggerToolChange,
     }
 }
 
@@ -369,6 +436,8 @@ async fn main() -> ExitCode {
         }
     };
     let registry = ToolRegistry::new();
+    // `test_trigger_tool_change` changes the catalog it is served from.
+    registry.insert_state(Dynamic(registry.clone()));
     if let Err(error) = Conformance::register_tools(&registry) {
         eprintln!("conformance: {error}");
         return ExitCode::FAILURE;

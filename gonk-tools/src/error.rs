@@ -41,6 +41,11 @@ pub enum ErrorCode {
     /// default, or what a composing parent had left): its handler was
     /// dropped.
     Timeout,
+    /// The tool needs an answer from the caller's side (a question to a
+    /// person, a sampled message, the client's roots, or a client
+    /// capability) that the surface or client cannot give. `details` may
+    /// name what is missing, e.g. `{"requiredCapabilities": {"sampling": {}}}`.
+    InputUnavailable,
     /// A code raised by a tool itself.
     Custom(Cow<'static, str>),
 }
@@ -62,6 +67,7 @@ impl ErrorCode {
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::NoResult => "NO_RESULT",
             ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::InputUnavailable => "INPUT_UNAVAILABLE",
             ErrorCode::Custom(code) => code,
         }
     }
@@ -82,6 +88,7 @@ impl ErrorCode {
             "INTERNAL" => ErrorCode::Internal,
             "NO_RESULT" => ErrorCode::NoResult,
             "TIMEOUT" => ErrorCode::Timeout,
+            "INPUT_UNAVAILABLE" => ErrorCode::InputUnavailable,
             other => ErrorCode::Custom(Cow::Owned(other.to_owned())),
         }
     }

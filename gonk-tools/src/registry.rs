@@ -143,6 +143,23 @@ pub(crate) struct RegistryInner {
     pub(crate) default_timeout: Option<std::time::Duration>,
     /// Bumped by every change of the catalog (see [`ToolRegistry::generation`]).
     pub(crate) generation: std::sync::atomic::AtomicU64,
+    /// Tells [`CatalogChanges`] watchers the new generation.
+    changes: tokio::sync::watch::Sender<u64>,
+}
+
+/// A watch on a registry's catalog, from [`ToolRegistry::catalog_changes`].
+#[derive(Debug)]
+pub struct CatalogChanges(tokio::sync::watch::Receiver<u64>);
+
+impl CatalogChanges {
+    /// Resolves at the next change of the catalog after the last one this
+    /// watch saw (changes that happen together are seen once), with the
+    /// registry's [`generation`](ToolRegistry::generation) then; `None`
+    /// once the registry is gone.
+    pub async fn changed(&mut self) -> Option<u64> {
+        self.0.changed().await.ok()?;
+        Some(*self.0.borrow_and_update())
+    }
 }
 
 /// The tool catalog and the entry point of dispatch
@@ -233,6 +250,7 @@ impl ToolRegistryBuilder {
                 security: Arc::new(self.security),
                 default_timeout: self.default_timeout,
                 generation: Default::default(),
+                changes: tokio::sync::watch::Sender::new(0),
             }),
         }
     }
@@ -284,10 +302,40 @@ impl ToolRegistry {
         // Bumped once the writer holds the lock: a reader that read the
         // generation before listing saw the same or an older one, so a
         // projection is never filed under a newer generation than its own.
-        self.inner
+        let generation = self
+            .inner
             .generation
-            .fetch_add(1, std::sync::atomic::Ordering::Release);
+            .fetch_add(1, std::sync::atomic::Ordering::Release)
+            + 1;
+        // Watchers that wake now and read the catalog wait for this
+        // writer's lock, so they see the change.
+        self.inner.changes.send_replace(generation);
         catalog
+    }
+
+    /// Watches the catalog: [`CatalogChanges::changed`] resolves after each
+    /// change (register, unregister, a source replaced or removed). A
+    /// surface uses it to tell its clients their listing is stale (MCP's
+    /// `notifications/tools/list_changed`).
+    ///
+    /// ```
+    /// # use gonk_tools::prelude::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = ToolRegistry::new();
+    /// let mut changes = registry.catalog_changes();
+    /// registry
+    ///     .register(
+    ///         ToolDefinition::builder("ping")
+    ///             .description("Answer pong.")
+    ///             .handler(|_: NoInput, _ctx| async { Ok::<_, ToolError>("pong") })
+    ///             .build(),
+    ///     )
+    ///     .unwrap();
+    /// assert_eq!(changes.changed().await, Some(registry.generation()));
+    /// # }
+    /// ```
+    pub fn catalog_changes(&self) -> CatalogChanges {
+        CatalogChanges(self.inner.changes.subscribe())
     }
 
     /// A number that changes whenever the catalog may have changed
@@ -495,6 +543,7 @@ impl ToolRegistry {
                 security: Arc::clone(&self.inner.security),
                 default_timeout: self.inner.default_timeout,
                 generation: Default::default(),
+                changes: tokio::sync::watch::Sender::new(0),
             }),
         }
     }

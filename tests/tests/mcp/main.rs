@@ -7,6 +7,7 @@
 mod support;
 
 mod base_context_auth;
+mod client_conformance;
 mod client_killed;
 mod conformance;
 mod connection_close;

@@ -230,9 +230,28 @@ fn check<T: DeserializeOwned>(method: &str, params: Option<&Value>) -> Option<St
         .map(|e| e.to_string())
 }
 
+/// The `_meta` key a request of the stateless era (2026-07-28 and later)
+/// carries its protocol version in.
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// Whether `params` say the request is of the stateless era: its `_meta`
+/// names a protocol version. Such a request has no `initialize`, `ping` or
+/// `logging/setLevel` to serve (rmcp answers those `-32601`, over HTTP
+/// `404`), so their 2025 params shapes are not checked for it.
+fn is_stateless_era(params: Option<&Value>) -> bool {
+    params
+        .and_then(|params| params.get("_meta"))
+        .and_then(|meta| meta.get(META_PROTOCOL_VERSION))
+        .and_then(Value::as_str)
+        .is_some_and(|version| version >= "2026-07-28")
+}
+
 /// Why `params` do not fit `method`, for the methods this server serves
 /// (`None` for any other method: rmcp answers those).
 fn params_error(method: &str, params: Option<&Value>) -> Option<String> {
+    if matches!(method, "initialize" | "ping" | "logging/setLevel") && is_stateless_era(params) {
+        return None;
+    }
     match method {
         "initialize" => check::<InitializeRequest>(method, params),
         "ping" => check::<PingRequest>(method, params),
@@ -432,6 +451,22 @@ mod tests {
                 "{text}: {rejection:?}"
             );
         }
+    }
+
+    #[test]
+    fn removed_methods_of_the_stateless_era_reach_rmcp_unchecked() {
+        // A 2026 request for a method that era removed is rmcp's to answer
+        // (-32601, HTTP 404), not a params error about 2025 fields.
+        for method in ["initialize", "ping", "logging/setLevel"] {
+            let text = format!(
+                r#"{{"jsonrpc":"2.0","id":7,"method":"{method}","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+            );
+            let read = read(text.as_bytes());
+            assert!(matches!(read, Inbound::Message(_)), "{method}: {read:?}");
+        }
+        // The same shapes without the stateless `_meta` are still checked.
+        let legacy = r#"{"jsonrpc":"2.0","id":8,"method":"initialize","params":{}}"#;
+        assert_eq!(rejection(legacy).code, INVALID_PARAMS);
     }
 
     #[test]

@@ -66,6 +66,12 @@ impl LevelFilter {
         LevelFilter(AtomicU8::new(mcp_rank(&to_mcp_level(level))))
     }
 
+    /// A filter at `level`, or one that lets nothing through (`None`: a
+    /// stateless-era request that asked for no logs).
+    pub(crate) fn at(level: Option<&LoggingLevel>) -> Self {
+        LevelFilter(AtomicU8::new(level.map_or(u8::MAX, mcp_rank)))
+    }
+
     pub(crate) fn set(&self, level: &LoggingLevel) {
         self.0.store(mcp_rank(level), Ordering::Relaxed);
     }

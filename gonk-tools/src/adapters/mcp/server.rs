@@ -8,11 +8,12 @@ use std::sync::Arc;
 
 use futures::{FutureExt, StreamExt};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
-    Implementation, ListToolsResult, PaginatedRequestParams, ProgressToken, ProtocolVersion,
-    RequestId, ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, GetTaskParams,
+    GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ProgressToken,
+    ProtocolVersion, RequestId, RequestMetaObject, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, SubscriptionFilter, Tool,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -26,7 +27,7 @@ use super::tasks;
 use super::tools;
 use super::{McpServerOptions, WriteToolPolicy};
 use crate::context::ToolContext;
-use crate::error::ErrorCode;
+use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
 use crate::jobs;
 use crate::outcome::ToolOutput;
@@ -53,6 +54,10 @@ pub struct McpRequestContext {
     request_id: RequestId,
     progress_token: Option<ProgressToken>,
     http: Option<http::request::Parts>,
+    /// The request's own `_meta` in the stateless era (2026-07-28 on),
+    /// where it names the protocol version and the client's capabilities;
+    /// `None` on a 2025 session, where the session's handshake did.
+    stateless: Option<RequestMetaObject>,
 }
 
 impl McpRequestContext {
@@ -77,6 +82,78 @@ impl McpRequestContext {
     pub fn http_request(&self) -> Option<&http::request::Parts> {
         self.http.as_ref()
     }
+
+    /// The protocol version this request speaks: the one its `_meta`
+    /// names (stateless era), else the one the session negotiated.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        match &self.stateless {
+            Some(meta) => meta.protocol_version(),
+            None => self
+                .peer
+                .peer_info()
+                .map(|info| info.protocol_version.clone()),
+        }
+    }
+
+    /// Whether the request is of the stateless era (`2026-07-28` on): no
+    /// session, so server → client requests on the peer are not available
+    /// and the tool must not rely on them.
+    pub fn is_stateless(&self) -> bool {
+        self.stateless.is_some()
+    }
+
+    /// The capabilities the client declared: in the request's `_meta`
+    /// (stateless era) or at `initialize` (a 2025 session).
+    pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
+        match &self.stateless {
+            Some(meta) => meta.client_capabilities(),
+            None => self.peer.peer_info().map(|info| info.capabilities.clone()),
+        }
+    }
+
+    /// `Ok` when the client declared `capability` (`"sampling"`,
+    /// `"elicitation"`, `"roots"`, …); otherwise an `INPUT_UNAVAILABLE`
+    /// error naming it, which a stateless-era request receives as the
+    /// protocol's missing-capability error (`-32021`, HTTP `400`) and a 2025
+    /// session as an error result.
+    ///
+    /// ```no_run
+    /// # use gonk_tools::prelude::*;
+    /// use gonk_tools::adapters::mcp::McpRequestContext;
+    ///
+    /// async fn summarize(ctx: &ToolContext) -> Result<String, ToolError> {
+    ///     let mcp = ctx
+    ///         .host::<McpRequestContext>()
+    ///         .ok_or_else(|| ToolError::internal("not called over MCP"))?;
+    ///     mcp.require_client_capability("sampling")?;
+    ///     Ok("…ask the client's model…".to_owned())
+    /// }
+    /// ```
+    pub fn require_client_capability(&self, capability: &str) -> Result<(), ToolError> {
+        let declared = self
+            .client_capabilities()
+            .and_then(|caps| serde_json::to_value(caps).ok())
+            .is_some_and(|caps| caps.get(capability).is_some_and(|c| !c.is_null()));
+        if declared {
+            return Ok(());
+        }
+        Err(ToolError::new(
+            ErrorCode::InputUnavailable,
+            format!("The client did not declare the `{capability}` capability this tool needs"),
+        )
+        .with_details(serde_json::json!({ "requiredCapabilities": { capability: {} } })))
+    }
+}
+
+/// The missing-capability protocol error a stateless-era request gets for
+/// an `INPUT_UNAVAILABLE` error that names required client capabilities.
+fn missing_capability(error: &ToolError) -> Option<ErrorData> {
+    let required = error.details.as_ref()?.get("requiredCapabilities")?;
+    Some(ErrorData::new(
+        rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        error.message.clone(),
+        Some(serde_json::json!({ "requiredCapabilities": required })),
+    ))
 }
 
 struct Shared {
@@ -243,8 +320,11 @@ impl McpServer {
         let options = &self.shared.options;
         let mut implementation = Implementation::new(&options.name, &options.version);
         implementation.title = options.title.clone();
+        // The listing changes with the catalog: a 2026 client hears of it on
+        // `subscriptions/listen`, a 2025 session by notification.
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
+            .enable_tool_list_changed()
             .enable_logging();
         // Detached tools are offered as tasks when there is a job runner.
         let capabilities = if jobs::runner(&self.shared.registry).is_some() {
@@ -263,12 +343,15 @@ impl McpServer {
         &self,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-    ) -> rmcp::model::CallToolResult {
+    ) -> Result<rmcp::model::CallToolResult, ErrorData> {
         let name: &str = &request.name;
         let shared = &self.shared;
         let Some(def) = tools::resolve(&shared.registry, name, &shared.options, shared.policy)
         else {
-            return error_result(&unknown_tool(name), ErrorPlacement::Structured);
+            return Ok(error_result(
+                &unknown_tool(name),
+                ErrorPlacement::Structured,
+            ));
         };
         let placement = if tools::advertises_output_schema(&def) {
             ErrorPlacement::Meta
@@ -289,9 +372,23 @@ impl McpServer {
             .and_then(|parts| parts.extensions.get::<RequestState>())
             .cloned();
         let progress_token = context.meta.get_progress_token();
+        // A stateless-era request carries its own protocol version, client
+        // capabilities and log level; a 2025 session's are the session's.
+        let stateless = context
+            .meta
+            .protocol_version()
+            .is_some_and(|version| !version.has_initialize())
+            .then(|| context.meta.clone());
+        let level = match &stateless {
+            // No `logLevel`, no log notifications.
+            Some(meta) => Arc::new(LevelFilter::at(meta.log_level().as_ref())),
+            None => Arc::clone(&self.level),
+        };
         let token = context.ct.child_token();
         let outbound = Arc::new(OutboundQueue::default());
         let notify_queue = Arc::clone(&outbound);
+        let is_stateless = stateless.is_some();
+        let stateless_meta = stateless;
         let ctx: ToolContext = self
             .base_context(request_state.as_ref(), token.clone())
             .with_shared_logger(Arc::clone(&outbound) as Arc<dyn crate::context::LogSink>)
@@ -308,13 +405,14 @@ impl McpServer {
                 request_id: context.id.clone(),
                 progress_token: progress_token.clone(),
                 http,
+                stateless: stateless_meta,
             });
 
         let mut relay = Relay {
             notifier: Notifier::new(
                 context.peer.clone(),
                 progress_token,
-                Arc::clone(&self.level),
+                level,
                 match tools::mcp_name(&def) {
                     mcp_name if mcp_name == def.name => Arc::clone(def.name_arc()),
                     mcp_name => Arc::from(mcp_name),
@@ -380,20 +478,26 @@ impl McpServer {
                         .to_owned();
             }
         }
-        match (error, result) {
+        Ok(match (error, result) {
             (Some(error), _)
                 if error.code == ErrorCode::ToolNotFound
-                    && error.message == crate::error::ToolError::not_found(&def.name).message =>
+                    && error.message == ToolError::not_found(&def.name).message =>
             {
                 error_result(&unknown_tool(name), ErrorPlacement::Structured)
+            }
+            (Some(error), _) if is_stateless && error.code == ErrorCode::InputUnavailable => {
+                match missing_capability(&error) {
+                    Some(protocol_error) => return Err(protocol_error),
+                    None => error_result(&error, placement),
+                }
             }
             (Some(error), _) => error_result(&error, placement),
             (None, Some(output)) => success_result(output),
             (None, None) => error_result(
-                &crate::error::ToolError::new(ErrorCode::NoResult, "Tool produced no result"),
+                &ToolError::new(ErrorCode::NoResult, "Tool produced no result"),
                 placement,
             ),
-        }
+        })
     }
 }
 
@@ -482,7 +586,7 @@ impl ServerHandler for McpServer {
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         // Sessions, logging and server → client requests are part of the
         // 2025 protocol revisions this adapter serves.
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
     }
 
     async fn list_tools(
@@ -510,7 +614,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let _permit = self.shared.inflight.admit()?;
-        let result = self.call(request, &context).await;
+        let result = self.call(request, &context).await?;
         Ok(
             match tasks::as_task(&self.shared.registry, &result, &context) {
                 Some(task) => CallToolResponse::Task(task),
@@ -547,6 +651,59 @@ impl ServerHandler for McpServer {
             .cancel(owner.as_deref(), &request.task_id)
             .map(drop)
             .ok_or_else(|| tasks::unknown_task(&request.task_id))
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // Tools are the only list this server serves; rmcp intersects this
+        // with what the client asked for and what `get_info` advertises.
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        if context.accepted().tools_list_changed != Some(true) {
+            context.cancelled().await;
+            return Ok(());
+        }
+        let mut changes = self.shared.registry.catalog_changes();
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                _ = self.closed.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_none() {
+                        return Ok(());
+                    }
+                    if context.sink().notify_tool_list_changed().await.is_err() {
+                        // The stream is gone; the request ends with it.
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A 2025 session hears of catalog changes until it closes.
+        let mut changes = self.shared.registry.catalog_changes();
+        let closed = self.closed.clone();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = closed.cancelled() => return,
+                    changed = changes.changed() => {
+                        if changed.is_none() || peer.notify_tool_list_changed().await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
     }
 
     async fn set_level(

