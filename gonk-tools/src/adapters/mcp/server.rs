@@ -11,7 +11,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, GetTaskParams,
     GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ProgressToken,
     ProtocolVersion, RequestId, RequestMetaObject, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, SubscriptionFilter, Tool,
+    SetLevelRequestParams, SubscriptionFilter, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -614,9 +614,21 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let _permit = self.shared.inflight.admit()?;
+        let shared = &self.shared;
+        let refused = tasks::required_task(
+            &shared.registry,
+            &shared.options,
+            shared.policy,
+            &request.name,
+            &context,
+        );
+        if let Some(refused) = refused {
+            return refused.map(Into::into);
+        }
         let result = self.call(request, &context).await?;
+        let owner = || self.owner(&context);
         Ok(
-            match tasks::as_task(&self.shared.registry, &result, &context) {
+            match tasks::as_task(&shared.registry, &result, &context, owner) {
                 Some(task) => CallToolResponse::Task(task),
                 None => result.into(),
             },
@@ -636,7 +648,18 @@ impl ServerHandler for McpServer {
             Some(def) if tools::advertises_output_schema(&def) => ErrorPlacement::Meta,
             _ => ErrorPlacement::Structured,
         };
-        Ok(tasks::detailed(record, placement))
+        Ok(tasks::detailed(record, &*runner, placement))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let runner = jobs::runner(&self.shared.registry)
+            .ok_or_else(|| tasks::unknown_task(&request.task_id))?;
+        let owner = self.owner(&context);
+        tasks::update(&*runner, owner.as_deref(), &request.task_id)
     }
 
     async fn cancel_task(
@@ -647,10 +670,7 @@ impl ServerHandler for McpServer {
         let runner = jobs::runner(&self.shared.registry)
             .ok_or_else(|| tasks::unknown_task(&request.task_id))?;
         let owner = self.owner(&context);
-        runner
-            .cancel(owner.as_deref(), &request.task_id)
-            .map(drop)
-            .ok_or_else(|| tasks::unknown_task(&request.task_id))
+        tasks::cancel(&*runner, owner.as_deref(), &request.task_id)
     }
 
     fn accepted_subscription_filter(
