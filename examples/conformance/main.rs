@@ -2,7 +2,9 @@
 //! (`@modelcontextprotocol/conformance`) calls in its server scenarios,
 //! served by the gonk-tools MCP adapter. Each tool is an `async fn` with
 //! `#[tool]`; sampling and elicitation reach the MCP client through
-//! `ctx.host::<McpRequestContext>()`.
+//! `ctx.host::<McpRequestContext>()`. The tasks scenarios' tools are
+//! `#[tool(detached)]` on an embedded job runner: a client that declares
+//! the tasks extension gets a task for each call.
 //!
 //! ```text
 //! conformance --port 3001     # streamable HTTP at http://127.0.0.1:3001/mcp
@@ -12,6 +14,7 @@
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use gonk_tools::adapters::mcp::rmcp::model::{
@@ -21,6 +24,7 @@ use gonk_tools::adapters::mcp::{
     serve_http, serve_stdio, McpHttpOptions, McpRequestContext, McpServerOptions,
 };
 use gonk_tools::event::ResourceContents;
+use gonk_tools::jobs::{self, EmbeddedRunner};
 use gonk_tools::prelude::*;
 use serde_json::Value;
 
@@ -370,6 +374,58 @@ async fn test_dynamic_tool() -> ToolOutput<String> {
 /// The registry the tools are served from, for `test_trigger_tool_change`.
 struct Dynamic(ToolRegistry);
 
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct GreetArgs {
+    /// Who to greet.
+    name: String,
+}
+
+/// Greets by name, at once (never a task).
+#[tool(approval = "read")]
+async fn greet(input: GreetArgs) -> ToolOutput<String> {
+    text_output(&format!("Hello, {}!", input.name))
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct SlowComputeArgs {
+    /// How long the computation takes, in seconds.
+    #[schemars(range(min = 0.0, max = 600.0))]
+    seconds: f64,
+    /// A name for this run, echoed in the result.
+    #[serde(default)]
+    label: Option<String>,
+}
+
+/// Computes for `seconds` seconds, then answers. Detached: a task for a
+/// client that declared the tasks extension. Cancelling it drops the
+/// computation, so the task settles as cancelled.
+#[tool(approval = "read", detached)]
+async fn slow_compute(input: SlowComputeArgs, ctx: &ToolContext) -> ToolOutput<String> {
+    let label = input.label.unwrap_or_else(|| "slow_compute".to_owned());
+    ctx.progress(0.0, Some(format!("computing {label}")));
+    tokio::time::sleep(Duration::from_secs_f64(input.seconds)).await;
+    text_output(&format!("Computed {label} in {}s", input.seconds))
+}
+
+/// Fails with a tool error after a second. Detached, and it runs only as a
+/// task (`McpServerOptions::tasks_required`): a client without the tasks
+/// extension is refused before it runs.
+#[tool(approval = "read", detached)]
+async fn failing_job() -> Result<ToolOutput<String>, ToolError> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err(ToolError::new(
+        ErrorCode::custom("JOB_FAILED"),
+        "failing_job failed, as it always does",
+    ))
+}
+
+/// Panics. Detached: its task ends `failed` with a JSON-RPC error, since
+/// a panic is a fault of the server, not an answer of the tool.
+#[tool(approval = "read", detached)]
+async fn protocol_error_job() -> ToolOutput<String> {
+    panic!("protocol_error_job panics on purpose")
+}
+
 toolset! {
     /// The tools the conformance suite's server scenarios call.
     pub struct Conformance {
@@ -390,6 +446,10 @@ toolset! {
         TestStreamingElicitation,
         TestLoggingTool,
         TestTriggerToolChange,
+        Greet,
+        SlowCompute,
+        FailingJob,
+        ProtocolErrorJob,
     }
 }
 
@@ -442,7 +502,13 @@ async fn main() -> ExitCode {
         eprintln!("conformance: {error}");
         return ExitCode::FAILURE;
     }
-    let options = McpServerOptions::new("gonk-tools-conformance", env!("CARGO_PKG_VERSION"));
+    // The detached tools run as jobs, offered over MCP as tasks.
+    if let Err(error) = jobs::install(&registry, Arc::new(EmbeddedRunner::new())) {
+        eprintln!("conformance: {error}");
+        return ExitCode::FAILURE;
+    }
+    let options = McpServerOptions::new("gonk-tools-conformance", env!("CARGO_PKG_VERSION"))
+        .tasks_required(["failing_job"]);
     let result: Result<(), Box<dyn std::error::Error>> = match mode {
         Mode::Stdio => serve_stdio(registry, options).await.map_err(Into::into),
         Mode::Http(port) => {

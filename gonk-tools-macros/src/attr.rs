@@ -56,6 +56,16 @@ pub struct Mcp {
     pub name: Option<LitStr>,
     pub visibility: Option<Choice>,
     pub annotations: Vec<Flag>,
+    pub headers: Option<Vec<McpHeader>>,
+}
+
+/// One entry of `mcp(header(region = "Region"))`: an input field whose
+/// argument a client also sends as the header `Mcp-Param-Region`. The
+/// name is checked here; the field (it exists, it is a scalar) by the
+/// compiler, through the code [`expand`](crate::expand) writes.
+pub struct McpHeader {
+    pub field: Ident,
+    pub name: LitStr,
 }
 
 #[derive(Default)]
@@ -106,6 +116,7 @@ pub struct ToolAttrs {
     pub input_json_schema: Option<Expr>,
     pub output_schema: Option<LitBool>,
     pub timeout: Option<Timeout>,
+    pub cache_ttl: Option<std::time::Duration>,
     pub detached: Option<bool>,
 }
 
@@ -269,14 +280,15 @@ pub fn choice_of(s: &LitStr, what: &str, options: &[&'static str]) -> syn::Resul
     }
 }
 
-/// `timeout = "30s"`: a humantime duration (`"500ms"`, `"2m"`,
-/// `"1h 30m"`), longer than zero.
-fn timeout(meta: &ParseNestedMeta<'_>) -> syn::Result<Timeout> {
+/// `key = "30s"`: a humantime duration (`"500ms"`, `"2m"`, `"1h 30m"`),
+/// and the literal it came from.
+fn duration(meta: &ParseNestedMeta<'_>) -> syn::Result<(std::time::Duration, LitStr)> {
     const FORMAT: &str =
         "a duration string such as `\"30s\"`, `\"500ms\"`, `\"2m\"` or `\"1h 30m\"`";
+    let key = key_of(meta);
     let value = meta
         .value()
-        .map_err(|_| meta.error(format!("`timeout` needs a value: {FORMAT}")))?;
+        .map_err(|_| meta.error(format!("`{key}` needs a value: {FORMAT}")))?;
     let expr: Expr = value.parse()?;
     let Expr::Lit(syn::ExprLit {
         lit: syn::Lit::Str(s),
@@ -285,15 +297,21 @@ fn timeout(meta: &ParseNestedMeta<'_>) -> syn::Result<Timeout> {
     else {
         return Err(syn::Error::new_spanned(
             &expr,
-            format!("`timeout` needs {FORMAT}"),
+            format!("`{key}` needs {FORMAT}"),
         ));
     };
-    let limit = humantime::parse_duration(&s.value()).map_err(|e| {
+    let duration = humantime::parse_duration(&s.value()).map_err(|e| {
         syn::Error::new(
             s.span(),
-            format!("`timeout` is not a duration ({e}): write {FORMAT}"),
+            format!("`{key}` is not a duration ({e}): write {FORMAT}"),
         )
     })?;
+    Ok((duration, s.clone()))
+}
+
+/// `timeout = "30s"`: a [`duration`] longer than zero.
+fn timeout(meta: &ParseNestedMeta<'_>) -> syn::Result<Timeout> {
+    let (limit, s) = duration(meta)?;
     if limit.is_zero() {
         return Err(syn::Error::new(
             s.span(),
@@ -460,6 +478,9 @@ impl ToolAttrs {
                 set(&mut self.output_schema, value, meta)
             }
             keys::TIMEOUT => set(&mut self.timeout, timeout(meta)?, meta),
+            // Zero is allowed: it asks clients not to keep a listing with
+            // this tool, below a registry default.
+            keys::CACHE_TTL => set(&mut self.cache_ttl, duration(meta)?.0, meta),
             keys::DETACHED => set(&mut self.detached, flag(meta)?, meta),
             other => Err(unknown(meta, "`#[tool]` key", other, keys::TOOL_KEYS)),
         }
@@ -544,7 +565,7 @@ fn parse_cli(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Cli
     Ok(cli)
 }
 
-/// `mcp(name = "..", visibility = "..", read_only, destructive, ..)`.
+/// `mcp(name = "..", visibility = "..", header(..), read_only, destructive, ..)`.
 fn parse_mcp(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Mcp> {
     let mut mcp = Mcp::default();
     nested(meta, keys::MCP_KEYS, errors, |key, inner| match key {
@@ -554,12 +575,86 @@ fn parse_mcp(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Mcp
             choice(inner, "visibility", keys::VISIBILITIES)?,
             inner,
         ),
+        keys::HEADER => {
+            let headers = parse_headers(inner)?;
+            set(&mut mcp.headers, headers, inner)
+        }
         other => match known(other, keys::MCP_FLAGS) {
             Some(name) => push_flag(&mut mcp.annotations, name, inner),
             None => Err(unknown(inner, "`mcp(..)` key", other, keys::MCP_KEYS)),
         },
     })?;
     Ok(mcp)
+}
+
+/// `header(region = "Region", tenant_id = "Tenant")`: input fields, each
+/// with the header name it is sent as (`Mcp-Param-Region`). Every bad
+/// entry is reported (parsing goes on after one).
+fn parse_headers(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<McpHeader>> {
+    const EXAMPLE: &str =
+        "`header(region = \"Region\")` (the input field `region`, sent as `Mcp-Param-Region`)";
+    if !meta.input.peek(syn::token::Paren) {
+        return Err(meta.error(format!(
+            "`header` takes input fields and their header names: {EXAMPLE}"
+        )));
+    }
+    let mut headers = Vec::new();
+    let mut errors = Errors::default();
+    meta.parse_nested_meta(|entry| {
+        match header_entry(&entry, EXAMPLE) {
+            Ok(header) => headers.push(header),
+            Err(error) => {
+                errors.push(error);
+                skip_entry(entry.input);
+            }
+        }
+        Ok(())
+    })?;
+    errors.finish()?;
+    if headers.is_empty() {
+        return Err(meta.error(format!("`header()` names no field: write {EXAMPLE}")));
+    }
+    Ok(headers)
+}
+
+/// One `field = "Name"` of `header(..)`.
+fn header_entry(entry: &ParseNestedMeta<'_>, example: &str) -> syn::Result<McpHeader> {
+    let field = match entry.path.get_ident() {
+        // A keyword (`type`) parses here, but `input.type` would not:
+        // it must be written raw.
+        Some(ident) if syn::parse_str::<Ident>(&ident.to_string()).is_err() => {
+            return Err(syn::Error::new(
+                ident.span(),
+                format!("`{ident}` is a keyword: write the field as `r#{ident}`"),
+            ));
+        }
+        Some(ident) => ident.clone(),
+        None => {
+            return Err(syn::Error::new_spanned(
+                &entry.path,
+                format!("`header(..)` names fields of the input by their identifiers: {example}"),
+            ))
+        }
+    };
+    let value = entry.value().map_err(|_| {
+        entry.error(format!(
+            "`{field}` needs the header name it is sent as: `{field} = \"Name\"` (sent as `Mcp-Param-Name`)"
+        ))
+    })?;
+    let expr: Expr = value.parse()?;
+    let Expr::Lit(syn::ExprLit {
+        lit: syn::Lit::Str(name),
+        ..
+    }) = expr
+    else {
+        return Err(syn::Error::new_spanned(
+            expr,
+            format!("`{field}` needs the header name as a string: `{field} = \"Name\"`"),
+        ));
+    };
+    crate::rules::check_header_name(&name.value())
+        .map_err(|e| syn::Error::new(name.span(), e.describe(&name.value())))?;
+    Ok(McpHeader { field, name })
 }
 
 /// `pi(name = "..", visibility = "..", requires_approval, status_glyph = "..")`.

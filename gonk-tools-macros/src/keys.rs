@@ -27,6 +27,7 @@ pub const DEGRADED_DESCRIPTION: &str = "degraded_description";
 pub const INPUT_JSON_SCHEMA: &str = "input_json_schema";
 pub const OUTPUT_SCHEMA: &str = "output_schema";
 pub const TIMEOUT: &str = "timeout";
+pub const CACHE_TTL: &str = "cache_ttl";
 pub const DETACHED: &str = "detached";
 pub const TYPE_NAME: &str = "type_name";
 pub const CRATE: &str = "crate";
@@ -55,6 +56,7 @@ pub const TOOL_KEYS: &[&str] = &[
     INPUT_JSON_SCHEMA,
     OUTPUT_SCHEMA,
     TIMEOUT,
+    CACHE_TTL,
     DETACHED,
     TYPE_NAME,
     CRATE,
@@ -90,6 +92,7 @@ pub const EXAMPLES: &str = "examples";
 pub const CLI_KEYS: &[&str] = &[COMMAND, POSITIONAL, ALIASES, EXAMPLES];
 
 // `mcp(..)` keys; the flags are fields of `McpAnnotations`.
+pub const HEADER: &str = "header";
 pub const READ_ONLY: &str = "read_only";
 pub const DESTRUCTIVE: &str = "destructive";
 pub const OPEN_WORLD: &str = "open_world";
@@ -97,6 +100,7 @@ pub const MCP_FLAGS: &[&str] = &[READ_ONLY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD]
 pub const MCP_KEYS: &[&str] = &[
     NAME,
     VISIBILITY,
+    HEADER,
     READ_ONLY,
     DESTRUCTIVE,
     IDEMPOTENT,

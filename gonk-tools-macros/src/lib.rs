@@ -148,7 +148,7 @@ mod validate;
 /// | `cost` | `"low"` / `"moderate"` / `"high"` |
 /// | `latency` | `"instant"` / `"seconds"` / `"minutes"` |
 /// | `cli` | `cli(command = "..", positional = [..], aliases = [..], examples = [..])` |
-/// | `mcp` | `mcp(name = "..", visibility = "..", read_only, destructive, idempotent, open_world)` |
+/// | `mcp` | `mcp(name = "..", visibility = "..", header(field = "Name", ..), read_only, destructive, idempotent, open_world)`; `header` below |
 /// | `pi` | `pi(name = "..", visibility = "..", requires_approval, status_glyph = "..")`: hints for the Pi coding agent (a terminal coding agent; the `pi` adapter of `gonk_tools`) |
 /// | `authorization` | `authorization(auth_level = "..", required_role = "..", allowed_callers = [..])` |
 /// | `authorization_resource` | `"note"` or `authorization_resource(kind = "note", required_fields = [..])` |
@@ -158,11 +158,51 @@ mod validate;
 /// | `input_json_schema` | an expression giving a `serde_json::Value`: a trusted override of the derived input schema (advertised **and** enforced) |
 /// | `output_schema` | `false` to advertise no output schema |
 /// | `timeout` | `"30s"`, `"500ms"`, `"2m"`, `"1h 30m"`: the call is stopped with `TIMEOUT` after it (its handler dropped); default: the registry's default timeout, if any |
+/// | `cache_ttl` | `"5m"`, `"30s"`, `"0s"`: how long a client may keep a listing that shows the tool (MCP's `ttlMs`; a listing lasts as long as its shortest-lived tool); default: the registry's `default_cache_ttl`, else zero |
 /// | `detached` | a flag: a call returns a background job handle at once unless it passes `wait: true` / `sync: true` (added to the advertised input); see `gonk_tools::jobs` |
 /// | `type_name` | the generated type's name, when CamelCase of the fn name collides with another type (`async fn add(input: Add)` is refused with this advice) |
 /// | `crate` | the path of `gonk_tools` when it is renamed: `crate = my_gonk` |
 ///
 /// Flags take `= false` too (`read_only = false`).
+///
+/// # MCP parameter headers
+///
+/// `mcp(header(region = "Region"))` sends the input field `region` as the
+/// HTTP header `Mcp-Param-Region` too, so a gateway routes the call
+/// without parsing its body: the advertised input schema carries
+/// `"x-mcp-header": "Region"` on that property, MCP clients send the
+/// header, and the server refuses a call whose header and body disagree.
+/// Checked at compile time, each an error on the offending token: the
+/// field exists on the input type; it is a string, an integer, a bool or
+/// a char, or an `Option` of one (see `gonk_tools::definition::McpHeaderValue`
+/// for your own string enums); the name is HTTP token characters without
+/// the `Mcp-Param-` prefix; no header name twice, ignoring case. The
+/// property is the field's name, or its `#[serde(rename_all = ..)]` form;
+/// for a field renamed one by one (`#[serde(rename = ..)]`), put
+/// `#[schemars(extend("x-mcp-header" = "Region"))]` on the field instead.
+///
+/// ```
+/// use gonk_tools::prelude::*;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// #[serde(rename_all = "camelCase")]
+/// pub struct Record {
+///     pub region_code: String,
+///     pub tenant: Option<u32>,
+///     pub query: String,
+/// }
+///
+/// /// Look a record up in one region.
+/// #[tool(mcp(header(region_code = "Region", tenant = "Tenant")), cache_ttl = "5m")]
+/// pub async fn lookup(input: Record) -> String { input.query }
+///
+/// let def = Lookup::definition();
+/// let properties = &def.input_schema["properties"];
+/// assert_eq!(properties["regionCode"]["x-mcp-header"], "Region");
+/// assert_eq!(properties["tenant"]["x-mcp-header"], "Tenant");
+/// assert_eq!(def.cache_ttl, Some(std::time::Duration::from_secs(300)));
+/// ToolRegistry::new().register(def).unwrap();
+/// ```
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::tool_attribute(args.into(), input.into()).into()

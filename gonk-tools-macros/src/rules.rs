@@ -138,3 +138,108 @@ const fn bytes_eq(a: &[u8], len: usize, b: &[u8]) -> bool {
     }
     true
 }
+
+/// What a client puts before an `x-mcp-header` name: the argument of a
+/// property annotated `"Region"` travels as the header `Mcp-Param-Region`.
+pub const HEADER_PREFIX: &str = "Mcp-Param-";
+
+/// The header-name rule itself, for messages.
+pub const HEADER_RULE: &str = "an MCP header name is 1 or more HTTP token characters (A-Z a-z 0-9 and ! # $ % & ' * + - . ^ _ ` | ~: no spaces, colons or control characters), e.g. `Region`";
+
+/// Why an MCP parameter header name (`x-mcp-header`) breaks the rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeaderNameError {
+    /// The name is empty.
+    Empty,
+    /// The name holds a character that is not an HTTP token character.
+    BadChar {
+        /// The first such character.
+        bad: char,
+    },
+    /// The name starts with [`HEADER_PREFIX`], which the client adds
+    /// itself (so the header would be `Mcp-Param-Mcp-Param-..`).
+    Prefixed,
+}
+
+/// Whether `c` may appear in an HTTP header name (a "token" character).
+pub fn is_header_char(c: char) -> bool {
+    c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            '!' | '#'
+                | '$'
+                | '%'
+                | '&'
+                | '\''
+                | '*'
+                | '+'
+                | '-'
+                | '.'
+                | '^'
+                | '_'
+                | '`'
+                | '|'
+                | '~'
+        )
+}
+
+/// Checks `name` against what MCP allows in `x-mcp-header`: one or more
+/// HTTP token characters. Names of other servers' tools are held to this.
+pub fn check_header_token(name: &str) -> Result<(), HeaderNameError> {
+    if name.is_empty() {
+        return Err(HeaderNameError::Empty);
+    }
+    match name.chars().find(|c| !is_header_char(*c)) {
+        Some(bad) => Err(HeaderNameError::BadChar { bad }),
+        None => Ok(()),
+    }
+}
+
+/// Checks a header name a tool declares (`#[tool(mcp(header(..)))]`,
+/// `ToolBuilder::mcp_header`): [`check_header_token`], and no
+/// [`HEADER_PREFIX`] of its own — a name written with the prefix is a
+/// mistake the client would double.
+pub fn check_header_name(name: &str) -> Result<(), HeaderNameError> {
+    check_header_token(name)?;
+    let prefixed = name
+        .get(..HEADER_PREFIX.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(HEADER_PREFIX));
+    if prefixed {
+        return Err(HeaderNameError::Prefixed);
+    }
+    Ok(())
+}
+
+/// Whether two header names are the same header (HTTP header names are
+/// case-insensitive).
+pub fn same_header(a: &str, b: &str) -> bool {
+    a.eq_ignore_ascii_case(b)
+}
+
+impl HeaderNameError {
+    /// What is wrong with `name`, as a sentence that says how to fix it.
+    pub fn describe(&self, name: &str) -> String {
+        match self {
+            HeaderNameError::Empty => format!(
+                "the MCP header name is empty: write the name the client sends after `{HEADER_PREFIX}`, e.g. `Region`"
+            ),
+            HeaderNameError::BadChar { bad } => {
+                let bad = match bad {
+                    ' ' => "a space".to_owned(),
+                    c if c.is_control() => format!("the control character `{}`", c.escape_debug()),
+                    c => format!("`{c}`"),
+                };
+                format!(
+                    "the MCP header name `{}` contains {bad}; {HEADER_RULE}",
+                    name.escape_debug()
+                )
+            }
+            HeaderNameError::Prefixed => {
+                let bare = name.get(HEADER_PREFIX.len()..).unwrap_or_default();
+                format!(
+                    "the MCP header name `{name}` starts with `{HEADER_PREFIX}`, which the client adds itself: write `{bare}` (sent as `{HEADER_PREFIX}{bare}`)"
+                )
+            }
+        }
+    }
+}

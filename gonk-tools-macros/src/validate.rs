@@ -185,6 +185,59 @@ pub fn tool(model: &ToolModel, errors: &mut Errors) {
             "`degraded_description` is shown only when `capability_for` reports Degraded: add `capability_for = path::to_probe`",
         );
     }
+    mcp_headers(model, &fn_name, errors);
+}
+
+/// `mcp(header(..))`: the tool has an input to take the fields from, and
+/// no field or header name comes twice (header names ignore case). That
+/// each field exists and is a scalar, only the compiler knows: the
+/// expansion asks it ([`expand`](crate::expand)).
+fn mcp_headers(model: &ToolModel, fn_name: &str, errors: &mut Errors) {
+    let Some(headers) = model.attrs.mcp.as_ref().and_then(|m| m.headers.as_ref()) else {
+        return;
+    };
+    if model.input().is_none() {
+        for header in headers {
+            errors.push_spanned(
+                &header.field,
+                format!(
+                    "`fn {fn_name}` takes no input, so it has no field `{}` to send as a header: add an input parameter whose type has that field",
+                    names::unraw(&header.field)
+                ),
+            );
+        }
+        return;
+    }
+    for (i, header) in headers.iter().enumerate() {
+        let field = names::unraw(&header.field);
+        let name = header.name.value();
+        if let Some(first) = headers[..i]
+            .iter()
+            .find(|h| names::unraw(&h.field) == field)
+        {
+            errors.push_spanned(
+                &header.field,
+                format!(
+                    "the field `{field}` already has a header (`{}`): a field is sent as one header",
+                    first.name.value()
+                ),
+            );
+            continue;
+        }
+        if let Some(first) = headers[..i]
+            .iter()
+            .find(|h| rules::same_header(&h.name.value(), &name))
+        {
+            errors.push_spanned(
+                &header.name,
+                format!(
+                    "the header `{}{name}` is already sent for the field `{}` (header names ignore case): give `{field}` another header name",
+                    rules::HEADER_PREFIX,
+                    names::unraw(&first.field)
+                ),
+            );
+        }
+    }
 }
 
 /// Client methods that the generated client itself defines.

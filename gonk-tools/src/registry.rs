@@ -55,6 +55,18 @@ pub enum RegistryError {
         /// The compiler's message.
         reason: String,
     },
+    /// An MCP parameter header the tool declares (or an `x-mcp-header` in
+    /// its input schema) breaks MCP's rules; see
+    /// [`ToolDefinition::check_mcp_headers`].
+    #[error("Tool {name} cannot send input property `{property}` as an MCP header: {reason}")]
+    InvalidMcpHeader {
+        /// The tool.
+        name: String,
+        /// The input property (or the header, when no property has it).
+        property: String,
+        /// What is wrong, and how to fix it.
+        reason: String,
+    },
     /// The handler extracts state the registry does not hold.
     #[error("Tool {name} needs application state `{type_name}`; provide it with ToolRegistry::builder().state(..) or insert_state(..) before registering")]
     MissingState {
@@ -141,6 +153,8 @@ pub(crate) struct RegistryInner {
     pub(crate) security: Arc<SecurityOptions>,
     /// The timeout of tools that set none.
     pub(crate) default_timeout: Option<std::time::Duration>,
+    /// The listing cache lifetime of tools that set none.
+    pub(crate) default_cache_ttl: Option<std::time::Duration>,
     /// Bumped by every change of the catalog (see [`ToolRegistry::generation`]).
     pub(crate) generation: std::sync::atomic::AtomicU64,
     /// Tells [`CatalogChanges`] watchers the new generation.
@@ -196,6 +210,7 @@ pub struct ToolRegistryBuilder {
     state: StateMap,
     security: SecurityOptions,
     default_timeout: Option<std::time::Duration>,
+    default_cache_ttl: Option<std::time::Duration>,
 }
 
 impl ToolRegistryBuilder {
@@ -240,6 +255,17 @@ impl ToolRegistryBuilder {
         self
     }
 
+    /// How long a client may keep a listing of this registry's tools
+    /// (MCP's `ttlMs` on `tools/list`) when a listed tool sets no
+    /// [`cache_ttl`](crate::definition::ToolBuilder::cache_ttl) of its own
+    /// (`#[tool(cache_ttl = "..")]`). Without it, such tools ask clients
+    /// not to keep the listing (zero). Derived registries keep it. See
+    /// [`ToolRegistry::listing_cache_ttl`].
+    pub fn default_cache_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.default_cache_ttl = Some(ttl);
+        self
+    }
+
     /// The registry, empty.
     pub fn build(self) -> ToolRegistry {
         ToolRegistry {
@@ -249,6 +275,7 @@ impl ToolRegistryBuilder {
                 state: RwLock::new(self.state),
                 security: Arc::new(self.security),
                 default_timeout: self.default_timeout,
+                default_cache_ttl: self.default_cache_ttl,
                 generation: Default::default(),
                 changes: tokio::sync::watch::Sender::new(0),
             }),
@@ -277,12 +304,66 @@ impl ToolRegistry {
             state: StateMap::default(),
             security: SecurityOptions::new(),
             default_timeout: None,
+            default_cache_ttl: None,
         }
     }
 
     /// The security options authenticated calls run with.
     pub fn security(&self) -> &SecurityOptions {
         &self.inner.security
+    }
+
+    /// The listing cache lifetime of tools that set none
+    /// ([`ToolRegistryBuilder::default_cache_ttl`]).
+    pub fn default_cache_ttl(&self) -> Option<std::time::Duration> {
+        self.inner.default_cache_ttl
+    }
+
+    /// How long a client may keep a listing that shows `def`: its own
+    /// [`cache_ttl`](crate::definition::ToolMetadata::cache_ttl), else the
+    /// registry's [default](ToolRegistryBuilder::default_cache_ttl), else
+    /// zero (do not keep it).
+    pub fn cache_ttl(&self, def: &ToolDefinition) -> std::time::Duration {
+        def.cache_ttl
+            .or(self.inner.default_cache_ttl)
+            .unwrap_or_default()
+    }
+
+    /// How long a client may keep a listing of `listed` (MCP's `ttlMs` on
+    /// `tools/list`): the shortest [`cache_ttl`](Self::cache_ttl) among
+    /// them, so no tool's listing is kept longer than that tool allows. An
+    /// empty listing lasts the registry's default, else zero.
+    ///
+    /// Pass exactly the tools the listing shows (after authorization and
+    /// visibility filters). A listing filtered by the caller's
+    /// authorization is the caller's own: its cache scope is private,
+    /// whatever its lifetime.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use gonk_tools::prelude::*;
+    /// let registry = ToolRegistry::builder()
+    ///     .default_cache_ttl(Duration::from_secs(600))
+    ///     .build();
+    /// let tool = |name: &str| {
+    ///     ToolDefinition::builder(name)
+    ///         .description("A tool.")
+    ///         .handler(|_: NoInput, _ctx| async { Ok::<_, ToolError>(()) })
+    /// };
+    /// let quick = tool("quick").cache_ttl(Duration::from_secs(30)).build();
+    /// let plain = tool("plain").build();
+    /// assert_eq!(registry.listing_cache_ttl([&plain]), Duration::from_secs(600));
+    /// assert_eq!(registry.listing_cache_ttl([&plain, &quick]), Duration::from_secs(30));
+    /// ```
+    pub fn listing_cache_ttl<'a>(
+        &self,
+        listed: impl IntoIterator<Item = &'a ToolDefinition>,
+    ) -> std::time::Duration {
+        listed
+            .into_iter()
+            .map(|def| self.cache_ttl(def))
+            .min()
+            .unwrap_or_else(|| self.inner.default_cache_ttl.unwrap_or_default())
     }
 
     pub(crate) fn read(&self) -> RwLockReadGuard<'_, Catalog> {
@@ -366,8 +447,8 @@ impl ToolRegistry {
             .get::<T>()
     }
 
-    /// Checks a definition on its own: name, description, handler, schemas
-    /// and required state.
+    /// Checks a definition on its own: name, description, handler, schemas,
+    /// MCP parameter headers and required state.
     fn check(&self, def: &ToolDefinition) -> Result<(), RegistryError> {
         validate_tool_name(&def.name).map_err(|reason| RegistryError::InvalidName {
             name: def.name.clone(),
@@ -389,6 +470,12 @@ impl ToolRegistry {
                     reason: reason.to_owned(),
                 })?;
         }
+        def.check_mcp_headers()
+            .map_err(|error| RegistryError::InvalidMcpHeader {
+                name: def.name.clone(),
+                property: error.property,
+                reason: error.reason,
+            })?;
         self.check_state(def)
     }
 
@@ -542,6 +629,7 @@ impl ToolRegistry {
                 ),
                 security: Arc::clone(&self.inner.security),
                 default_timeout: self.inner.default_timeout,
+                default_cache_ttl: self.inner.default_cache_ttl,
                 generation: Default::default(),
                 changes: tokio::sync::watch::Sender::new(0),
             }),

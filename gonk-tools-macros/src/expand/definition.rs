@@ -216,6 +216,11 @@ fn hints(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
                 hints
             })
         });
+        for header in mcp.headers.iter().flatten() {
+            let property = crate::names::unraw(&header.field);
+            let name = &header.name;
+            calls.push(quote!(.mcp_header(#property, #name)));
+        }
     }
     if let Some(pi) = &a.pi {
         let mut sets = surface_name_and_visibility(krate, "pi_name", &pi.name, &pi.visibility);
@@ -281,7 +286,7 @@ fn authorization(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
 }
 
 /// Output validation, registration predicate, capability probe,
-/// timeout and detached dispatch.
+/// timeout, listing cache lifetime and detached dispatch.
 fn behaviour(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
     let mut calls = Vec::new();
     if let Some(mode) = &a.validate_output {
@@ -301,6 +306,11 @@ fn behaviour(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
         let secs = timeout.limit.as_secs();
         let nanos = timeout.limit.subsec_nanos();
         calls.push(quote!(.timeout(::core::time::Duration::new(#secs, #nanos))));
+    }
+    if let Some(ttl) = &a.cache_ttl {
+        let secs = ttl.as_secs();
+        let nanos = ttl.subsec_nanos();
+        calls.push(quote!(.cache_ttl(::core::time::Duration::new(#secs, #nanos))));
     }
     if a.detached == Some(true) {
         calls.push(quote!(.detached()));

@@ -95,6 +95,26 @@ fn requirement(krate: &Path, requirement: &str, ty: &Type) -> TokenStream {
     quote_spanned!(span=> let () = <#ty as #krate::tool::#requirement>::CHECK;)
 }
 
+/// For each `mcp(header(field = ..))`, a closure that reads the field and
+/// requires `McpHeaderValue` of it, spanned on the user's field ident: a
+/// field the input lacks is rustc's "no field" error there, and a field
+/// that is not a scalar is the trait's message there.
+fn header_fields(model: &ToolModel, input: &Type) -> Vec<TokenStream> {
+    let headers = model.attrs.mcp.as_ref().and_then(|m| m.headers.as_ref());
+    headers
+        .into_iter()
+        .flatten()
+        .map(|header| {
+            let field = &header.field;
+            let span = field.span();
+            let krate = respan(model.krate.to_token_stream(), span);
+            quote_spanned! {span=>
+                let _ = |__input: &#input| #krate::definition::McpHeaderValue::__mcp_header_value(&__input.#field);
+            }
+        })
+        .collect()
+}
+
 /// Everything one tool expands to, next to the (unchanged) fn.
 pub fn tool(model: &ToolModel) -> TokenStream {
     let krate = &model.krate;
@@ -109,6 +129,7 @@ pub fn tool(model: &ToolModel) -> TokenStream {
     if let Some(ty) = model.input() {
         checks.push(requirement(krate, "DeserializeInput", ty));
         checks.push(requirement(krate, "InputSchema", ty));
+        checks.extend(header_fields(model, ty));
     }
     if let Some(out) = model.ret.output() {
         checks.push(requirement(krate, "SerializeOutput", out));
@@ -198,7 +219,8 @@ mod tests {
                 crate = my_gonk,
                 approval = pick,
                 capabilities(reads_fs),
-                mcp(read_only),
+                mcp(read_only, header(region = "Region")),
+                cache_ttl = "5m",
                 cli(command = "c"),
                 pi(requires_approval),
                 authorization(required_role = "r"),

@@ -273,6 +273,56 @@ impl ToolBuilder {
         self
     }
 
+    /// Sends the input property `property` as the MCP parameter header
+    /// `Mcp-Param-<header>` as well as in the body, so gateways route on it
+    /// without parsing the body (what `#[tool(mcp(header(region =
+    /// "Region")))]` sets). The advertised input schema carries
+    /// `"x-mcp-header": "<header>"` on that property; an MCP server checks
+    /// that the header matches the body (a mismatch is refused with HTTP
+    /// 400) and an MCP client sends it.
+    ///
+    /// `property` is a top-level property of the input schema, named as the
+    /// schema names it; a Rust field name also finds its
+    /// `#[serde(rename_all = ..)]` form (`region_code` finds `regionCode`).
+    /// `header` is HTTP token characters without the `Mcp-Param-` prefix,
+    /// unique within the tool ignoring case, and the property's type is
+    /// `string`, `integer` or `boolean`. Registration checks all of it and
+    /// refuses the tool with [`RegistryError::InvalidMcpHeader`](crate::RegistryError::InvalidMcpHeader)
+    /// naming the tool and the property; `#[tool]` checks it at compile
+    /// time.
+    ///
+    /// ```
+    /// use gonk_tools::prelude::*;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Query { region: String, text: String }
+    ///
+    /// let search = ToolDefinition::builder("search")
+    ///     .description("Search one region.")
+    ///     .handler(|q: Query, _ctx| async move { Ok::<_, ToolError>(q.text) })
+    ///     .mcp_header("region", "Region")
+    ///     .build();
+    /// assert_eq!(search.input_schema["properties"]["region"]["x-mcp-header"], "Region");
+    /// ToolRegistry::new().register(search).unwrap();
+    /// ```
+    pub fn mcp_header(mut self, property: impl Into<String>, header: impl Into<String>) -> Self {
+        self.meta.mcp_headers.push(super::McpParamHeader {
+            property: property.into(),
+            header: header.into(),
+        });
+        self
+    }
+
+    /// How long a client may keep a listing that shows this tool (MCP's
+    /// `ttlMs` on `tools/list`); overrides the registry's
+    /// [default](crate::registry::ToolRegistryBuilder::default_cache_ttl).
+    /// Zero asks clients not to keep it. (`#[tool(cache_ttl = "5m")]` sets
+    /// it from the macro.)
+    pub fn cache_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.meta.cache_ttl = Some(ttl);
+        self
+    }
+
     /// Declares that the handler extracts application state `T`; the
     /// registry refuses to register the tool until it holds a `T`.
     pub fn requires_state<T: Send + Sync + 'static>(mut self) -> Self {
@@ -390,6 +440,17 @@ impl ToolBuilder {
             self.handler = self
                 .handler
                 .map(|handler| crate::jobs::detached_tool::wrap(Arc::clone(&name), handler));
+        }
+        // Last, on the final schemas: a handler or an `input_json_schema`
+        // set after `mcp_header` must still carry the annotation. The
+        // advertised schema (the override, if any) resolves the property
+        // names first.
+        if !self.meta.mcp_headers.is_empty() {
+            let headers = &mut self.meta.mcp_headers;
+            if let Some(schema) = &mut self.meta.input_json_schema {
+                super::mcp_header::annotate(schema, headers);
+            }
+            super::mcp_header::annotate(&mut self.meta.input_schema, headers);
         }
         ToolDefinition {
             inner: Arc::new(DefinitionInner {

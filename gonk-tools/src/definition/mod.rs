@@ -4,6 +4,7 @@
 
 mod builder;
 mod exposure;
+mod mcp_header;
 mod metadata;
 pub(crate) mod name;
 mod policy;
@@ -21,6 +22,7 @@ pub use builder::ToolBuilder;
 pub use exposure::{
     Exposure, HiddenReason, SurfaceHints, SurfaceProfile, ToolPredicate, WriteTools,
 };
+pub use mcp_header::{McpHeaderError, McpHeaderValue, McpParamHeader, X_MCP_HEADER};
 pub use metadata::*;
 
 use crate::context::ToolContext;
@@ -98,6 +100,19 @@ pub struct ToolMetadata {
     /// Detached by default: a call returns a job handle at once unless it
     /// passes `wait: true` or `sync: true` (see [`crate::jobs`]).
     pub detached: bool,
+    /// How long a client may keep a listing that shows this tool before
+    /// asking again (`#[tool(cache_ttl = "5m")]`,
+    /// [`ToolBuilder::cache_ttl`]); `None` uses the registry's default
+    /// ([`ToolRegistryBuilder::default_cache_ttl`](crate::registry::ToolRegistryBuilder::default_cache_ttl)).
+    /// A listing lasts as long as its shortest-lived tool
+    /// ([`ToolRegistry::listing_cache_ttl`](crate::registry::ToolRegistry::listing_cache_ttl)).
+    pub cache_ttl: Option<std::time::Duration>,
+    /// Input properties an MCP client also sends as `Mcp-Param-<Name>`
+    /// headers, so gateways route on them without parsing the body
+    /// (`#[tool(mcp(header(region = "Region")))]`,
+    /// [`ToolBuilder::mcp_header`]). The advertised input schema carries
+    /// each as `"x-mcp-header"` on its property.
+    pub mcp_headers: Vec<McpParamHeader>,
 }
 
 impl ToolMetadata {
@@ -126,6 +141,8 @@ impl ToolMetadata {
             degraded_description: None,
             timeout: None,
             detached: false,
+            cache_ttl: None,
+            mcp_headers: Vec::new(),
         }
     }
 
@@ -228,6 +245,19 @@ impl ToolDefinition {
     /// Whether the definition's `requires` predicate (if any) passes.
     pub fn requirements_met(&self) -> bool {
         self.inner.meta.requires.as_ref().is_none_or(|f| f())
+    }
+
+    /// Checks the tool's MCP parameter headers against its advertised
+    /// input schema: each declared header ([`ToolMetadata::mcp_headers`])
+    /// names a valid, unique header and a top-level property that carries
+    /// it, and every `x-mcp-header` of the schema (declared, written with
+    /// `#[schemars(extend(..))]` or in an `input_json_schema`) sits on a
+    /// `string`, `integer` or `boolean` property reached through
+    /// `properties`. Registration runs it, so a tool that MCP clients would
+    /// drop from their listing is refused up front.
+    pub fn check_mcp_headers(&self) -> Result<(), McpHeaderError> {
+        let meta = &self.inner.meta;
+        mcp_header::check(meta.effective_input_schema(), &meta.mcp_headers)
     }
 
     /// Application state types the handler extracts with `State<T>`.

@@ -92,8 +92,6 @@ pub use detach::{
     AsyncDispatch, DetachedWithWait, InlineRun, JobHandle, RenderAsync, RenderInline, RunInline,
     WaitFlags,
 };
-#[cfg_attr(not(feature = "mcp"), allow(unused_imports))]
-pub(crate) use record::now_rfc3339;
 pub use record::{JobLog, JobProgress, JobRecord, JobStatus};
 pub use runner::{owner_of, EmbeddedRunner, JobLaunch, JobRunner, Retention};
 pub use store::JobStore;

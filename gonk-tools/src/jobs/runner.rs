@@ -126,6 +126,14 @@ pub trait JobRunner: Send + Sync + 'static {
     fn idle(&self) -> BoxFuture<'_, ()> {
         Box::pin(std::future::ready(()))
     }
+
+    /// How long this runner keeps a finished job readable, when it bounds
+    /// that: MCP tells a client the time it may still read a task
+    /// (`ttlMs`) from it. `None` (the default) says jobs are kept without
+    /// a time limit; a runner that expires them must say so.
+    fn retention(&self) -> Option<Retention> {
+        None
+    }
 }
 
 /// How long finished jobs are kept.
@@ -574,6 +582,10 @@ impl JobRunner for EmbeddedRunner {
 
     fn idle(&self) -> BoxFuture<'_, ()> {
         Box::pin(self.wait_idle())
+    }
+
+    fn retention(&self) -> Option<Retention> {
+        Some(self.shared.retention)
     }
 
     fn list(&self, owner: Option<&str>) -> Vec<JobRecord> {

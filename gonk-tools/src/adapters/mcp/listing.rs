@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use rmcp::model::Tool;
 
@@ -24,6 +25,10 @@ struct Listing {
     generation: u64,
     /// MCP projections of the listed tools, in registry order.
     tools: Vec<Tool>,
+    /// How long a client may keep each listed tool (beside `tools`).
+    ttls: Vec<Duration>,
+    /// How long a client may keep the whole listing.
+    ttl: Duration,
     /// A listed definition (by identity) → its index in `tools`.
     index: HashMap<usize, usize>,
     /// Tools whose description depends on a probe, with the answer their
@@ -58,25 +63,34 @@ impl Listings {
         registry: &ToolRegistry,
         options: &McpServerOptions,
         policy: WriteToolPolicy,
-    ) -> Vec<Tool> {
-        self.current(registry, options, policy).tools.clone()
+    ) -> (Vec<Tool>, Duration) {
+        let listing = self.current(registry, options, policy);
+        (listing.tools.clone(), listing.ttl)
     }
 
     /// The listed tools among `visible` (what an authenticated caller may
-    /// discover), in `visible`'s order.
+    /// discover), in `visible`'s order, and how long that listing may be
+    /// kept: the shortest of their lifetimes (the registry's
+    /// [`listing_cache_ttl`](ToolRegistry::listing_cache_ttl) rule).
     pub(crate) fn of(
         &self,
         visible: &[ToolDefinition],
         registry: &ToolRegistry,
         options: &McpServerOptions,
         policy: WriteToolPolicy,
-    ) -> Vec<Tool> {
+    ) -> (Vec<Tool>, Duration) {
         let listing = self.current(registry, options, policy);
-        visible
+        let mut ttl: Option<Duration> = None;
+        let tools = visible
             .iter()
             .filter_map(|def| listing.index.get(&identity(def)))
-            .map(|&i| listing.tools[i].clone())
-            .collect()
+            .map(|&i| {
+                ttl = Some(ttl.map_or(listing.ttls[i], |t| t.min(listing.ttls[i])));
+                listing.tools[i].clone()
+            })
+            .collect();
+        let ttl = ttl.unwrap_or_else(|| registry.listing_cache_ttl(std::iter::empty()));
+        (tools, ttl)
     }
 
     fn current(
@@ -90,7 +104,13 @@ impl Listings {
         if let Some(listing) = cached.filter(|l| l.is_current(generation)) {
             return listing;
         }
-        let listing = Arc::new(build(generation, registry.list(), options, policy));
+        let listing = Arc::new(build(
+            generation,
+            registry.list(),
+            registry,
+            options,
+            policy,
+        ));
         if let Ok(mut cache) = self.cache.write() {
             *cache = Some(Arc::clone(&listing));
         }
@@ -101,12 +121,15 @@ impl Listings {
 fn build(
     generation: u64,
     defs: Vec<ToolDefinition>,
+    registry: &ToolRegistry,
     options: &McpServerOptions,
     policy: WriteToolPolicy,
 ) -> Listing {
     let mut listing = Listing {
         generation,
         tools: Vec::with_capacity(defs.len()),
+        ttls: Vec::with_capacity(defs.len()),
+        ttl: Duration::ZERO,
         index: HashMap::with_capacity(defs.len()),
         probed: Vec::new(),
     };
@@ -121,9 +144,16 @@ fn build(
             .then(|| degraded(&def));
         listing.index.insert(identity(&def), listing.tools.len());
         listing.tools.push(tools::project_tool(&def));
+        listing.ttls.push(registry.cache_ttl(&def));
         if let Some(was) = probed {
             listing.probed.push((def, was));
         }
     }
+    listing.ttl = listing
+        .ttls
+        .iter()
+        .copied()
+        .min()
+        .unwrap_or_else(|| registry.listing_cache_ttl(std::iter::empty()));
     listing
 }

@@ -164,6 +164,7 @@ pub struct McpServerOptions {
     pub(crate) instructions: Option<String>,
     pub(crate) write_policy: Option<WriteToolPolicy>,
     pub(crate) allow_write_tools: HashSet<String>,
+    pub(crate) tasks_required: HashSet<String>,
     pub(crate) filter: Option<Arc<ToolFilter>>,
     pub(crate) only_always_visible: bool,
     pub(crate) default_log_level: LogLevel,
@@ -180,6 +181,7 @@ impl fmt::Debug for McpServerOptions {
             .field("version", &self.version)
             .field("write_policy", &self.write_policy)
             .field("allow_write_tools", &self.allow_write_tools)
+            .field("tasks_required", &self.tasks_required)
             .field("only_always_visible", &self.only_always_visible)
             .field("default_log_level", &self.default_log_level)
             .field("max_line_bytes", &self.max_line_bytes)
@@ -200,6 +202,7 @@ impl McpServerOptions {
             instructions: None,
             write_policy: None,
             allow_write_tools: HashSet::new(),
+            tasks_required: HashSet::new(),
             filter: None,
             only_always_visible: false,
             default_log_level: LogLevel::Info,
@@ -246,6 +249,28 @@ impl McpServerOptions {
         names: impl IntoIterator<Item = S>,
     ) -> Self {
         self.allow_write_tools
+            .extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Detached tools a client may call only as a task, by registry name or
+    /// MCP name: work whose job handle alone is of no use to the caller.
+    /// A client that did not declare the tasks extension
+    /// (`io.modelcontextprotocol/tasks`) gets the protocol's
+    /// missing-capability error (`-32021`) in the stateless era, an
+    /// `INPUT_UNAVAILABLE` error result on a 2025 session; the tool does
+    /// not run. Other detached tools give such a client the job handle.
+    /// Without a job runner installed no tool is a task and this does
+    /// nothing.
+    ///
+    /// ```
+    /// use gonk_tools::adapters::mcp::McpServerOptions;
+    ///
+    /// let options = McpServerOptions::new("builds", "1.0.0").tasks_required(["build.release"]);
+    /// # let _ = options;
+    /// ```
+    pub fn tasks_required<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.tasks_required
             .extend(names.into_iter().map(Into::into));
         self
     }

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use futures::{FutureExt, StreamExt};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, GetTaskParams,
-    GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ProgressToken,
-    ProtocolVersion, RequestId, RequestMetaObject, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, SubscriptionFilter, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities,
+    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressToken, ProtocolVersion, RequestId, RequestMetaObject, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, SubscriptionFilter, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -262,6 +262,7 @@ impl McpServer {
         shared
             .listings
             .all(&shared.registry, &shared.options, shared.policy)
+            .0
     }
 
     /// The tools `auth` lists: only those whose `tool.discover` its policy
@@ -269,20 +270,33 @@ impl McpServer {
     pub async fn list_for(&self, auth: &AuthContext) -> Vec<Tool> {
         self.list_in(&ToolContext::new().with_auth(auth.clone()))
             .await
+            .tools
     }
 
     /// What `ctx` lists: everything listed without auth; with auth, the
     /// listed tools its policy lets it discover (from the same cached
-    /// projections).
-    async fn list_in(&self, ctx: &ToolContext) -> Vec<Tool> {
-        if !ctx.is_authenticated() {
-            return self.list();
-        }
+    /// projections). Either way with how long the listing may be kept
+    /// and by whom: a listing filtered by the caller's credentials is
+    /// private to them, one without auth is the same for every caller.
+    async fn list_in(&self, ctx: &ToolContext) -> ListToolsResult {
         let shared = &self.shared;
-        let visible = shared.registry.list_discoverable(ctx).await;
-        shared
-            .listings
-            .of(&visible, &shared.registry, &shared.options, shared.policy)
+        let (tools, ttl, scope) = if ctx.is_authenticated() {
+            let visible = shared.registry.list_discoverable(ctx).await;
+            let (tools, ttl) =
+                shared
+                    .listings
+                    .of(&visible, &shared.registry, &shared.options, shared.policy);
+            (tools, ttl, CacheScope::Private)
+        } else {
+            let (tools, ttl) =
+                shared
+                    .listings
+                    .all(&shared.registry, &shared.options, shared.policy);
+            (tools, ttl, CacheScope::Public)
+        };
+        ListToolsResult::with_all_items(tools)
+            .with_ttl_ms(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX))
+            .with_cache_scope(scope)
     }
 
     /// The base context of one request: the host's
@@ -599,7 +613,7 @@ impl ServerHandler for McpServer {
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<RequestState>());
         let base = self.base_context(request_state, context.ct.child_token());
-        Ok(ListToolsResult::with_all_items(self.list_in(&base).await))
+        Ok(self.list_in(&base).await)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -614,9 +628,21 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let _permit = self.shared.inflight.admit()?;
+        let shared = &self.shared;
+        let refused = tasks::required_task(
+            &shared.registry,
+            &shared.options,
+            shared.policy,
+            &request.name,
+            &context,
+        );
+        if let Some(refused) = refused {
+            return refused.map(Into::into);
+        }
         let result = self.call(request, &context).await?;
+        let owner = || self.owner(&context);
         Ok(
-            match tasks::as_task(&self.shared.registry, &result, &context) {
+            match tasks::as_task(&shared.registry, &result, &context, owner) {
                 Some(task) => CallToolResponse::Task(task),
                 None => result.into(),
             },
@@ -636,7 +662,18 @@ impl ServerHandler for McpServer {
             Some(def) if tools::advertises_output_schema(&def) => ErrorPlacement::Meta,
             _ => ErrorPlacement::Structured,
         };
-        Ok(tasks::detailed(record, placement))
+        Ok(tasks::detailed(record, &*runner, placement))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let runner = jobs::runner(&self.shared.registry)
+            .ok_or_else(|| tasks::unknown_task(&request.task_id))?;
+        let owner = self.owner(&context);
+        tasks::update(&*runner, owner.as_deref(), &request.task_id)
     }
 
     async fn cancel_task(
@@ -647,10 +684,7 @@ impl ServerHandler for McpServer {
         let runner = jobs::runner(&self.shared.registry)
             .ok_or_else(|| tasks::unknown_task(&request.task_id))?;
         let owner = self.owner(&context);
-        runner
-            .cancel(owner.as_deref(), &request.task_id)
-            .map(drop)
-            .ok_or_else(|| tasks::unknown_task(&request.task_id))
+        tasks::cancel(&*runner, owner.as_deref(), &request.task_id)
     }
 
     fn accepted_subscription_filter(
