@@ -27,7 +27,10 @@ async def scenario(target, marker):
     async def on_log(params):
         logs.append(wire(params))
 
-    async with Client(target, logging_callback=on_log) as client:
+    # `log_level` opts every request of the stateless era (2026-07-28) in to
+    # log notifications; a 2025 session asks with logging/setLevel below.
+    async with Client(target, logging_callback=on_log, log_level="info") as client:
+        report["protocol_version"] = client.protocol_version
         report["server"] = wire(client.server_info) if client.server_info else None
         tools = await client.list_tools()
         report["tools"] = [wire(t) for t in tools.tools]
@@ -56,7 +59,8 @@ async def scenario(target, marker):
         # first log line arrives), then cancel the awaiting task. The SDK sends
         # notifications/cancelled; the server must drop the handler, which
         # writes "dropped" to the marker file.
-        await client.set_logging_level("info")
+        if client.protocol_version < "2026-07-28":
+            await client.set_logging_level("info")
         logs.clear()
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as tg:

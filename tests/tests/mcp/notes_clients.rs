@@ -40,7 +40,12 @@ fn tool<'a>(report: &'a Value, name: &str) -> Option<&'a Value> {
 }
 
 fn check(report: &Value, marker: &Path, sdk: Sdk) {
-    // initialize: the server's own name and version.
+    // The Python SDK 2.x speaks the stateless era first; the TypeScript SDK
+    // 1.x only the 2025 session era.
+    if sdk == Sdk::Python {
+        assert_eq!(report["protocol_version"], "2026-07-28");
+    }
+    // The server's own name and version (`server/discover` or `initialize`).
     assert_eq!(report["server"]["name"], "notes");
     assert_eq!(report["server"]["version"], env!("CARGO_PKG_VERSION"));
 
