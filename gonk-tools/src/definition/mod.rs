@@ -96,7 +96,9 @@ pub struct ToolMetadata {
     /// if any. Not advertised.
     pub timeout: Option<std::time::Duration>,
     /// Detached by default: a call returns a job handle at once unless it
-    /// passes `wait: true` or `sync: true` (see [`crate::jobs`]).
+    /// passes `wait: true` or `sync: true`. Set by `#[tool(detached)]` and
+    /// `ToolBuilder::detached`, which also give the call that behaviour;
+    /// the core only carries the flag.
     pub detached: bool,
 }
 

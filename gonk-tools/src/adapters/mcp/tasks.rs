@@ -48,7 +48,8 @@ pub(super) fn as_task(
     {
         return None;
     }
-    let now = crate::jobs::now_rfc3339();
+    // The job was launched just now; `tasks/get` gives its record's times.
+    let now = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
     let task = Task::new(job, TaskStatus::Working, now.clone(), now)
         .with_status_message("queued")
         .with_poll_interval_ms(POLL_INTERVAL_MS);
