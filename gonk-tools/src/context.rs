@@ -183,7 +183,7 @@ pub(crate) struct Place {
 #[derive(Clone)]
 pub struct ToolContext {
     pub(crate) cancellation: Arc<CancellationToken>,
-    pub(crate) log_sink: Option<Arc<dyn LogSink>>,
+    log_sink: Option<Arc<dyn LogSink>>,
     // Thin pointers (`Arc<Place>`, `Arc<Box<dyn Fn>>`, `Arc<Instant>`) for
     // these rarely read fields keep the context at 128 bytes, which the
     // compiler copies inline; a context is moved several times per call.
@@ -191,7 +191,7 @@ pub struct ToolContext {
     pub(crate) scope: Option<Arc<dyn ScopeStore>>,
     pub(crate) call_stack: Arc<[Arc<str>]>,
     pub(crate) input: Option<Arc<Mutex<Option<InputStream>>>>,
-    pub(crate) notify: Option<Arc<Box<NotifyFn>>>,
+    notify: Option<Arc<Box<NotifyFn>>>,
     pub(crate) host: Option<Arc<dyn Any + Send + Sync>>,
     pub(crate) registry: Option<ToolRegistry>,
     pub(crate) auth: Option<AuthSlot>,

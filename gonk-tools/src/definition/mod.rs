@@ -217,6 +217,29 @@ impl ToolDefinition {
         &self.inner.name
     }
 
+    /// The address of the definition's shared value: the same for every
+    /// clone of one definition (a registered tool and what
+    /// [`ToolRegistry::get`](crate::ToolRegistry::get) and `list` return
+    /// for it), different for another definition, even one built from the
+    /// same declaration. A surface keys a cache of per-tool projections by
+    /// it; keep a clone alive while its key is in use, since an address
+    /// can be reused once the last clone is dropped.
+    ///
+    /// ```
+    /// use gonk_tools::prelude::*;
+    ///
+    /// let make = || ToolDefinition::builder("ping")
+    ///     .description("Answers pong.")
+    ///     .handler(|_: NoInput, _| async move { Ok::<_, ToolError>("pong") })
+    ///     .build();
+    /// let ping = make();
+    /// assert_eq!(ping.as_ptr(), ping.clone().as_ptr());
+    /// assert_ne!(ping.as_ptr(), make().as_ptr());
+    /// ```
+    pub fn as_ptr(&self) -> *const () {
+        Arc::as_ptr(&self.inner).cast()
+    }
+
     /// Whether a handler was attached.
     pub fn has_handler(&self) -> bool {
         self.inner.handler.is_some()
