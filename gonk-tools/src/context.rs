@@ -183,7 +183,7 @@ pub(crate) struct Place {
 #[derive(Clone)]
 pub struct ToolContext {
     pub(crate) cancellation: Arc<CancellationToken>,
-    pub(crate) log_sink: Option<Arc<dyn LogSink>>,
+    log_sink: Option<Arc<dyn LogSink>>,
     // Thin pointers (`Arc<Place>`, `Arc<Box<dyn Fn>>`, `Arc<Instant>`) for
     // these rarely read fields keep the context at 128 bytes, which the
     // compiler copies inline; a context is moved several times per call.
@@ -191,7 +191,7 @@ pub struct ToolContext {
     pub(crate) scope: Option<Arc<dyn ScopeStore>>,
     pub(crate) call_stack: Arc<[Arc<str>]>,
     pub(crate) input: Option<Arc<Mutex<Option<InputStream>>>>,
-    pub(crate) notify: Option<Arc<Box<NotifyFn>>>,
+    notify: Option<Arc<Box<NotifyFn>>>,
     pub(crate) host: Option<Arc<dyn Any + Send + Sync>>,
     pub(crate) registry: Option<ToolRegistry>,
     pub(crate) auth: Option<AuthSlot>,
@@ -228,13 +228,24 @@ impl ToolContext {
     /// current directory, and the process environment (a snapshot taken the
     /// first time it is read).
     pub fn new() -> Self {
-        Self::with_token(CancellationToken::new())
+        Self::from_cancellation(CancellationToken::new())
     }
 
-    /// The base context with `token` as its cancellation (what
+    /// The base context of a call that `token` cancels: what
     /// `ToolContext::new().with_cancellation(token)` makes, without first
-    /// making a token to replace).
-    pub(crate) fn with_token(token: CancellationToken) -> Self {
+    /// making a token only to drop it. A surface that serves each request
+    /// with its own token (a connection's child token) starts here.
+    ///
+    /// ```
+    /// use gonk_tools::ToolContext;
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// let connection = CancellationToken::new();
+    /// let ctx = ToolContext::from_cancellation(connection.child_token());
+    /// connection.cancel(); // the connection closed
+    /// assert!(ctx.is_cancelled());
+    /// ```
+    pub fn from_cancellation(token: CancellationToken) -> Self {
         ToolContext {
             cancellation: Arc::new(token),
             log_sink: None,
@@ -303,11 +314,55 @@ impl ToolContext {
         self
     }
 
-    /// [`with_logger`](Self::with_logger) with a sink already shared.
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn with_shared_logger(mut self, sink: Arc<dyn LogSink>) -> Self {
+    /// [`with_logger`](Self::with_logger) with a sink the caller keeps a
+    /// handle to: the context shares it rather than boxing it again (a
+    /// surface whose per-call queue is also the call's logger allocates it
+    /// once).
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use gonk_tools::context::{LogRecord, LogSink};
+    /// use gonk_tools::ToolContext;
+    ///
+    /// #[derive(Default)]
+    /// struct Lines(Mutex<Vec<String>>);
+    /// impl LogSink for Lines {
+    ///     fn log(&self, record: &LogRecord<'_>) {
+    ///         self.0.lock().unwrap().push(record.message.to_owned());
+    ///     }
+    /// }
+    ///
+    /// let lines = Arc::new(Lines::default());
+    /// let ctx = ToolContext::new().with_shared_logger(lines.clone());
+    /// ctx.log().info("indexing");
+    /// assert_eq!(*lines.0.lock().unwrap(), ["indexing"]);
+    /// ```
+    pub fn with_shared_logger(mut self, sink: Arc<dyn LogSink>) -> Self {
         self.log_sink = Some(sink);
         self
+    }
+
+    /// The sink this context's logger writes to, when one is set.
+    ///
+    /// A surface reads it to keep the host's logger while adding its own
+    /// (wrap it, then [`with_shared_logger`](Self::with_shared_logger)),
+    /// to write a line on a call's behalf, or to install a default only
+    /// when the host set none.
+    ///
+    /// ```
+    /// use gonk_tools::context::TracingLog;
+    /// use gonk_tools::ToolContext;
+    ///
+    /// let host = ToolContext::new();
+    /// assert!(host.log_sink().is_none());
+    /// let ctx = match host.log_sink() {
+    ///     Some(_) => host,
+    ///     None => host.with_logger(TracingLog),
+    /// };
+    /// assert!(ctx.log_sink().is_some());
+    /// ```
+    pub fn log_sink(&self) -> Option<&Arc<dyn LogSink>> {
+        self.log_sink.as_ref()
     }
 
     /// Sets the working directory.
@@ -339,9 +394,40 @@ impl ToolContext {
         self
     }
 
-    /// Receives progress and log events sent with [`notify`](Self::notify).
+    /// Receives progress and log events sent with [`notify`](Self::notify),
+    /// instead of any callback set before (see
+    /// [`also_notify`](Self::also_notify) to keep it).
     pub fn with_notify(mut self, notify: impl Fn(&ToolEvent) + Send + Sync + 'static) -> Self {
         self.notify = Some(Arc::new(Box::new(notify)));
+        self
+    }
+
+    /// Also sends the events of [`notify`](Self::notify) to `notify`, after
+    /// the callback already set, if any: a surface observes or forwards a
+    /// call's notifications and the host's own callback keeps receiving
+    /// them.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use gonk_tools::{ToolContext, ToolEvent};
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let (host, surface) = (Arc::clone(&seen), Arc::clone(&seen));
+    /// let ctx = ToolContext::new()
+    ///     .with_notify(move |_: &ToolEvent| host.lock().unwrap().push("host"))
+    ///     .also_notify(move |_: &ToolEvent| surface.lock().unwrap().push("surface"));
+    /// ctx.progress(50.0, None);
+    /// assert_eq!(*seen.lock().unwrap(), ["host", "surface"]);
+    /// ```
+    pub fn also_notify(mut self, notify: impl Fn(&ToolEvent) + Send + Sync + 'static) -> Self {
+        let chained: Box<NotifyFn> = match self.notify.take() {
+            None => Box::new(notify),
+            Some(first) => Box::new(move |event: &ToolEvent| {
+                first(event);
+                notify(event);
+            }),
+        };
+        self.notify = Some(Arc::new(chained));
         self
     }
 

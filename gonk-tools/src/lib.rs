@@ -107,7 +107,9 @@
 //! * [`security`] — authenticated dispatch: principal, auth context and
 //!   policy, approval, resource resolution, redacted audit receipts.
 //! * [`jobs`] — detached dispatch: heavy tools return a job handle unless
-//!   the caller waits; the embedded job runner and the `jobs.*` tools.
+//!   the caller waits (`#[tool(detached)]`, or
+//!   [`dispatch_detached_with_wait`](jobs::dispatch_detached_with_wait) in
+//!   a hand-written handler); the embedded job runner and the `jobs.*` tools.
 //! * [`metrics`] — one [`MetricRecord`](metrics::MetricRecord) per call.
 //! * [`surface`] — a registry's advertised surface as stable JSON, and
 //!   [`assert_surface!`] to pin it in CI with classified (breaking /
@@ -144,6 +146,12 @@
 //! rule, every error code, and where it differs from the TypeScript
 //! original — is written down in `docs/contract.md`, and the layers in
 //! `docs/architecture.md`, in the repository.
+//!
+//! [`jobs`] is built on the core, not part of it: a definition only carries
+//! the `detached` flag, and `ToolBuilder::detached` (what `#[tool(detached)]`
+//! expands to) is defined in [`jobs`] and reaches the tool through the
+//! builder's build-time layer; the runner a detached call launches on is
+//! registry state that [`jobs::install`] puts there.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

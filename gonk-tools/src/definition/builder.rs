@@ -37,7 +37,19 @@ pub struct ToolBuilder {
     required_state: Vec<(TypeId, &'static str)>,
     /// Whether the output schema was written by hand (not derived).
     hand_written_output: bool,
+    layers: Vec<BuildLayer>,
 }
+
+/// A change to a tool made as it is built, after every other builder call
+/// (so their order does not matter): it may edit the metadata (the
+/// advertised input schema, a flag) and wraps the handler, if there is one.
+///
+/// This is how a module built on the core adds a builder method that
+/// changes how a tool runs, without the core naming that module:
+/// `ToolBuilder::detached` is defined beside the runner it launches on.
+pub(crate) type BuildLayer = Box<
+    dyn FnOnce(&mut ToolMetadata, Option<ErasedHandler>) -> Option<ErasedHandler> + Send + Sync,
+>;
 
 /// Deserializes a validated input. A unit-like input type (`()`) is
 /// advertised as the empty object, so `{}` must reach it as unit.
@@ -82,7 +94,14 @@ impl ToolBuilder {
             handler: None,
             hand_written_output: false,
             required_state: Vec::new(),
+            layers: Vec::new(),
         }
+    }
+
+    /// Adds a [`BuildLayer`]; layers are applied in the order added.
+    pub(crate) fn layer(mut self, layer: BuildLayer) -> Self {
+        self.layers.push(layer);
+        self
     }
 
     /// What the tool does (models read this).
@@ -414,33 +433,15 @@ impl ToolBuilder {
         self
     }
 
-    /// Makes the tool detached by default (what `#[tool(detached)]` sets):
-    /// a call launches a background job on the registry's job runner and
-    /// returns its handle at once, unless the caller passes `wait: true`
-    /// or `sync: true`; both are added to the advertised input schema (the
-    /// handler never sees them, so the input type must not have fields of
-    /// those names). With no runner installed the call runs inline and its
-    /// result says `ranSyncFallback: true`. See [`crate::jobs`].
-    pub fn detached(mut self) -> Self {
-        self.meta.detached = true;
-        self
-    }
-
     /// Finishes the definition. Name, description and hand-written schemas
     /// are checked when it is registered, which reports problems as
     /// `Result`s; derived schemas are compiled on the tool's first call.
     pub fn build(mut self) -> ToolDefinition {
+        for layer in self.layers {
+            self.handler = layer(&mut self.meta, self.handler.take());
+        }
         let name: Arc<str> = Arc::from(self.meta.name.as_str());
         let hand_written_schema = self.hand_written_output || self.meta.input_json_schema.is_some();
-        if self.meta.detached {
-            crate::jobs::detached_tool::add_wait_flags(&mut self.meta.input_schema);
-            if let Some(schema) = &mut self.meta.input_json_schema {
-                crate::jobs::detached_tool::add_wait_flags(schema);
-            }
-            self.handler = self
-                .handler
-                .map(|handler| crate::jobs::detached_tool::wrap(Arc::clone(&name), handler));
-        }
         // Last, on the final schemas: a handler or an `input_json_schema`
         // set after `mcp_header` must still carry the annotation. The
         // advertised schema (the override, if any) resolves the property

@@ -98,7 +98,9 @@ pub struct ToolMetadata {
     /// if any. Not advertised.
     pub timeout: Option<std::time::Duration>,
     /// Detached by default: a call returns a job handle at once unless it
-    /// passes `wait: true` or `sync: true` (see [`crate::jobs`]).
+    /// passes `wait: true` or `sync: true`. Set by `#[tool(detached)]` and
+    /// `ToolBuilder::detached`, which also give the call that behaviour;
+    /// the core only carries the flag.
     pub detached: bool,
     /// How long a client may keep a listing that shows this tool before
     /// asking again (`#[tool(cache_ttl = "5m")]`,
@@ -230,6 +232,29 @@ impl ToolDefinition {
     /// The name as a shared string (what call stacks hold).
     pub fn name_arc(&self) -> &Arc<str> {
         &self.inner.name
+    }
+
+    /// The address of the definition's shared value: the same for every
+    /// clone of one definition (a registered tool and what
+    /// [`ToolRegistry::get`](crate::ToolRegistry::get) and `list` return
+    /// for it), different for another definition, even one built from the
+    /// same declaration. A surface keys a cache of per-tool projections by
+    /// it; keep a clone alive while its key is in use, since an address
+    /// can be reused once the last clone is dropped.
+    ///
+    /// ```
+    /// use gonk_tools::prelude::*;
+    ///
+    /// let make = || ToolDefinition::builder("ping")
+    ///     .description("Answers pong.")
+    ///     .handler(|_: NoInput, _| async move { Ok::<_, ToolError>("pong") })
+    ///     .build();
+    /// let ping = make();
+    /// assert_eq!(ping.as_ptr(), ping.clone().as_ptr());
+    /// assert_ne!(ping.as_ptr(), make().as_ptr());
+    /// ```
+    pub fn as_ptr(&self) -> *const () {
+        Arc::as_ptr(&self.inner).cast()
     }
 
     /// Whether a handler was attached.

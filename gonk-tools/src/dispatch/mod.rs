@@ -135,10 +135,38 @@ impl ToolRegistry {
         self.invoke_found(found, name, input, ctx)
     }
 
-    /// [`invoke`](Self::invoke) of a definition an adapter already looked
-    /// up in this registry (it saves the second look-up).
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn invoke_definition(
+    /// [`invoke`](Self::invoke) of a definition already looked up in this
+    /// registry — with [`get`](Self::get), [`list`](Self::list) or
+    /// [`list_discoverable`](Self::list_discoverable) — so a surface that
+    /// maps its own names to tools resolves each call once.
+    ///
+    /// Only the name look-up is skipped: every other step of
+    /// [`invoke`](Self::invoke) runs as it does there (cycle check,
+    /// discover and invoke authorization, input validation, approval,
+    /// cancellation, time limit, output validation, the metric record),
+    /// and the stream follows the same outcome rule. The registry does not
+    /// check that `def` is registered in it; a definition from elsewhere
+    /// runs under this registry's gates and state as if it were.
+    ///
+    /// ```
+    /// # use gonk_tools::prelude::*;
+    /// # #[derive(Deserialize, JsonSchema)] struct Add { a: i64, b: i64 }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = ToolRegistry::new();
+    /// registry.register(
+    ///     ToolDefinition::builder("math.add")
+    ///         .description("Add two integers.")
+    ///         .handler(|i: Add, _| async move { Ok::<_, ToolError>(i.a + i.b) })
+    ///         .build(),
+    /// ).unwrap();
+    /// // A surface that calls it `math_add` resolves its name once…
+    /// let def = registry.get("math.add").unwrap();
+    /// // …and runs that definition through the whole dispatch path.
+    /// let events = registry.invoke_definition(def, serde_json::json!({"a": 2, "b": 3}), ToolContext::new());
+    /// assert_eq!(collect_tool_outcome(events, |_| {}).await.unwrap().data, 5);
+    /// # }
+    /// ```
+    pub fn invoke_definition(
         &self,
         def: ToolDefinition,
         input: Value,

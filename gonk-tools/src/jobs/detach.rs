@@ -86,17 +86,39 @@ pub struct InlineRun {
     pub ran_sync_fallback: bool,
 }
 
-/// Starts the detached work; returns its handle.
-pub type AsyncDispatch<'a> =
-    Box<dyn FnOnce() -> BoxFuture<'a, Result<JobHandle, ToolError>> + Send + 'a>;
-/// Runs the work inline (the blocking path).
-pub type RunInline<'a, T> = Box<dyn FnOnce() -> BoxFuture<'a, Result<T, ToolError>> + Send + 'a>;
-/// Renders an inline run's value.
-pub type RenderInline<'a, T> = Box<dyn FnOnce(T, InlineRun) -> ToolOutput + Send + 'a>;
-/// Renders a job handle.
-pub type RenderAsync<'a> = Box<dyn FnOnce(JobHandle) -> ToolOutput + Send + 'a>;
+/// Where a call goes: the one rule of detached dispatch, shared by
+/// [`dispatch_detached_with_wait`] and the wrapper of a detached tool.
+pub(super) enum Route<D> {
+    /// Run it here, as this inline run.
+    Inline(InlineRun),
+    /// Hand it to this dispatcher.
+    Detach(D),
+}
 
-/// The closures [`dispatch_detached_with_wait`] chooses between.
+impl WaitFlags {
+    /// Routes a call: inline when the caller waits (the dispatcher is not
+    /// even looked up), else to the dispatcher, else inline as a flagged
+    /// fallback.
+    pub(super) fn route<D>(self, dispatcher: impl FnOnce() -> Option<D>) -> Route<D> {
+        if self.waits() {
+            return Route::Inline(InlineRun {
+                ran_sync_fallback: false,
+            });
+        }
+        match dispatcher() {
+            Some(dispatcher) => Route::Detach(dispatcher),
+            None => Route::Inline(InlineRun {
+                ran_sync_fallback: true,
+            }),
+        }
+    }
+}
+
+/// A boxed one-shot async step: the dispatcher, or the blocking path.
+type AsyncStep<'a, T> = Box<dyn FnOnce() -> BoxFuture<'a, Result<T, ToolError>> + Send + 'a>;
+
+/// A call for [`dispatch_detached_with_wait`]: the caller's flags, the
+/// blocking path, and optionally a dispatcher and renderers.
 ///
 /// ```
 /// use gonk_tools::jobs::{dispatch_detached_with_wait, DetachedWithWait, JobHandle, WaitFlags};
@@ -110,18 +132,15 @@ pub type RenderAsync<'a> = Box<dyn FnOnce(JobHandle) -> ToolOutput + Send + 'a>;
 /// # }
 /// ```
 pub struct DetachedWithWait<'a, T> {
-    /// The caller's opt-in.
-    pub flags: WaitFlags,
-    /// What kind of work this is (in the default message).
-    pub kind: String,
-    /// Starts a detached job; `None` runs inline as a fallback.
-    pub dispatch: Option<AsyncDispatch<'a>>,
-    /// The blocking path.
-    pub run_inline: RunInline<'a, T>,
-    /// Renders the inline value (default: its JSON as data).
-    pub render_inline: RenderInline<'a, T>,
-    /// Renders the handle (default: [`default_async_output`]).
-    pub render_async: Option<RenderAsync<'a>>,
+    flags: WaitFlags,
+    /// Named in the default message.
+    kind: String,
+    /// `None` runs inline as a flagged fallback.
+    dispatch: Option<AsyncStep<'a, JobHandle>>,
+    run_inline: AsyncStep<'a, T>,
+    render_inline: Box<dyn FnOnce(T, InlineRun) -> ToolOutput + Send + 'a>,
+    /// `None` renders with [`default_async_output`].
+    render_async: Option<Box<dyn FnOnce(JobHandle) -> ToolOutput + Send + 'a>>,
 }
 
 impl<T> fmt::Debug for DetachedWithWait<'_, T> {
@@ -136,8 +155,9 @@ impl<T> fmt::Debug for DetachedWithWait<'_, T> {
 }
 
 impl<'a, T: Serialize + Send + 'a> DetachedWithWait<'a, T> {
-    /// `run_inline` as the blocking path; no dispatcher yet, the default
-    /// renderers.
+    /// A call of `kind` (named in the default message) with `run_inline`
+    /// as the blocking path; no dispatcher yet, the default renderers
+    /// (the inline value's JSON as data; [`default_async_output`]).
     pub fn new<F, Fut>(flags: WaitFlags, kind: impl Into<String>, run_inline: F) -> Self
     where
         F: FnOnce() -> Fut + Send + 'a,
@@ -158,7 +178,8 @@ impl<'a, T: Serialize + Send + 'a> DetachedWithWait<'a, T> {
 }
 
 impl<'a, T> DetachedWithWait<'a, T> {
-    /// Wires the async dispatcher.
+    /// Wires the async dispatcher: it starts the detached work and returns
+    /// its handle.
     pub fn dispatcher<F, Fut>(mut self, dispatch: F) -> Self
     where
         F: FnOnce() -> Fut + Send + 'a,
@@ -199,6 +220,11 @@ impl<'a, T> DetachedWithWait<'a, T> {
 ///   `ranSyncFallback: true` to object data; only then).
 /// * A dispatcher error is the call's error: there is no silent inline
 ///   fallback.
+///
+/// A `#[tool(detached)]` tool follows the same rule with the registry's
+/// [`JobRunner`](super::JobRunner) as its dispatcher; it routes the tool's
+/// own pending call rather than one value, so a waited call streams its
+/// progress and logs as the tool makes them.
 pub async fn dispatch_detached_with_wait<T>(
     call: DetachedWithWait<'_, T>,
 ) -> Result<ToolOutput, ToolError> {
@@ -210,21 +236,16 @@ pub async fn dispatch_detached_with_wait<T>(
         render_inline,
         render_async,
     } = call;
-    let inline = |ran_sync_fallback| async move {
-        let value = run_inline().await?;
-        Ok(render_inline(value, InlineRun { ran_sync_fallback }))
-    };
-    if flags.waits() {
-        return inline(false).await;
+    match flags.route(|| dispatch) {
+        Route::Inline(run) => Ok(render_inline(run_inline().await?, run)),
+        Route::Detach(dispatch) => {
+            let handle = dispatch().await?;
+            Ok(match render_async {
+                Some(render) => render(handle),
+                None => default_async_output(&kind, &handle),
+            })
+        }
     }
-    let Some(dispatch) = dispatch else {
-        return inline(true).await;
-    };
-    let handle = dispatch().await?;
-    Ok(match render_async {
-        Some(render) => render(handle),
-        None => default_async_output(&kind, &handle),
-    })
 }
 
 /// The default message for a dispatched job.

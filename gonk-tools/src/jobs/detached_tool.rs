@@ -1,21 +1,55 @@
-//! What [`ToolBuilder::detached`](crate::definition::ToolBuilder::detached)
-//! does to a tool: `wait` / `sync` in its advertised input, and a handler
-//! that launches a job unless the caller waits.
+//! [`ToolBuilder::detached`]: `wait` / `sync` in a tool's advertised
+//! input, and a handler that launches a job unless the caller waits.
+//!
+//! The method is defined here, beside the runner it launches on, and
+//! reaches the tool through the builder's build layer: the core holds the
+//! `detached` flag and knows nothing of jobs.
 
 use std::sync::Arc;
 
 use futures::StreamExt;
 use serde_json::{json, Value};
 
-use super::detach::{default_async_output, mark_fallback, InlineRun, WaitFlags};
+use super::detach::{default_async_output, mark_fallback, InlineRun, Route, WaitFlags};
 use super::runner::JobLaunch;
 use super::tools::runner;
-use crate::definition::{ErasedHandler, HandlerCall};
+use crate::definition::{ErasedHandler, HandlerCall, ToolBuilder, ToolMetadata};
 use crate::event::ToolEvent;
+use crate::outcome::ToolOutput;
+
+impl ToolBuilder {
+    /// Makes the tool detached by default (what `#[tool(detached)]` sets):
+    /// a call launches a background job on the registry's job runner and
+    /// returns its handle at once, unless the caller passes `wait: true`
+    /// or `sync: true`; both are added to the advertised input schema (the
+    /// handler never sees them, so the input type must not have fields of
+    /// those names). With no runner installed the call runs inline and its
+    /// result says `ranSyncFallback: true`. See [`crate::jobs`].
+    ///
+    /// It takes effect when the tool is built, so it may come before or
+    /// after the handler; a second call changes nothing.
+    pub fn detached(self) -> Self {
+        self.layer(Box::new(detach))
+    }
+}
+
+/// The build layer of [`ToolBuilder::detached`].
+fn detach(meta: &mut ToolMetadata, handler: Option<ErasedHandler>) -> Option<ErasedHandler> {
+    if meta.detached {
+        return handler;
+    }
+    meta.detached = true;
+    add_wait_flags(&mut meta.input_schema);
+    if let Some(schema) = &mut meta.input_json_schema {
+        add_wait_flags(schema);
+    }
+    let name: Arc<str> = Arc::from(meta.name.as_str());
+    handler.map(|handler| wrap(name, handler))
+}
 
 /// Adds the optional `wait` and `sync` booleans to an object schema (a
 /// schema that already has a property of that name keeps its own).
-pub(crate) fn add_wait_flags(schema: &mut Value) {
+fn add_wait_flags(schema: &mut Value) {
     let Some(object) = schema.as_object_mut() else {
         return;
     };
@@ -36,40 +70,50 @@ pub(crate) fn add_wait_flags(schema: &mut Value) {
         .or_insert_with(|| json!({ "type": "boolean", "description": "The same as wait." }));
 }
 
-/// Wraps a detached tool's handler: with `wait` / `sync`, the handler runs
-/// as it is (its events pass through); without, a job is launched on the
-/// registry's runner and the call returns its handle at once; with no
-/// runner installed, the handler runs inline and its result says
-/// `ranSyncFallback: true`.
-pub(crate) fn wrap(name: Arc<str>, handler: ErasedHandler) -> ErasedHandler {
+/// Wraps a detached tool's handler, routed as
+/// [`dispatch_detached_with_wait`](super::dispatch_detached_with_wait)
+/// routes: with `wait` / `sync`, the handler runs as it is (its events
+/// pass through); without, a job is launched on the registry's runner and
+/// the call returns its handle at once; with no runner installed, the
+/// handler runs inline and its result says `ranSyncFallback: true`.
+///
+/// The combinator itself does not fit here: it awaits one value, while a
+/// tool's call is a pending future or event stream that dispatch drives,
+/// and a waited call (every job's own run among them) must stream its
+/// progress and logs as the tool makes them.
+fn wrap(name: Arc<str>, handler: ErasedHandler) -> ErasedHandler {
     Arc::new(move |mut input: Value, ctx| {
         let flags = WaitFlags::take(&mut input);
-        if flags.waits() {
-            return handler(input, ctx);
-        }
-        let installed = ctx
-            .registry()
-            .and_then(|registry| runner(registry).map(|runner| (registry.clone(), runner)));
-        let Some((registry, runner)) = installed else {
-            return handler(input, ctx).map(fallback);
+        // Looked up per call, so a runner installed after the tool was
+        // registered is used.
+        let installed = || {
+            let registry = ctx.registry()?;
+            Some((registry.clone(), runner(registry)?))
         };
-        let tool = Arc::clone(&name);
-        Ok(HandlerCall::Once(Box::pin(async move {
-            if let Value::Object(object) = &mut input {
-                object.insert("wait".into(), Value::Bool(true));
+        match flags.route(installed) {
+            Route::Inline(run) => handler(input, ctx).map(|call| mark_call(call, run)),
+            Route::Detach((registry, runner)) => {
+                let tool = Arc::clone(&name);
+                Ok(HandlerCall::Once(Box::pin(async move {
+                    // The job's own run waits: it is the inline path.
+                    if let Value::Object(object) = &mut input {
+                        object.insert("wait".into(), Value::Bool(true));
+                    }
+                    let launch = JobLaunch::new(registry, &*tool, input).auth(ctx.auth().cloned());
+                    let handle = runner.launch(launch).await?;
+                    Ok(default_async_output(&tool, &handle))
+                })))
             }
-            let launch = JobLaunch::new(registry, &*tool, input).auth(ctx.auth().cloned());
-            let handle = runner.launch(launch).await?;
-            Ok(default_async_output(&tool, &handle))
-        })))
+        }
     })
 }
 
-/// Marks the result of an inline fallback run.
-fn fallback(call: HandlerCall) -> HandlerCall {
-    let run = InlineRun {
-        ran_sync_fallback: true,
-    };
+/// Marks the result of an inline fallback run; any other run's call is
+/// returned untouched.
+fn mark_call(call: HandlerCall, run: InlineRun) -> HandlerCall {
+    if !run.ran_sync_fallback {
+        return call;
+    }
     match call {
         HandlerCall::Once(future) => HandlerCall::Once(Box::pin(async move {
             future.await.map(|output| mark_fallback(output, run))
@@ -77,7 +121,7 @@ fn fallback(call: HandlerCall) -> HandlerCall {
         HandlerCall::Stream(events) => {
             HandlerCall::Stream(Box::pin(events.map(move |event| match event {
                 ToolEvent::Result { data, display } => {
-                    let output = mark_fallback(crate::ToolOutput { data, display }, run);
+                    let output = mark_fallback(ToolOutput { data, display }, run);
                     ToolEvent::Result {
                         data: output.data,
                         display: output.display,

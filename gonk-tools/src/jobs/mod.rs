@@ -24,7 +24,9 @@
 //! is for work that takes long enough that a model or a human should not
 //! sit waiting for it: a re-index, an export of a large notebook, a
 //! build. The tool's advertised input gains optional `wait` and `sync`
-//! booleans; its handler is unchanged and never sees them.
+//! booleans; its handler is unchanged and never sees them. A call follows
+//! the combinator's rule, with the installed runner as the dispatcher and
+//! the tool's own handler as the blocking path.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -81,7 +83,7 @@
 //! tool then use it unchanged.
 
 mod detach;
-pub(crate) mod detached_tool;
+mod detached_tool;
 mod record;
 mod runner;
 mod store;
@@ -89,8 +91,7 @@ mod tools;
 
 pub use detach::{
     default_async_output, default_message, dispatch_detached_with_wait, mark_fallback,
-    AsyncDispatch, DetachedWithWait, InlineRun, JobHandle, RenderAsync, RenderInline, RunInline,
-    WaitFlags,
+    DetachedWithWait, InlineRun, JobHandle, WaitFlags,
 };
 pub use record::{JobLog, JobProgress, JobRecord, JobStatus};
 pub use runner::{owner_of, EmbeddedRunner, JobLaunch, JobRunner, Retention};

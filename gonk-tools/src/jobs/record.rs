@@ -140,6 +140,6 @@ impl JobRecord {
 }
 
 /// Now, as RFC 3339 UTC with milliseconds.
-pub(crate) fn now_rfc3339() -> String {
+pub(super) fn now_rfc3339() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }

@@ -366,8 +366,20 @@ impl CompiledSchema {
     }
 }
 
-/// The names an object schema lists as `required`.
-pub(crate) fn required_names(map: &Map<String, Value>) -> Vec<String> {
+/// The names an object schema lists as `required`, in its order (none
+/// when it has no `required` array; entries that are not strings are
+/// skipped).
+///
+/// ```
+/// use gonk_tools::schema::{input_schema_for, required_names};
+/// # use gonk_tools::prelude::*;
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Search { query: String, limit: Option<u32> }
+///
+/// let schema = input_schema_for::<Search>();
+/// assert_eq!(required_names(schema.as_object().unwrap()), ["query"]);
+/// ```
+pub fn required_names(map: &Map<String, Value>) -> Vec<String> {
     map.get("required")
         .and_then(Value::as_array)
         .map(|r| {

@@ -38,7 +38,7 @@ struct Listing {
 
 /// A definition's identity: its shared inner value.
 fn identity(def: &ToolDefinition) -> usize {
-    Arc::as_ptr(&def.inner) as usize
+    def.as_ptr() as usize
 }
 
 /// Whether `def` advertises its degraded description now.

@@ -26,7 +26,7 @@ use super::security::RequestState;
 use super::tasks;
 use super::tools;
 use super::{McpServerOptions, WriteToolPolicy};
-use crate::context::ToolContext;
+use crate::context::{LogSink, ToolContext};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
 use crate::jobs;
@@ -311,7 +311,7 @@ impl McpServer {
     ) -> ToolContext {
         let base = match &self.shared.options.base_context {
             Some(make) => make().with_cancellation(token),
-            None => ToolContext::with_token(token),
+            None => ToolContext::from_cancellation(token),
         };
         match request_state.and_then(|state| state.auth.clone()) {
             Some(auth) => base.with_auth(auth),
@@ -405,7 +405,7 @@ impl McpServer {
         let stateless_meta = stateless;
         let ctx: ToolContext = self
             .base_context(request_state.as_ref(), token.clone())
-            .with_shared_logger(Arc::clone(&outbound) as Arc<dyn crate::context::LogSink>)
+            .with_shared_logger(Arc::clone(&outbound) as Arc<dyn LogSink>)
             .with_notify(move |event: &ToolEvent| {
                 if matches!(event, ToolEvent::Progress { .. } | ToolEvent::Log { .. }) {
                     notify_queue.send(Outbound {

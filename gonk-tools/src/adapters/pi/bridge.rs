@@ -301,7 +301,7 @@ impl Bridge {
             })
         };
         let mut ctx = self.options.context().with_cancellation(token);
-        if ctx.log_sink.is_none() {
+        if ctx.log_sink().is_none() {
             ctx = ctx.with_logger(CallLog {
                 bridge: Arc::clone(self),
                 id: id.to_owned(),

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::context::{LogRecord, ToolContext};
+use crate::context::{LogRecord, LogSink, ToolContext};
 use crate::error::ToolError;
 use crate::event::{DisplayBlock, ResourceContents, ToolDisplay, ToolEvent};
 use crate::outcome::{collect_tool_outcome, ToolOutput};
@@ -224,7 +224,7 @@ pub fn error_result(error: &ToolError) -> PiToolResult {
 /// Where a call's events go besides its outcome: progress and data to the
 /// update sink, logs to the context's log sink (the host's log).
 struct Router {
-    host: ToolContext,
+    host_log: Option<Arc<dyn LogSink>>,
     tool: Arc<str>,
     on_update: UpdateSink,
 }
@@ -237,7 +237,7 @@ impl Router {
                 message,
                 meta,
             } => {
-                if let Some(sink) = &self.host.log_sink {
+                if let Some(sink) = &self.host_log {
                     sink.log(&LogRecord {
                         level: *level,
                         message,
@@ -268,22 +268,17 @@ pub async fn execute(
     on_update: UpdateSink,
 ) -> PiToolResult {
     let router = Arc::new(Router {
-        host: ctx.clone(),
+        host_log: ctx.log_sink().cloned(),
         tool: Arc::from(tool),
         on_update,
     });
-    // `ctx.notify` from a non-streaming handler is routed like a streamed event.
-    let previous = ctx.notify.clone();
+    // `ctx.notify` from a non-streaming handler is routed like a streamed
+    // event (after the host's own callback, if any).
     let notified = {
         let router = Arc::clone(&router);
-        move |event: &ToolEvent| {
-            if let Some(previous) = &previous {
-                previous(event);
-            }
-            router.route(event);
-        }
+        move |event: &ToolEvent| router.route(event)
     };
-    let events = registry.invoke(tool, input, ctx.with_notify(notified));
+    let events = registry.invoke(tool, input, ctx.also_notify(notified));
     match collect_tool_outcome(events, |event| router.route(event)).await {
         Ok(output) => success_result(output),
         Err(error) => error_result(&error),
@@ -298,7 +293,6 @@ mod tests {
     use tokio_util::sync::CancellationToken;
 
     use super::*;
-    use crate::context::LogSink;
     use crate::error::ErrorCode;
     use crate::prelude::*;
 

@@ -55,7 +55,7 @@ fn key(def: &ToolDefinition) -> Key {
             .capability_for
             .as_ref()
             .is_some_and(|probe| probe() == CapabilityStatus::Degraded);
-    (Arc::as_ptr(&def.inner) as usize, degraded)
+    (def.as_ptr() as usize, degraded)
 }
 
 impl<P: Provider> ProviderTools<P> {

@@ -32,17 +32,10 @@ impl LogSink for ForwardLog {
 
 /// `ctx` with its logger and notify callback also sending to `events`.
 pub(crate) fn forwarding(ctx: ToolContext, events: UnboundedSender<ToolEvent>) -> ToolContext {
-    let host_log = ctx.log_sink.clone();
-    let host_notify = ctx.notify.clone();
+    let host = ctx.log_sink().cloned();
     let notify_events = events.clone();
-    ctx.with_logger(ForwardLog {
-        events,
-        host: host_log,
-    })
-    .with_notify(move |event: &ToolEvent| {
-        let _ = notify_events.send(event.clone());
-        if let Some(host) = &host_notify {
-            host(event);
-        }
-    })
+    ctx.with_logger(ForwardLog { events, host })
+        .also_notify(move |event: &ToolEvent| {
+            let _ = notify_events.send(event.clone());
+        })
 }

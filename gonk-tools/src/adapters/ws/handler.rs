@@ -381,10 +381,37 @@ impl<C: Send + Sync + 'static> WsHandlerBuilder<C> {
         self
     }
 
-    /// Adds an infallible emitter next to the host's (a server's fan-out to
-    /// its sockets): it runs first, so a failing host emitter cannot stop it.
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
-    pub(crate) fn also_emit(mut self, emit: impl Fn(&WsBroadcast) + Send + Sync + 'static) -> Self {
+    /// Adds an infallible emitter next to the host's [`emitter`](Self::emitter)
+    /// (a server's fan-out to its sockets): it runs first, so a failing host
+    /// emitter cannot stop it.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use gonk_tools::prelude::*;
+    /// use gonk_tools::adapters::ws::{WsBroadcast, WsHandler, WsRequest};
+    ///
+    /// # #[derive(Deserialize, JsonSchema)] struct Empty {}
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = ToolRegistry::new();
+    /// registry.register(
+    ///     ToolDefinition::builder("ping")
+    ///         .description("Answers pong.")
+    ///         .approval(ApprovalTier::Read)
+    ///         .handler(|_: Empty, _| async move { Ok::<_, ToolError>("pong") })
+    ///         .build(),
+    /// ).unwrap();
+    /// let sockets = Arc::new(Mutex::new(Vec::new()));
+    /// let fan_out = Arc::clone(&sockets);
+    /// let handler = WsHandler::<()>::builder(&registry)
+    ///     .broadcast_policy(|_, _| Ok::<_, String>(true))
+    ///     .emitter(|_: &WsBroadcast| Err::<(), _>("the host's emitter is down".to_owned()))
+    ///     .also_emit(move |message: &WsBroadcast| fan_out.lock().unwrap().push(message.op.clone()))
+    ///     .build();
+    /// handler.handle(WsRequest::new("ping", json!({})), &()).await;
+    /// assert_eq!(*sockets.lock().unwrap(), ["ping"]);
+    /// # }
+    /// ```
+    pub fn also_emit(mut self, emit: impl Fn(&WsBroadcast) + Send + Sync + 'static) -> Self {
         self.emitter = Some(match self.emitter.take() {
             None => Arc::new(move |message: &WsBroadcast| {
                 emit(message);
