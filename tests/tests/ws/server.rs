@@ -479,9 +479,12 @@ async fn a_silent_peer_is_closed_by_the_keepalive() {
         (code, reason.as_str()),
         (CloseCode::Away, "keepalive timeout")
     );
-    // A peer that reads (and so answers pings) stays connected across many intervals.
+    // A peer that reads (and so answers pings) stays connected across many
+    // intervals. Intervals long enough that a busy machine still schedules
+    // the client's pong within the two intervals the server waits.
+    let h = Harness::start(WsServerOptions::new().ping_interval(Duration::from_millis(250))).await;
     let client = FixtureClient::new(h.client().await);
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(
         client
             .echo(Text {
