@@ -6,7 +6,10 @@
 //! over the size limit), `-32602` for a method we serve called with params
 //! of the wrong shape. rmcp alone drops unparseable stdio lines without an
 //! answer, answers HTTP 415 for a body it cannot read, and turns a
-//! `tools/call` with malformed params into `-32601`.
+//! `tools/call` with malformed params into `-32601`. A `server/discover`
+//! without the stateless era's `_meta` fields gets `-32602` here too: over
+//! HTTP without a version header rmcp would take it for a 2025 request and
+//! answer a plain-text "Session ID is required".
 //!
 //! Notifications and responses that cannot be read are dropped: JSON-RPC
 //! never answers a notification.
@@ -16,8 +19,8 @@ use std::borrow::Cow;
 #[allow(deprecated)] // logging/setLevel: 2025-era clients use it.
 use rmcp::model::SetLevelRequest;
 use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, ClientRequest, InitializeRequest, JsonRpcMessage,
-    ListToolsRequest, PingRequest, RequestId,
+    CallToolRequest, ClientJsonRpcMessage, ClientRequest, DiscoverRequest, InitializeRequest,
+    JsonRpcMessage, ListToolsRequest, PingRequest, ProtocolVersion, RequestId, RequestMetaObject,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -189,6 +192,20 @@ pub(crate) fn read(bytes: &[u8]) -> Inbound {
             }
         };
     }
+    let invalid_params = |detail: &str| {
+        Inbound::Reject(Rejection::new(
+            INVALID_PARAMS,
+            format!("Invalid params for {method}: {}", excerpt(detail)),
+            id.clone(),
+        ))
+    };
+    if method == DISCOVER {
+        // Judged before rmcp sees it, whatever its shape: over HTTP without
+        // a version header rmcp would take it for a 2025 request.
+        if let Some(detail) = params_error(&method, params.as_ref()) {
+            return invalid_params(&detail);
+        }
+    }
     let served = |message: ClientJsonRpcMessage| match &message {
         // rmcp falls back to a custom request when a standard method's
         // params do not fit its type; for the methods we serve that is a
@@ -197,11 +214,7 @@ pub(crate) fn read(bytes: &[u8]) -> Inbound {
             if matches!(request.request, ClientRequest::CustomRequest(_)) =>
         {
             match params_error(&method, params.as_ref()) {
-                Some(detail) => Inbound::Reject(Rejection::new(
-                    INVALID_PARAMS,
-                    format!("Invalid params for {method}: {}", excerpt(&detail)),
-                    id.clone(),
-                )),
+                Some(detail) => invalid_params(&detail),
                 None => Inbound::Message(Box::new(message)),
             }
         }
@@ -210,11 +223,7 @@ pub(crate) fn read(bytes: &[u8]) -> Inbound {
     match parsed {
         Ok(message) => served(message),
         Err(error) => match params_error(&method, params.as_ref()) {
-            Some(detail) => Inbound::Reject(Rejection::new(
-                INVALID_PARAMS,
-                format!("Invalid params for {method}: {}", excerpt(&detail)),
-                id.clone(),
-            )),
+            Some(detail) => invalid_params(&detail),
             None => reject(&format!("Invalid Request: {}", excerpt(&error.to_string()))),
         },
     }
@@ -233,6 +242,27 @@ fn check<T: DeserializeOwned>(method: &str, params: Option<&Value>) -> Option<St
 /// The `_meta` key a request of the stateless era (2026-07-28 and later)
 /// carries its protocol version in.
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The stateless era's opening request.
+const DISCOVER: &str = "server/discover";
+
+/// Which of the `_meta` fields every stateless-era request needs (protocol
+/// version, client capabilities) `params` lack, by rmcp's own rule.
+fn missing_stateless_meta(params: Option<&Value>) -> Option<String> {
+    let meta = params
+        .and_then(|params| params.get("_meta"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let missing =
+        RequestMetaObject::from(meta).missing_required_keys(&ProtocolVersion::V_2026_07_28);
+    (!missing.is_empty()).then(|| {
+        format!(
+            "_meta is missing or has malformed required fields: {}",
+            missing.join(", ")
+        )
+    })
+}
 
 /// Whether `params` say the request is of the stateless era: its `_meta`
 /// names a protocol version. Such a request has no `initialize`, `ping` or
@@ -257,6 +287,11 @@ fn params_error(method: &str, params: Option<&Value>) -> Option<String> {
         "ping" => check::<PingRequest>(method, params),
         "tools/list" => check::<ListToolsRequest>(method, params),
         "tools/call" => check::<CallToolRequest>(method, params),
+        // It exists only in the stateless era, so it always needs that
+        // era's `_meta`.
+        DISCOVER => {
+            check::<DiscoverRequest>(method, params).or_else(|| missing_stateless_meta(params))
+        }
         #[allow(deprecated)]
         "logging/setLevel" => check::<SetLevelRequest>(method, params),
         _ => None,
@@ -467,6 +502,30 @@ mod tests {
         // The same shapes without the stateless `_meta` are still checked.
         let legacy = r#"{"jsonrpc":"2.0","id":8,"method":"initialize","params":{}}"#;
         assert_eq!(rejection(legacy).code, INVALID_PARAMS);
+    }
+
+    #[test]
+    fn a_discover_without_the_stateless_meta_fields_is_a_params_error() {
+        for params in [
+            "",
+            r#","params":{}"#,
+            r#","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}"#,
+            r#","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+            r#","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7,"io.modelcontextprotocol/clientCapabilities":{}}}"#,
+        ] {
+            let text =
+                format!(r#"{{"jsonrpc":"2.0","id":"d","method":"server/discover"{params}}}"#);
+            let rejection = rejection(&text);
+            assert_eq!(
+                (rejection.code, rejection.id),
+                (INVALID_PARAMS, Some(RequestId::String("d".into()))),
+                "{text}"
+            );
+        }
+        // With both fields it reaches rmcp, which also judges the version.
+        served(
+            r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+        );
     }
 
     #[test]
