@@ -29,6 +29,9 @@ use serde_json::{json, Value};
 pub(crate) const PARSE_ERROR: i32 = -32700;
 /// `-32600`: the JSON is not a valid request object.
 pub(crate) const INVALID_REQUEST: i32 = -32600;
+/// `-32601`: a method this server does not serve for the request's
+/// protocol version (over HTTP with status `404`).
+pub(crate) const METHOD_NOT_FOUND: i32 = -32601;
 /// `-32602`: a served method called with params of the wrong shape.
 pub(crate) const INVALID_PARAMS: i32 = -32602;
 
@@ -206,6 +209,17 @@ pub(crate) fn read(bytes: &[u8]) -> Inbound {
             return invalid_params(&detail);
         }
     }
+    if matches!(method.as_str(), "initialize" | "ping" | "logging/setLevel")
+        && is_stateless_era(params.as_ref())
+    {
+        // Removed in the stateless era; rmcp would still answer a `ping`
+        // before it has seen the first request, and `logging/setLevel`.
+        return Inbound::Reject(Rejection::new(
+            METHOD_NOT_FOUND,
+            format!("Method not found: {method} is not part of protocol 2026-07-28"),
+            id.clone(),
+        ));
+    }
     let served = |message: ClientJsonRpcMessage| match &message {
         // rmcp falls back to a custom request when a standard method's
         // params do not fit its type; for the methods we serve that is a
@@ -266,8 +280,7 @@ fn missing_stateless_meta(params: Option<&Value>) -> Option<String> {
 
 /// Whether `params` say the request is of the stateless era: its `_meta`
 /// names a protocol version. Such a request has no `initialize`, `ping` or
-/// `logging/setLevel` to serve (rmcp answers those `-32601`, over HTTP
-/// `404`), so their 2025 params shapes are not checked for it.
+/// `logging/setLevel` to serve: they are answered `-32601` here.
 fn is_stateless_era(params: Option<&Value>) -> bool {
     params
         .and_then(|params| params.get("_meta"))
@@ -279,9 +292,6 @@ fn is_stateless_era(params: Option<&Value>) -> bool {
 /// Why `params` do not fit `method`, for the methods this server serves
 /// (`None` for any other method: rmcp answers those).
 fn params_error(method: &str, params: Option<&Value>) -> Option<String> {
-    if matches!(method, "initialize" | "ping" | "logging/setLevel") && is_stateless_era(params) {
-        return None;
-    }
     match method {
         "initialize" => check::<InitializeRequest>(method, params),
         "ping" => check::<PingRequest>(method, params),
@@ -489,15 +499,16 @@ mod tests {
     }
 
     #[test]
-    fn removed_methods_of_the_stateless_era_reach_rmcp_unchecked() {
-        // A 2026 request for a method that era removed is rmcp's to answer
-        // (-32601, HTTP 404), not a params error about 2025 fields.
+    fn removed_methods_of_the_stateless_era_are_not_found() {
+        // A 2026 request for a method that era removed is -32601 (HTTP 404),
+        // not a params error about 2025 fields, and never served.
         for method in ["initialize", "ping", "logging/setLevel"] {
             let text = format!(
                 r#"{{"jsonrpc":"2.0","id":7,"method":"{method}","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
             );
-            let read = read(text.as_bytes());
-            assert!(matches!(read, Inbound::Message(_)), "{method}: {read:?}");
+            let rejection = rejection(&text);
+            assert_eq!(rejection.code, METHOD_NOT_FOUND, "{method}");
+            assert_eq!(rejection.id, Some(RequestId::Number(7)), "{method}");
         }
         // The same shapes without the stateless `_meta` are still checked.
         let legacy = r#"{"jsonrpc":"2.0","id":8,"method":"initialize","params":{}}"#;
