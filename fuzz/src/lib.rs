@@ -1,7 +1,10 @@
 //! What the fuzz targets share: a runtime, a tool with nested, optional
-//! and enum fields, and the outcome rule every call's stream must keep.
+//! and enum fields, the outcome rule every call's stream must keep, and
+//! the MCP server's model for `mcp_lines` ([`mcp`]).
 
 use std::sync::OnceLock;
+
+pub mod mcp;
 
 use gonk_tools::prelude::*;
 use serde_json::Value;

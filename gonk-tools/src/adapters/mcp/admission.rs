@@ -148,7 +148,14 @@ pub(crate) async fn admit(
         }
     };
     let message = match jsonrpc::read(&bytes) {
-        Inbound::Reject(rejection) => return json_error(StatusCode::BAD_REQUEST, &rejection),
+        Inbound::Reject(rejection) => {
+            let status = if rejection.code == jsonrpc::METHOD_NOT_FOUND {
+                StatusCode::NOT_FOUND
+            } else {
+                StatusCode::BAD_REQUEST
+            };
+            return json_error(status, &rejection);
+        }
         Inbound::Ignore => {
             let mut response = Response::new(Body::empty());
             *response.status_mut() = StatusCode::ACCEPTED;

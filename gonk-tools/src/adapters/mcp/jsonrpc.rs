@@ -6,7 +6,10 @@
 //! over the size limit), `-32602` for a method we serve called with params
 //! of the wrong shape. rmcp alone drops unparseable stdio lines without an
 //! answer, answers HTTP 415 for a body it cannot read, and turns a
-//! `tools/call` with malformed params into `-32601`.
+//! `tools/call` with malformed params into `-32601`. A `server/discover`
+//! without the stateless era's `_meta` fields gets `-32602` here too: over
+//! HTTP without a version header rmcp would take it for a 2025 request and
+//! answer a plain-text "Session ID is required".
 //!
 //! Notifications and responses that cannot be read are dropped: JSON-RPC
 //! never answers a notification.
@@ -16,8 +19,8 @@ use std::borrow::Cow;
 #[allow(deprecated)] // logging/setLevel: 2025-era clients use it.
 use rmcp::model::SetLevelRequest;
 use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, ClientRequest, InitializeRequest, JsonRpcMessage,
-    ListToolsRequest, PingRequest, RequestId,
+    CallToolRequest, ClientJsonRpcMessage, ClientRequest, DiscoverRequest, InitializeRequest,
+    JsonRpcMessage, ListToolsRequest, PingRequest, ProtocolVersion, RequestId, RequestMetaObject,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -26,6 +29,9 @@ use serde_json::{json, Value};
 pub(crate) const PARSE_ERROR: i32 = -32700;
 /// `-32600`: the JSON is not a valid request object.
 pub(crate) const INVALID_REQUEST: i32 = -32600;
+/// `-32601`: a method this server does not serve for the request's
+/// protocol version (over HTTP with status `404`).
+pub(crate) const METHOD_NOT_FOUND: i32 = -32601;
 /// `-32602`: a served method called with params of the wrong shape.
 pub(crate) const INVALID_PARAMS: i32 = -32602;
 
@@ -189,6 +195,31 @@ pub(crate) fn read(bytes: &[u8]) -> Inbound {
             }
         };
     }
+    let invalid_params = |detail: &str| {
+        Inbound::Reject(Rejection::new(
+            INVALID_PARAMS,
+            format!("Invalid params for {method}: {}", excerpt(detail)),
+            id.clone(),
+        ))
+    };
+    if method == DISCOVER {
+        // Judged before rmcp sees it, whatever its shape: over HTTP without
+        // a version header rmcp would take it for a 2025 request.
+        if let Some(detail) = params_error(&method, params.as_ref()) {
+            return invalid_params(&detail);
+        }
+    }
+    if matches!(method.as_str(), "initialize" | "ping" | "logging/setLevel")
+        && is_stateless_era(params.as_ref())
+    {
+        // Removed in the stateless era; rmcp would still answer a `ping`
+        // before it has seen the first request, and `logging/setLevel`.
+        return Inbound::Reject(Rejection::new(
+            METHOD_NOT_FOUND,
+            format!("Method not found: {method} is not part of protocol 2026-07-28"),
+            id.clone(),
+        ));
+    }
     let served = |message: ClientJsonRpcMessage| match &message {
         // rmcp falls back to a custom request when a standard method's
         // params do not fit its type; for the methods we serve that is a
@@ -197,11 +228,7 @@ pub(crate) fn read(bytes: &[u8]) -> Inbound {
             if matches!(request.request, ClientRequest::CustomRequest(_)) =>
         {
             match params_error(&method, params.as_ref()) {
-                Some(detail) => Inbound::Reject(Rejection::new(
-                    INVALID_PARAMS,
-                    format!("Invalid params for {method}: {}", excerpt(&detail)),
-                    id.clone(),
-                )),
+                Some(detail) => invalid_params(&detail),
                 None => Inbound::Message(Box::new(message)),
             }
         }
@@ -210,11 +237,7 @@ pub(crate) fn read(bytes: &[u8]) -> Inbound {
     match parsed {
         Ok(message) => served(message),
         Err(error) => match params_error(&method, params.as_ref()) {
-            Some(detail) => Inbound::Reject(Rejection::new(
-                INVALID_PARAMS,
-                format!("Invalid params for {method}: {}", excerpt(&detail)),
-                id.clone(),
-            )),
+            Some(detail) => invalid_params(&detail),
             None => reject(&format!("Invalid Request: {}", excerpt(&error.to_string()))),
         },
     }
@@ -234,10 +257,30 @@ fn check<T: DeserializeOwned>(method: &str, params: Option<&Value>) -> Option<St
 /// carries its protocol version in.
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
+/// The stateless era's opening request.
+const DISCOVER: &str = "server/discover";
+
+/// Which of the `_meta` fields every stateless-era request needs (protocol
+/// version, client capabilities) `params` lack, by rmcp's own rule.
+fn missing_stateless_meta(params: Option<&Value>) -> Option<String> {
+    let meta = params
+        .and_then(|params| params.get("_meta"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let missing =
+        RequestMetaObject::from(meta).missing_required_keys(&ProtocolVersion::V_2026_07_28);
+    (!missing.is_empty()).then(|| {
+        format!(
+            "_meta is missing or has malformed required fields: {}",
+            missing.join(", ")
+        )
+    })
+}
+
 /// Whether `params` say the request is of the stateless era: its `_meta`
 /// names a protocol version. Such a request has no `initialize`, `ping` or
-/// `logging/setLevel` to serve (rmcp answers those `-32601`, over HTTP
-/// `404`), so their 2025 params shapes are not checked for it.
+/// `logging/setLevel` to serve: they are answered `-32601` here.
 fn is_stateless_era(params: Option<&Value>) -> bool {
     params
         .and_then(|params| params.get("_meta"))
@@ -249,14 +292,16 @@ fn is_stateless_era(params: Option<&Value>) -> bool {
 /// Why `params` do not fit `method`, for the methods this server serves
 /// (`None` for any other method: rmcp answers those).
 fn params_error(method: &str, params: Option<&Value>) -> Option<String> {
-    if matches!(method, "initialize" | "ping" | "logging/setLevel") && is_stateless_era(params) {
-        return None;
-    }
     match method {
         "initialize" => check::<InitializeRequest>(method, params),
         "ping" => check::<PingRequest>(method, params),
         "tools/list" => check::<ListToolsRequest>(method, params),
         "tools/call" => check::<CallToolRequest>(method, params),
+        // It exists only in the stateless era, so it always needs that
+        // era's `_meta`.
+        DISCOVER => {
+            check::<DiscoverRequest>(method, params).or_else(|| missing_stateless_meta(params))
+        }
         #[allow(deprecated)]
         "logging/setLevel" => check::<SetLevelRequest>(method, params),
         _ => None,
@@ -454,19 +499,44 @@ mod tests {
     }
 
     #[test]
-    fn removed_methods_of_the_stateless_era_reach_rmcp_unchecked() {
-        // A 2026 request for a method that era removed is rmcp's to answer
-        // (-32601, HTTP 404), not a params error about 2025 fields.
+    fn removed_methods_of_the_stateless_era_are_not_found() {
+        // A 2026 request for a method that era removed is -32601 (HTTP 404),
+        // not a params error about 2025 fields, and never served.
         for method in ["initialize", "ping", "logging/setLevel"] {
             let text = format!(
                 r#"{{"jsonrpc":"2.0","id":7,"method":"{method}","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
             );
-            let read = read(text.as_bytes());
-            assert!(matches!(read, Inbound::Message(_)), "{method}: {read:?}");
+            let rejection = rejection(&text);
+            assert_eq!(rejection.code, METHOD_NOT_FOUND, "{method}");
+            assert_eq!(rejection.id, Some(RequestId::Number(7)), "{method}");
         }
         // The same shapes without the stateless `_meta` are still checked.
         let legacy = r#"{"jsonrpc":"2.0","id":8,"method":"initialize","params":{}}"#;
         assert_eq!(rejection(legacy).code, INVALID_PARAMS);
+    }
+
+    #[test]
+    fn a_discover_without_the_stateless_meta_fields_is_a_params_error() {
+        for params in [
+            "",
+            r#","params":{}"#,
+            r#","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}"#,
+            r#","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+            r#","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7,"io.modelcontextprotocol/clientCapabilities":{}}}"#,
+        ] {
+            let text =
+                format!(r#"{{"jsonrpc":"2.0","id":"d","method":"server/discover"{params}}}"#);
+            let rejection = rejection(&text);
+            assert_eq!(
+                (rejection.code, rejection.id),
+                (INVALID_PARAMS, Some(RequestId::String("d".into()))),
+                "{text}"
+            );
+        }
+        // With both fields it reaches rmcp, which also judges the version.
+        served(
+            r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+        );
     }
 
     #[test]
