@@ -11,6 +11,8 @@ mod client_conformance;
 mod client_killed;
 mod conformance;
 mod connection_close;
+mod era_clients;
+mod hostile_2026;
 mod hostile_http;
 mod hostile_stdio;
 mod http_auth;

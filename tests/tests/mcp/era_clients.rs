@@ -18,9 +18,10 @@
 //! the client reported and what they saw on its connection; the assertions
 //! are here.
 
-mod mcp_support;
-
-use mcp_support::{notes_command, report, run_node, run_python, ServerProcess};
+use crate::support::{run_node, run_python};
+use gonk_tools_tests::clients::report;
+use gonk_tools_tests::process::ServerProcess;
+use gonk_tools_tests::workspace::{bin, notes_command};
 use serde_json::{json, Value};
 
 const STATELESS: &str = "2026-07-28";
@@ -145,7 +146,7 @@ fn temp_db() -> (tempfile::TempDir, String) {
 }
 
 fn notes_path() -> String {
-    mcp_support::bin("notes-testbed").display().to_string()
+    bin("notes-testbed").display().to_string()
 }
 
 fn http_server(db: &str) -> ServerProcess {

@@ -9,15 +9,14 @@
 //! still answers a good stateless `tools/call`, and at the end a 2025
 //! client still gets its `initialize` session.
 
-mod mcp_support;
-
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::time::Duration;
 
-use mcp_support::raw_http::{exchange, Answer, Session};
-use mcp_support::{notes_command, wait_with_bound, ServerProcess};
+use crate::support::raw_http::{exchange, Answer, Session};
+use gonk_tools_tests::process::{wait_with_bound, ServerProcess};
+use gonk_tools_tests::workspace::notes_command;
 use serde_json::{json, Value};
 
 const STATELESS: &str = "2026-07-28";
