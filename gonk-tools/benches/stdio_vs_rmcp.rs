@@ -6,29 +6,53 @@
 //!
 //! This binary is its own two servers: started with `--serve-rmcp` it
 //! serves `add` with rmcp's `#[tool_router]` on stdio, with `--serve-gonk`
-//! the same tool with `serve_stdio`. As the driver it starts each as a
-//! child process and, in interleaved rounds, measures
+//! the same tool with `serve_stdio` (`--serve-rmcp-200`, `--serve-gonk-200`:
+//! `add` and 199 more tools of its shape). Both serve every protocol
+//! version up to `2026-07-28`. As the driver it starts each as a child
+//! process and, in interleaved rounds, measures for each era
 //!
-//! * spawn → `initialize` answered (the median of the rounds);
+//! * spawn → the first answer: `initialize` for a 2025 client; for a
+//!   `2026-07-28` client, which has no handshake, `server/discover`, what
+//!   it sends first to learn the versions;
 //! * `tools/call` of `add` per second, one at a time;
 //! * `tools/call` per second with 16 requests in flight;
+//! * `tools/list` of 200 per second, one at a time.
 //!
-//! and prints ours as ratios to rmcp's.
+//! A 2026 client sends no `initialize`: every request line carries `_meta`
+//! with the protocol version and the client's capabilities, which the
+//! server reads on every call. Each figure is the median of the rounds;
+//! each ratio (ours to rmcp's, and each server's 2026 to its 2025) the
+//! median of the rounds' own ratios: a round measures all of them back to
+//! back, so a change of load on a shared machine between rounds cancels.
 
 mod fixture;
 
+use std::borrow::Cow;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fixture::AddInput;
-use rmcp::handler::server::router::tool::ToolRouter;
+use gonk_tools::prelude::*;
+use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::ProtocolVersion;
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 
-const ROUNDS: usize = 9;
+const ROUNDS: usize = 15;
 const CALLS: usize = 2000;
 const IN_FLIGHT: usize = 16;
+const LISTS: usize = 500;
+const TOOLS: usize = 200;
+
+/// What a `2026-07-28` client puts in every request's params: `_meta` with
+/// the two keys the protocol requires and the client's name. No
+/// `logLevel`: the client asked for no logs. A macro, for `concat!`.
+macro_rules! meta_2026 {
+    () => {
+        r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"driver","version":"1"}}"#
+    };
+}
 
 #[derive(Clone)]
 struct RmcpServer {
@@ -44,17 +68,57 @@ impl RmcpServer {
 }
 
 #[tool_handler(router = self.tool_router)]
-impl ServerHandler for RmcpServer {}
+impl ServerHandler for RmcpServer {
+    // rmcp's default already lists every known version; named here so that
+    // both servers visibly serve the same eras, up to `2026-07-28`.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
+    }
+}
+
+/// rmcp's router with `add` and, for `tools`, more tools of its shape.
+fn rmcp_router(tools: usize) -> ToolRouter<RmcpServer> {
+    let mut router = RmcpServer::tool_router();
+    let template = router.get("add").cloned().expect("add is routed");
+    for i in 1..tools {
+        let mut attr = template.clone();
+        attr.name = format!("tool.{i}").into();
+        router.add_route(ToolRoute::new_dyn(attr, |_ctx| {
+            Box::pin(async { Ok(rmcp::model::CallToolResult::success(vec![]).into()) })
+        }));
+    }
+    router
+}
+
+/// Our registry with `add` and, for `tools`, more tools of its shape.
+fn gonk_registry(tools: usize) -> ToolRegistry {
+    let registry = fixture::add_registry("add");
+    for i in 1..tools {
+        registry
+            .register(
+                ToolDefinition::builder(format!("tool.{i}"))
+                    .description("Add two integers.")
+                    .approval(ApprovalTier::Read)
+                    .handler(
+                        |input: AddInput, _| async move { Ok::<_, ToolError>(input.a + input.b) },
+                    )
+                    .build(),
+            )
+            .unwrap();
+    }
+    registry
+}
 
 fn serve(which: &str) {
+    let tools = if which.ends_with("-200") { TOOLS } else { 1 };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
-        if which == "--serve-rmcp" {
+        if which.starts_with("--serve-rmcp") {
             let server = RmcpServer {
-                tool_router: RmcpServer::tool_router(),
+                tool_router: rmcp_router(tools),
             };
             let running = server
                 .serve((tokio::io::stdin(), tokio::io::stdout()))
@@ -63,7 +127,7 @@ fn serve(which: &str) {
             let _ = running.waiting().await;
         } else {
             gonk_tools::adapters::mcp::serve_stdio(
-                fixture::add_registry("add"),
+                gonk_registry(tools),
                 gonk_tools::adapters::mcp::McpServerOptions::new("bench", "1.0.0"),
             )
             .await
@@ -72,16 +136,51 @@ fn serve(which: &str) {
     });
 }
 
+/// The two ways a client opens a conversation.
+#[derive(Clone, Copy, PartialEq)]
+enum Era {
+    /// `initialize` (at `2025-06-18`), then requests without `_meta`.
+    Session2025,
+    /// No handshake: `server/discover`, then every request with `_meta`.
+    Stateless2026,
+}
+
+impl Era {
+    fn name(self) -> &'static str {
+        match self {
+            Era::Session2025 => "2025",
+            Era::Stateless2026 => "2026",
+        }
+    }
+
+    /// The `_meta` member this era's requests carry, after a comma.
+    fn meta_after_comma(self) -> &'static str {
+        match self {
+            Era::Session2025 => "",
+            Era::Stateless2026 => concat!(",", meta_2026!()),
+        }
+    }
+
+    /// The params of a request that has no others: `_meta` alone.
+    fn meta_only(self) -> &'static str {
+        match self {
+            Era::Session2025 => "{}",
+            Era::Stateless2026 => concat!("{", meta_2026!(), "}"),
+        }
+    }
+}
+
 struct Server {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
+    era: Era,
 }
 
 impl Server {
-    /// Starts the server and completes the handshake; returns it with the
-    /// time from spawn to the `initialize` answer.
-    fn start(mode: &str) -> (Server, Duration) {
+    /// Starts the server and opens the conversation in `era`; returns it
+    /// with the time from spawn to the first answer.
+    fn start(mode: &str, era: Era) -> (Server, Duration) {
         let started = Instant::now();
         let mut child = Command::new(std::env::current_exe().unwrap())
             .arg(mode)
@@ -96,13 +195,31 @@ impl Server {
             child,
             stdin,
             stdout,
+            era,
         };
-        server.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"driver","version":"1"}}}"#);
-        let answer = server.read();
-        let initialized = started.elapsed();
-        assert!(answer.contains("\"result\""), "initialize: {answer}");
-        server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        (server, initialized)
+        match era {
+            Era::Session2025 => {
+                server.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"driver","version":"1"}}}"#);
+                let answer = server.read();
+                let initialized = started.elapsed();
+                assert!(answer.contains("\"result\""), "initialize: {answer}");
+                server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+                (server, initialized)
+            }
+            Era::Stateless2026 => {
+                server.send(&format!(
+                    r#"{{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{}}}"#,
+                    era.meta_only()
+                ));
+                let answer = server.read();
+                let discovered = started.elapsed();
+                assert!(
+                    answer.contains("\"result\"") && answer.contains("2026-07-28"),
+                    "server/discover: {answer}"
+                );
+                (server, discovered)
+            }
+        }
     }
 
     fn send(&mut self, line: &str) {
@@ -118,9 +235,26 @@ impl Server {
     }
 
     fn call(&mut self, id: usize) {
+        let meta = self.era.meta_after_comma();
         self.send(&format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":3}}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":3}}{meta}}}}}"#
         ));
+    }
+
+    /// Checks that the server answers `tools/call` in this era: rmcp's
+    /// dispatch marks a 2026 result complete and strips the mark for a
+    /// 2025 session, for both servers.
+    fn check_era(&mut self) {
+        self.call(1);
+        let answer = self.read();
+        assert!(answer.contains("\"5\""), "tools/call: {answer}");
+        let complete = answer.contains(r#""resultType":"complete""#);
+        assert_eq!(
+            complete,
+            self.era == Era::Stateless2026,
+            "{} tools/call: {answer}",
+            self.era.name()
+        );
     }
 
     /// Calls per second with `window` requests in flight.
@@ -139,6 +273,21 @@ impl Server {
         }
         CALLS as f64 / started.elapsed().as_secs_f64()
     }
+
+    /// `tools/list` answers per second, one at a time.
+    fn lists_per_second(&mut self) -> f64 {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}}"#,
+            self.era.meta_only()
+        );
+        let started = Instant::now();
+        for _ in 0..LISTS {
+            self.send(&line);
+            let answer = self.read();
+            assert!(answer.contains("\"tool.199\""), "tools/list: {answer:.200}");
+        }
+        LISTS as f64 / started.elapsed().as_secs_f64()
+    }
 }
 
 impl Drop for Server {
@@ -153,6 +302,15 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
+/// The median of the rounds' ratios `a[i] / b[i]`.
+fn median_ratio(a: &[f64], b: &[f64]) -> f64 {
+    median(a.iter().zip(b).map(|(a, b)| a / b).collect())
+}
+
+/// One era's figures for one server: spawn → first answer (ms), calls/s
+/// sequential, calls/s in flight, lists/s.
+type Figures = [Vec<f64>; 4];
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(mode) = args.iter().find(|a| a.starts_with("--serve-")) {
@@ -164,34 +322,71 @@ fn main() {
         return;
     }
     let rounds = if quick { 1 } else { ROUNDS };
-    let mut figures: [[Vec<f64>; 3]; 2] = Default::default();
+    let eras = [Era::Session2025, Era::Stateless2026];
+    let servers = [("rmcp", "--serve-rmcp"), ("gonk", "--serve-gonk")];
+    // figures[era][server]
+    let mut figures: [[Figures; 2]; 2] = Default::default();
     for _ in 0..rounds {
-        for (i, mode) in ["--serve-rmcp", "--serve-gonk"].into_iter().enumerate() {
-            let (mut server, initialized) = Server::start(mode);
-            figures[i][0].push(initialized.as_secs_f64() * 1000.0);
-            if !quick {
-                figures[i][1].push(server.calls_per_second(1));
-                figures[i][2].push(server.calls_per_second(IN_FLIGHT));
+        for (e, &era) in eras.iter().enumerate() {
+            for (s, (_, mode)) in servers.iter().enumerate() {
+                let (mut server, first_answer) = Server::start(mode, era);
+                server.check_era();
+                figures[e][s][0].push(first_answer.as_secs_f64() * 1000.0);
+                if !quick {
+                    figures[e][s][1].push(server.calls_per_second(1));
+                    figures[e][s][2].push(server.calls_per_second(IN_FLIGHT));
+                }
+                drop(server);
+                let (mut server, _) = Server::start(&format!("{mode}-{TOOLS}"), era);
+                let lists = server.lists_per_second();
+                if !quick {
+                    figures[e][s][3].push(lists);
+                }
             }
         }
     }
     if quick {
         return;
     }
-    let [rmcp, gonk] = figures.map(|f| f.map(median));
-    println!("stdio, medians of {rounds} interleaved rounds ({CALLS} calls each):");
     println!(
-        "  spawn -> initialize     rmcp {:>8.2} ms   gonk-tools {:>8.2} ms   {:.2}x",
-        rmcp[0],
-        gonk[0],
-        gonk[0] / rmcp[0]
+        "stdio, medians of {rounds} interleaved rounds ({CALLS} calls, {LISTS} lists of {TOOLS} each):"
     );
-    for (i, what) in [(1, "calls/s, sequential"), (2, "calls/s, 16 in flight")] {
+    for (e, era) in eras.iter().enumerate() {
+        let [rmcp, gonk] = &figures[e];
+        let first = match era {
+            Era::Session2025 => "spawn -> initialize",
+            Era::Stateless2026 => "spawn -> server/discover",
+        };
+        println!("  {}:", era.name());
         println!(
-            "  {what:<22}  rmcp {:>8.0}      gonk-tools {:>8.0}      {:.2}x",
-            rmcp[i],
-            gonk[i],
-            gonk[i] / rmcp[i]
+            "    {first:<26}  rmcp {:>8.2} ms   gonk-tools {:>8.2} ms   {:.2}x",
+            median(rmcp[0].clone()),
+            median(gonk[0].clone()),
+            median_ratio(&gonk[0], &rmcp[0])
+        );
+        for (i, what) in [
+            (1, "calls/s, sequential"),
+            (2, "calls/s, 16 in flight"),
+            (3, "lists of 200/s, sequential"),
+        ] {
+            println!(
+                "    {what:<26}  rmcp {:>8.0}      gonk-tools {:>8.0}      {:.2}x",
+                median(rmcp[i].clone()),
+                median(gonk[i].clone()),
+                median_ratio(&gonk[i], &rmcp[i])
+            );
+        }
+    }
+    // What the stateless era costs each server: its 2026 rate over its 2025
+    // one, round by round.
+    println!("  2026 / 2025 (throughput; < 1.00x: the 2026 path is slower):");
+    for (s, (name, _)) in servers.iter().enumerate() {
+        let (old, new) = (&figures[0][s], &figures[1][s]);
+        println!(
+            "    {name:<5} calls sequential {:.2}x, 16 in flight {:.2}x, lists {:.2}x",
+            median_ratio(&new[1], &old[1]),
+            median_ratio(&new[2], &old[2]),
+            median_ratio(&new[3], &old[3])
         );
     }
 }

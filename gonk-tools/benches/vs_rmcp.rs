@@ -13,18 +13,36 @@
 //! * `gonk_invoke`: `registry.invoke` + `collect_tool_outcome`;
 //! * `gonk_client`: the typed in-process client (`client::call::<Add>`);
 //! * `gonk_handler`: our `ServerHandler::call_tool`, result to JSON;
-//! * `list200_*`: `tools/list` of 200 tools both ways, as a
+//! * `list200_*`: `ServerHandler::list_tools` of 200 tools both ways, as a
 //!   `ListToolsResult` and serialized.
 //!
-//! After the run each of ours is printed as a ratio to rmcp's counterpart.
-//! Both handlers get the same request context (a real peer from a served
-//! connection, no progress token).
+//! The stateless era (MCP `2026-07-28`) has no session: every request
+//! carries its protocol version and client capabilities in `_meta`, so
+//! each call pays for reading them. Its rows, side by side with rmcp's
+//! server serving `2026-07-28` too:
+//!
+//! * `*_handler_2026`, `list200_*_2026[_json]`: the handler rows again with
+//!   a request context whose `_meta` carries the 2026 keys (what rmcp's
+//!   serve loop hands a handler);
+//! * `*_line_2025`, `*_line_2026`: a `tools/call` JSON-RPC line to its
+//!   response line in process — rmcp's message parse (`_meta` included),
+//!   `Service::handle_request` (which validates a 2026 request's `_meta`
+//!   and adds its cache hints) and the response's serialization, without a
+//!   transport. Both servers get rmcp's parse here; our stdio transport
+//!   reads a line through its JSON-RPC layer first, which `stdio_vs_rmcp`
+//!   measures.
+//!
+//! After the run each of ours is printed as a ratio to rmcp's counterpart,
+//! and each 2026 row as a ratio to its 2025 row. Both handlers get the same
+//! request context (a real peer from a served connection, no progress
+//! token), made outside the timing.
 
 mod ratio;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
-use criterion::{criterion_group, Criterion};
+use criterion::{criterion_group, BatchSize, Criterion};
 use gonk_tools::adapters::mcp::{McpServer, McpServerOptions, WriteToolPolicy};
 use gonk_tools::client::InProcess;
 use gonk_tools::prelude::*;
@@ -33,9 +51,11 @@ use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolRequestParams, ListToolsResult, NumberOrString, RequestId, ServerResult,
+    CallToolRequestParams, ClientCapabilities, ClientJsonRpcMessage, GetExtensions, GetMeta,
+    Implementation, ListToolsResult, NumberOrString, ProtocolVersion, RequestId, RequestMetaObject,
+    ServerJsonRpcMessage, ServerResult,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{Peer, RequestContext, Service};
 use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
 
 /// The input of `add`, for both servers.
@@ -72,7 +92,13 @@ impl RmcpServer {
 }
 
 #[tool_handler(router = self.tool_router)]
-impl ServerHandler for RmcpServer {}
+impl ServerHandler for RmcpServer {
+    // rmcp's default already lists every known version; named here so that
+    // both servers visibly serve the same eras, up to `2026-07-28`.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
+    }
+}
 
 const TOOLS: usize = 200;
 
@@ -110,8 +136,62 @@ fn gonk_registry(tools: usize) -> ToolRegistry {
     registry
 }
 
-fn request_context(peer: &Peer<RoleServer>) -> RequestContext<RoleServer> {
-    RequestContext::new(RequestId::from(NumberOrString::Number(1)), peer.clone())
+/// The context of one request: a 2025 session's (no `_meta`), or with
+/// `meta` as the request's own `_meta` (a clone of [`meta_2026`]), moved in
+/// as rmcp's serve loop does.
+fn request_context(
+    peer: &Peer<RoleServer>,
+    meta: Option<&RequestMetaObject>,
+) -> RequestContext<RoleServer> {
+    let mut context = RequestContext::new(RequestId::from(NumberOrString::Number(1)), peer.clone());
+    if let Some(meta) = meta {
+        context.meta = meta.clone();
+    }
+    context
+}
+
+/// What a `2026-07-28` client puts in every request's `_meta`: the two
+/// keys the protocol requires, and the client's name as our client and
+/// rmcp's send it. No `logLevel`: the client asked for no logs.
+fn meta_2026() -> RequestMetaObject {
+    RequestMetaObject::with_client_context(
+        ProtocolVersion::V_2026_07_28,
+        Implementation::new("driver", "1"),
+        ClientCapabilities::default(),
+    )
+}
+
+/// `tools/call` of `add(2, 3)` as a JSON-RPC line, without `_meta` (a 2025
+/// session's request) or with the 2026 keys.
+fn call_line(meta: Option<&RequestMetaObject>) -> Vec<u8> {
+    let mut params = json!({"name": "add", "arguments": {"a": 2, "b": 3}});
+    if let Some(meta) = meta {
+        params["_meta"] = serde_json::to_value(meta).unwrap();
+    }
+    serde_json::to_vec(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}),
+    )
+    .unwrap()
+}
+
+/// One request line answered in process as rmcp's serve loop does it: the
+/// message parsed, its `_meta` and extensions moved into the context,
+/// `Service::handle_request`, the response serialized.
+async fn answer_line(
+    server: &impl Service<RoleServer>,
+    peer: &Peer<RoleServer>,
+    line: &[u8],
+) -> Vec<u8> {
+    let message: ClientJsonRpcMessage = serde_json::from_slice(line).unwrap();
+    let (mut request, id) = message.into_request().expect("a request line");
+    let mut context = RequestContext::new(id.clone(), peer.clone());
+    context.meta = std::mem::take(request.get_meta_mut());
+    context.extensions = std::mem::take(request.extensions_mut());
+    let response = match server.handle_request(request, context).await {
+        Ok(result) => ServerJsonRpcMessage::response(result, id),
+        Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
+    };
+    serde_json::to_vec(&response).unwrap()
 }
 
 fn add_request(input: &serde_json::Value) -> CallToolRequestParams {
@@ -151,18 +231,12 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("rmcp_router", |b| {
         b.to_async(&runtime).iter(|| async {
-            let context =
-                ToolCallContext::new(&rmcp_server, add_request(&input), request_context(&peer));
+            let context = ToolCallContext::new(
+                &rmcp_server,
+                add_request(&input),
+                request_context(&peer, None),
+            );
             std::hint::black_box(router.call(context).await.unwrap())
-        })
-    });
-    group.bench_function("rmcp_handler", |b| {
-        b.to_async(&runtime).iter(|| async {
-            let result = rmcp_server
-                .call_tool(add_request(&input), request_context(&peer))
-                .await
-                .unwrap();
-            std::hint::black_box(serde_json::to_vec(&ServerResult::from(result)).unwrap())
         })
     });
     group.bench_function("gonk_invoke", |b| {
@@ -179,15 +253,66 @@ fn bench(c: &mut Criterion) {
             std::hint::black_box(sum)
         })
     });
-    group.bench_function("gonk_handler", |b| {
-        b.to_async(&runtime).iter(|| async {
-            let result = ours
-                .call_tool(add_request(&input), request_context(&peer))
-                .await
-                .unwrap();
-            std::hint::black_box(serde_json::to_vec(&ServerResult::from(result)).unwrap())
-        })
-    });
+
+    // The handler rows get their request context from outside the timing:
+    // a 2026 one holds a clone of the client's `_meta`, made by the harness
+    // where rmcp's serve loop would move the parsed one in (the `*_line_*`
+    // rows time that parse). Dropping it is the server's, and timed.
+    let meta = meta_2026();
+    for (era, meta) in [("", None), ("_2026", Some(&meta))] {
+        group.bench_function(format!("rmcp_handler{era}"), |b| {
+            b.to_async(&runtime).iter_batched(
+                || request_context(&peer, meta),
+                |context| async {
+                    let result = rmcp_server
+                        .call_tool(add_request(&input), context)
+                        .await
+                        .unwrap();
+                    std::hint::black_box(serde_json::to_vec(&ServerResult::from(result)).unwrap())
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        group.bench_function(format!("gonk_handler{era}"), |b| {
+            b.to_async(&runtime).iter_batched(
+                || request_context(&peer, meta),
+                |context| async {
+                    let result = ours.call_tool(add_request(&input), context).await.unwrap();
+                    std::hint::black_box(serde_json::to_vec(&ServerResult::from(result)).unwrap())
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+
+    // Line to line: both servers answer the same bytes with the same sum.
+    let lines = [("2025", call_line(None)), ("2026", call_line(Some(&meta)))];
+    for (era, line) in &lines {
+        let theirs = runtime.block_on(answer_line(&rmcp_server, &peer, line));
+        let mine = runtime.block_on(answer_line(&ours, &peer, line));
+        for answer in [&theirs, &mine] {
+            let answer = String::from_utf8_lossy(answer);
+            assert!(
+                answer.contains(r#""text":"5""#),
+                "{era} tools/call: {answer}"
+            );
+            // rmcp's dispatch marks a 2026 result complete and strips the
+            // mark for a 2025 peer: each line was served in its own era.
+            let complete = answer.contains(r#""resultType":"complete""#);
+            assert_eq!(complete, *era == "2026", "{era} tools/call: {answer}");
+        }
+    }
+    for (era, line) in &lines {
+        group.bench_function(format!("rmcp_line_{era}"), |b| {
+            b.to_async(&runtime).iter(|| async {
+                std::hint::black_box(answer_line(&rmcp_server, &peer, line).await)
+            })
+        });
+        group.bench_function(format!("gonk_line_{era}"), |b| {
+            b.to_async(&runtime)
+                .iter(|| async { std::hint::black_box(answer_line(&ours, &peer, line).await) })
+        });
+    }
 
     let rmcp_200 = rmcp_router_of_200();
     let ours_200 = McpServer::new(
@@ -212,34 +337,51 @@ fn bench(c: &mut Criterion) {
         "  gonk tool: {}",
         serde_json::to_string(&ours_200.list()[0]).unwrap()
     );
-    group.bench_function("list200_rmcp", |b| {
-        b.iter(|| std::hint::black_box(ListToolsResult::with_all_items(rmcp_200.list_all())))
-    });
-    group.bench_function("list200_gonk", |b| {
-        b.to_async(&runtime).iter(|| async {
-            std::hint::black_box(
-                ours_200
-                    .list_tools(None, request_context(&peer))
-                    .await
-                    .unwrap(),
+    // rmcp's 200 tools behind its own handler, as ours: its `list_tools`
+    // reads the request's protocol version to add the 2026 cache hints.
+    let rmcp_server_200 = RmcpServer {
+        tool_router: rmcp_200,
+    };
+    for (era, meta) in [("", None), ("_2026", Some(&meta))] {
+        group.bench_function(format!("list200_rmcp{era}"), |b| {
+            b.to_async(&runtime).iter_batched(
+                || request_context(&peer, meta),
+                |context| async {
+                    std::hint::black_box(rmcp_server_200.list_tools(None, context).await.unwrap())
+                },
+                BatchSize::SmallInput,
             )
-        })
-    });
-    group.bench_function("list200_rmcp_json", |b| {
-        b.iter(|| {
-            let list = ListToolsResult::with_all_items(rmcp_200.list_all());
-            std::hint::black_box(serde_json::to_vec(&list).unwrap())
-        })
-    });
-    group.bench_function("list200_gonk_json", |b| {
-        b.to_async(&runtime).iter(|| async {
-            let list = ours_200
-                .list_tools(None, request_context(&peer))
-                .await
-                .unwrap();
-            std::hint::black_box(serde_json::to_vec(&list).unwrap())
-        })
-    });
+        });
+        group.bench_function(format!("list200_rmcp{era}_json"), |b| {
+            b.to_async(&runtime).iter_batched(
+                || request_context(&peer, meta),
+                |context| async {
+                    let list = rmcp_server_200.list_tools(None, context).await.unwrap();
+                    std::hint::black_box(serde_json::to_vec(&list).unwrap())
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        group.bench_function(format!("list200_gonk{era}"), |b| {
+            b.to_async(&runtime).iter_batched(
+                || request_context(&peer, meta),
+                |context| async {
+                    std::hint::black_box(ours_200.list_tools(None, context).await.unwrap())
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        group.bench_function(format!("list200_gonk{era}_json"), |b| {
+            b.to_async(&runtime).iter_batched(
+                || request_context(&peer, meta),
+                |context| async {
+                    let list = ours_200.list_tools(None, context).await.unwrap();
+                    std::hint::black_box(serde_json::to_vec(&list).unwrap())
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
     group.finish();
     drop(Arc::new(running));
 }
@@ -278,10 +420,85 @@ fn main() {
             "list200_rmcp_json",
             "tools/list of 200 -> JSON",
         ),
+        (
+            "gonk_line_2025",
+            "rmcp_line_2025",
+            "tools/call line -> line",
+        ),
+        (
+            "gonk_handler_2026",
+            "rmcp_handler_2026",
+            "2026 ServerHandler::call_tool -> JSON",
+        ),
+        (
+            "gonk_line_2026",
+            "rmcp_line_2026",
+            "2026 tools/call line -> line",
+        ),
+        (
+            "list200_gonk_2026",
+            "list200_rmcp_2026",
+            "2026 tools/list of 200 -> ListToolsResult",
+        ),
+        (
+            "list200_gonk_2026_json",
+            "list200_rmcp_2026_json",
+            "2026 tools/list of 200 -> JSON",
+        ),
     ] {
         if let (Some(a), Some(b)) = (ns(ours), ns(theirs)) {
             println!(
-                "  {what:<40} {:>9.0} ns vs {:>9.0} ns  {:>5.2}x",
+                "  {what:<42} {:>9.0} ns vs {:>9.0} ns  {:>5.2}x",
+                a,
+                b,
+                a / b
+            );
+        }
+    }
+    // What the stateless era costs each server: its 2026 row over its 2025
+    // one.
+    println!("\n2026-07-28 vs the 2025 era (same run; > 1.00x: the 2026 path is slower):");
+    for (new, old, what) in [
+        (
+            "gonk_handler_2026",
+            "gonk_handler",
+            "gonk-tools call_tool -> JSON",
+        ),
+        (
+            "rmcp_handler_2026",
+            "rmcp_handler",
+            "rmcp call_tool -> JSON",
+        ),
+        (
+            "gonk_line_2026",
+            "gonk_line_2025",
+            "gonk-tools line -> line",
+        ),
+        ("rmcp_line_2026", "rmcp_line_2025", "rmcp line -> line"),
+        (
+            "list200_gonk_2026",
+            "list200_gonk",
+            "gonk-tools tools/list of 200",
+        ),
+        (
+            "list200_rmcp_2026",
+            "list200_rmcp",
+            "rmcp tools/list of 200",
+        ),
+        (
+            "list200_gonk_2026_json",
+            "list200_gonk_json",
+            "gonk-tools tools/list of 200 -> JSON",
+        ),
+        (
+            "list200_rmcp_2026_json",
+            "list200_rmcp_json",
+            "rmcp tools/list of 200 -> JSON",
+        ),
+    ] {
+        if let (Some(a), Some(b)) = (ns(new), ns(old)) {
+            println!(
+                "  {what:<42} {:>9.0} ns vs {:>9.0} ns  {:>5.2}x",
                 a,
                 b,
                 a / b

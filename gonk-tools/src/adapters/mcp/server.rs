@@ -56,8 +56,9 @@ pub struct McpRequestContext {
     http: Option<http::request::Parts>,
     /// The request's own `_meta` in the stateless era (2026-07-28 on),
     /// where it names the protocol version and the client's capabilities;
-    /// `None` on a 2025 session, where the session's handshake did.
-    stateless: Option<RequestMetaObject>,
+    /// `None` on a 2025 session, where the session's handshake did. Lent by
+    /// the call (see `McpServer::call`), not copied.
+    stateless: Option<Arc<RequestMetaObject>>,
 }
 
 impl McpRequestContext {
@@ -353,10 +354,12 @@ impl McpServer {
     }
 
     /// Runs one `tools/call` through the registry and maps the outcome.
+    /// A stateless-era request's `_meta` is lent to the tool's context
+    /// while it runs and is back in `context` when this returns.
     async fn call(
         &self,
         request: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
+        context: &mut RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResult, ErrorData> {
         let name: &str = &request.name;
         let shared = &self.shared;
@@ -388,11 +391,13 @@ impl McpServer {
         let progress_token = context.meta.get_progress_token();
         // A stateless-era request carries its own protocol version, client
         // capabilities and log level; a 2025 session's are the session's.
+        // Moved, not cloned: a deep copy of the map was a fifth of a
+        // stateless call's instructions.
         let stateless = context
             .meta
             .protocol_version()
             .is_some_and(|version| !version.has_initialize())
-            .then(|| context.meta.clone());
+            .then(|| Arc::new(std::mem::take(&mut context.meta)));
         let level = match &stateless {
             // No `logLevel`, no log notifications.
             Some(meta) => Arc::new(LevelFilter::at(meta.log_level().as_ref())),
@@ -402,7 +407,7 @@ impl McpServer {
         let outbound = Arc::new(OutboundQueue::default());
         let notify_queue = Arc::clone(&outbound);
         let is_stateless = stateless.is_some();
-        let stateless_meta = stateless;
+        let stateless_meta = stateless.clone();
         let ctx: ToolContext = self
             .base_context(request_state.as_ref(), token.clone())
             .with_shared_logger(Arc::clone(&outbound) as Arc<dyn LogSink>)
@@ -481,6 +486,12 @@ impl McpServer {
         }
         let Outcome { result, mut error } = outcome;
         drop(events);
+        if let Some(meta) = stateless {
+            // Back where rmcp keeps it (`call_tool` reads the client's
+            // capabilities there). The tool's context is gone with its
+            // events unless a job kept it: then it is copied.
+            context.meta = Arc::try_unwrap(meta).unwrap_or_else(|meta| (*meta).clone());
+        }
         while let Some(out) = outbound.try_recv() {
             relay.send(out.tool.as_deref(), &out.event).await;
         }
@@ -625,7 +636,7 @@ impl ServerHandler for McpServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let _permit = self.shared.inflight.admit()?;
         let shared = &self.shared;
@@ -639,7 +650,7 @@ impl ServerHandler for McpServer {
         if let Some(refused) = refused {
             return refused.map(Into::into);
         }
-        let result = self.call(request, &context).await?;
+        let result = self.call(request, &mut context).await?;
         let owner = || self.owner(&context);
         Ok(
             match tasks::as_task(&shared.registry, &result, &context, owner) {
