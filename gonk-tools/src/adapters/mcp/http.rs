@@ -285,16 +285,12 @@ impl McpHttpOptions {
     /// The endpoint's Host, Origin and API-key checks (the server's own
     /// address is added by [`serve_http`] once it is bound).
     fn guard(&self) -> HttpGuard {
-        let mut guard = HttpGuard::new()
-            .allowed_hosts(&self.allowed_hosts)
-            .allowed_origins(&self.allowed_origins);
-        if let Some(key) = &self.api_key {
-            guard = guard.api_key(key);
-        }
-        if !self.host_check {
-            guard = guard.disable_host_check();
-        }
-        guard
+        HttpGuard::from_settings(
+            &self.allowed_hosts,
+            &self.allowed_origins,
+            self.api_key.as_deref(),
+            self.host_check,
+        )
     }
 }
 

@@ -72,6 +72,13 @@ impl LevelFilter {
         LevelFilter(AtomicU8::new(level.map_or(u8::MAX, mcp_rank)))
     }
 
+    /// The one filter that lets nothing through, shared by every
+    /// stateless-era call that asked for no logs (it is never `set`).
+    pub(crate) fn silent() -> Arc<Self> {
+        static SILENT: std::sync::OnceLock<Arc<LevelFilter>> = std::sync::OnceLock::new();
+        Arc::clone(SILENT.get_or_init(|| Arc::new(LevelFilter::at(None))))
+    }
+
     pub(crate) fn set(&self, level: &LoggingLevel) {
         self.0.store(mcp_rank(level), Ordering::Relaxed);
     }

@@ -400,7 +400,11 @@ impl McpServer {
             .then(|| Arc::new(std::mem::take(&mut context.meta)));
         let level = match &stateless {
             // No `logLevel`, no log notifications.
-            Some(meta) => Arc::new(LevelFilter::at(meta.log_level().as_ref())),
+            Some(meta) => match meta.log_level() {
+                Some(level) => Arc::new(LevelFilter::at(Some(&level))),
+                // The common case shares one filter instead of allocating.
+                None => LevelFilter::silent(),
+            },
             None => Arc::clone(&self.level),
         };
         let token = context.ct.child_token();

@@ -248,16 +248,12 @@ impl<C> WsServerOptions<C> {
     /// own address is added by [`serve_ws`](super::serve_ws) once it is
     /// bound).
     pub(crate) fn guard(&self) -> HttpGuard {
-        let mut guard = HttpGuard::new()
-            .allowed_hosts(&self.allowed_hosts)
-            .allowed_origins(&self.allowed_origins);
-        if let Some(key) = &self.api_key {
-            guard = guard.api_key(key);
-        }
-        if !self.host_check {
-            guard = guard.disable_host_check();
-        }
-        guard
+        HttpGuard::from_settings(
+            &self.allowed_hosts,
+            &self.allowed_origins,
+            self.api_key.as_deref(),
+            self.host_check,
+        )
     }
 
     /// The limit of one incoming message in bytes (default 1 MiB).
