@@ -199,6 +199,9 @@ pub struct ToolContext {
     /// composed calls inherit it). Behind a thin pointer: most calls have
     /// none.
     pub(crate) deadline: Option<Arc<tokio::time::Instant>>,
+    /// How this call asks its caller (installed by the surface; composed
+    /// calls share it). See [`crate::ask`].
+    pub(crate) asker: Option<Arc<crate::ask::AskSlot>>,
 }
 
 impl Default for ToolContext {
@@ -258,6 +261,7 @@ impl ToolContext {
             registry: None,
             auth: None,
             deadline: None,
+            asker: None,
         }
     }
 

@@ -156,6 +156,7 @@
 #![forbid(unsafe_code)]
 
 pub mod adapters;
+pub mod ask;
 pub mod client;
 pub mod context;
 pub mod definition;
