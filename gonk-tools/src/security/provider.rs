@@ -155,13 +155,13 @@ impl ApprovalDecision {
     /// `reason`.
     ///
     /// ```
-    /// use gonk_tools::security::{ApprovalDecision, ApprovalProvider};
+    /// use gonk_tools::security::{provider_fn, ApprovalDecision, ApprovalRequest};
     ///
     /// // Every write and exec call asks the caller.
-    /// let ask = |_: gonk_tools::security::ApprovalRequest<'_>| {
+    /// let provider = provider_fn(|_: ApprovalRequest<'_>| {
     ///     Ok(ApprovalDecision::ask_caller("Writes change your notes"))
-    /// };
-    /// # let _ = ask;
+    /// });
+    /// # let _ = provider;
     /// ```
     pub fn ask_caller(reason: impl Into<String>) -> Self {
         ApprovalDecision::AskCaller {
