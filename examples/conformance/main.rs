@@ -553,6 +553,82 @@ async fn test_input_required_result_capabilities(
     Ok(text_output(&format!("{} answers", answers.len())))
 }
 
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct ConfirmDeleteArgs {
+    /// The file to delete.
+    filename: String,
+}
+
+/// Asks the user to confirm, then "deletes" the file. Detached: as a task,
+/// the question shows on `tasks/get` until `tasks/update` answers it.
+#[tool(approval = "read", detached)]
+async fn confirm_delete(
+    input: ConfirmDeleteArgs,
+    ctx: &ToolContext,
+) -> Result<ToolOutput<String>, ToolError> {
+    let question = InputRequest::elicit(
+        format!("Delete {}?", input.filename),
+        one_field("confirm", "boolean"),
+    );
+    let answer = ctx.ask(vec![("confirm".to_owned(), question)]).await?;
+    let confirmed = answer[0]["content"]["confirm"] == json!(true);
+    Ok(text_output(&if confirmed {
+        format!("Deleted {}", input.filename)
+    } else {
+        format!("Kept {}", input.filename)
+    }))
+}
+
+/// Asks two questions at once. Detached: as a task, both show on
+/// `tasks/get`, and each may be answered on its own.
+#[tool(approval = "read", detached)]
+async fn multi_input(ctx: &ToolContext) -> Result<ToolOutput<String>, ToolError> {
+    let answers = ctx
+        .ask(vec![
+            (
+                "first".to_owned(),
+                InputRequest::elicit("First question", one_field("name", "string")),
+            ),
+            (
+                "second".to_owned(),
+                InputRequest::elicit("Second question", one_field("name", "string")),
+            ),
+        ])
+        .await?;
+    Ok(text_output(&format!(
+        "Answers: {} and {}",
+        answers[0]["content"]["name"], answers[1]["content"]["name"]
+    )))
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct GreetLaterArgs {
+    /// Who to greet.
+    name: String,
+}
+
+/// Greets by name, as a job.
+#[tool(approval = "read", detached)]
+async fn greet_later(input: GreetLaterArgs) -> ToolOutput<String> {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    text_output(&format!("Hello, {}! (from a task)", input.name))
+}
+
+/// Asks the user's name (an `input_required` round), then hands the work
+/// to a job: the retry that brings the name gets a task.
+#[tool(approval = "read")]
+async fn test_tool_with_task(ctx: &ToolContext) -> Result<ToolOutput<Value>, ToolError> {
+    let question = InputRequest::elicit("What is your name?", one_field("name", "string"));
+    let answer = ctx.ask(vec![("user_name".to_owned(), question)]).await?;
+    let name = answer[0]["content"]["name"].clone();
+    let handle = collect_tool_outcome(
+        ctx.invoke("greet_later", json!({ "name": name })),
+        |_| {},
+    )
+    .await?;
+    Ok(handle)
+}
+
 toolset! {
     /// The tools the conformance suite's server scenarios call.
     pub struct Conformance {
@@ -585,6 +661,10 @@ toolset! {
         TestInputRequiredResultMultiRound,
         TestInputRequiredResultTamperedState,
         TestInputRequiredResultCapabilities,
+        ConfirmDelete,
+        MultiInput,
+        GreetLater,
+        TestToolWithTask,
     }
 }
 

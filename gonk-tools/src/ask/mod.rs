@@ -333,6 +333,12 @@ pub trait Asker: Send + Sync + 'static {
 
     /// Records a step's result, for a surface that replays.
     fn record_step(&self, _key: &str, _value: &Value) {}
+
+    /// The answers this asker already holds, by question key (a replay's
+    /// record): what a job launched from this call starts with.
+    fn answers(&self) -> Map<String, Value> {
+        Map::new()
+    }
 }
 
 /// The asker of one call, shared by the calls it composes: the surface's

@@ -770,7 +770,8 @@ impl ServerHandler for McpServer {
         let runner = jobs::runner(&self.shared.registry)
             .ok_or_else(|| tasks::unknown_task(&request.task_id))?;
         let owner = self.owner(&context);
-        tasks::update(&*runner, owner.as_deref(), &request.task_id)
+        let answers = request.input_responses.into_iter().collect();
+        tasks::update(&*runner, owner.as_deref(), &request.task_id, answers)
     }
 
     async fn cancel_task(
