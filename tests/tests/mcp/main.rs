@@ -6,6 +6,7 @@
 
 mod support;
 
+mod approval_ask;
 mod base_context_auth;
 mod client_conformance;
 mod client_killed;

@@ -7,7 +7,7 @@
 #![allow(deprecated)] // rmcp marks sampling (SEP-2577) deprecated; 2025 clients use it.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -16,7 +16,7 @@ use rmcp::model::{
 };
 use rmcp::service::Peer;
 use rmcp::{ErrorData, RoleServer};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::request_state::{binding, nonce, Record, Sealer};
 use crate::ask::{AskError, Asker, InputKind, InputRequest, ReplayAsker};
@@ -49,9 +49,12 @@ pub(crate) fn declared_kinds(capabilities: Option<&ClientCapabilities>) -> Vec<I
 
 /// Asks a 2025 session's client with server → client requests.
 pub(crate) struct SessionAsker {
-    pub(crate) peer: Peer<RoleServer>,
-    pub(crate) kinds: Vec<InputKind>,
-    pub(crate) timeout: Duration,
+    peer: Peer<RoleServer>,
+    kinds: Vec<InputKind>,
+    timeout: Duration,
+    /// What the client answered during this call, by key: a job the call
+    /// launches starts with them (the consent it gave covers its job).
+    answered: Mutex<Map<String, Value>>,
 }
 
 impl Asker for SessionAsker {
@@ -73,15 +76,38 @@ impl Asker for SessionAsker {
                 return Err(crate::ask::unavailable(&missing));
             }
             let asks = questions.iter().map(|(_, question)| self.ask_one(question));
-            match tokio::time::timeout(self.timeout, futures::future::try_join_all(asks)).await {
-                Ok(answers) => answers,
-                Err(_) => Err(AskError::TimedOut(self.timeout)),
+            let answers =
+                match tokio::time::timeout(self.timeout, futures::future::try_join_all(asks)).await
+                {
+                    Ok(answers) => answers?,
+                    Err(_) => return Err(AskError::TimedOut(self.timeout)),
+                };
+            let mut answered = self.answered.lock().unwrap_or_else(|p| p.into_inner());
+            for ((key, _), answer) in questions.iter().zip(&answers) {
+                answered.insert(key.clone(), answer.clone());
             }
+            Ok(answers)
         })
+    }
+
+    fn answers(&self) -> Map<String, Value> {
+        self.answered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 }
 
 impl SessionAsker {
+    pub(crate) fn new(peer: Peer<RoleServer>, kinds: Vec<InputKind>, timeout: Duration) -> Self {
+        SessionAsker {
+            peer,
+            kinds,
+            timeout,
+            answered: Mutex::new(Map::new()),
+        }
+    }
+
     async fn ask_one(&self, question: &InputRequest) -> Result<Value, AskError> {
         let failed = |e: &dyn std::fmt::Display| AskError::Failed(e.to_string());
         let answer = match question.kind {

@@ -472,11 +472,11 @@ impl McpServer {
                 if kinds.is_empty() {
                     base
                 } else {
-                    base.with_asker(Arc::new(SessionAsker {
-                        peer: context.peer.clone(),
+                    base.with_asker(Arc::new(SessionAsker::new(
+                        context.peer.clone(),
                         kinds,
-                        timeout: shared.options.ask_timeout,
-                    }))
+                        shared.options.ask_timeout,
+                    )))
                 }
             }
         };
