@@ -19,8 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gonk_tools::adapters::mcp::{
-    serve_http, serve_stdio, McpHttpOptions, McpRequestContext, McpServerOptions,
-    RequestStateKeys,
+    serve_http, serve_stdio, McpHttpOptions, McpRequestContext, McpServerOptions, RequestStateKeys,
 };
 use gonk_tools::ask::{InputKind, InputRequest, SamplingRequest};
 use gonk_tools::event::ResourceContents;
@@ -175,7 +174,10 @@ async fn elicit(
     schema: Value,
 ) -> Result<(String, Value), ToolError> {
     let mut answers = ctx
-        .ask(vec![("elicitation".to_owned(), InputRequest::elicit(message, schema))])
+        .ask(vec![(
+            "elicitation".to_owned(),
+            InputRequest::elicit(message, schema),
+        )])
         .await?;
     let answer = answers.pop().unwrap_or_default();
     Ok((
@@ -435,8 +437,13 @@ async fn test_input_required_result_sampling(
         "What is the capital of France?",
         100,
     ));
-    let answer = ctx.ask(vec![("capital_question".to_owned(), question)]).await?;
-    Ok(text_output(&format!("The model said: {}", sampled_text(&answer[0]))))
+    let answer = ctx
+        .ask(vec![("capital_question".to_owned(), question)])
+        .await?;
+    Ok(text_output(&format!(
+        "The model said: {}",
+        sampled_text(&answer[0])
+    )))
 }
 
 /// Asks the client for its roots (`client_roots`) and lists them.
@@ -621,11 +628,8 @@ async fn test_tool_with_task(ctx: &ToolContext) -> Result<ToolOutput<Value>, Too
     let question = InputRequest::elicit("What is your name?", one_field("name", "string"));
     let answer = ctx.ask(vec![("user_name".to_owned(), question)]).await?;
     let name = answer[0]["content"]["name"].clone();
-    let handle = collect_tool_outcome(
-        ctx.invoke("greet_later", json!({ "name": name })),
-        |_| {},
-    )
-    .await?;
+    let handle =
+        collect_tool_outcome(ctx.invoke("greet_later", json!({ "name": name })), |_| {}).await?;
     Ok(handle)
 }
 
@@ -673,12 +677,21 @@ enum Mode {
     Http(u16),
 }
 
-fn parse_args() -> Result<Mode, String> {
+const USAGE: &str = "usage: conformance --port N | --stdio [--request-state-ttl SECS]";
+
+fn parse_args() -> Result<(Mode, Option<Duration>), String> {
     let mut args = std::env::args().skip(1);
     let mut mode = None;
+    let mut ttl = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--stdio" => mode = Some(Mode::Stdio),
+            "--request-state-ttl" => {
+                let secs = args.next().and_then(|secs| secs.parse().ok()).ok_or(
+                    "--request-state-ttl takes whole seconds, e.g. --request-state-ttl 60",
+                )?;
+                ttl = Some(Duration::from_secs(secs));
+            }
             "--port" => {
                 let port = args
                     .next()
@@ -688,23 +701,17 @@ fn parse_args() -> Result<Mode, String> {
                     .map_err(|_| format!("--port takes a port number, got `{port}`"))?;
                 mode = Some(Mode::Http(port));
             }
-            "-h" | "--help" => {
-                return Err("usage: conformance --port N | --stdio".to_owned());
-            }
-            other => {
-                return Err(format!(
-                    "unknown argument `{other}`; usage: conformance --port N | --stdio"
-                ))
-            }
+            "-h" | "--help" => return Err(USAGE.to_owned()),
+            other => return Err(format!("unknown argument `{other}`; {USAGE}")),
         }
     }
-    mode.ok_or_else(|| "usage: conformance --port N | --stdio".to_owned())
+    Ok((mode.ok_or_else(|| USAGE.to_owned())?, ttl))
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let mode = match parse_args() {
-        Ok(mode) => mode,
+    let (mode, ttl) = match parse_args() {
+        Ok(parsed) => parsed,
         Err(message) => {
             eprintln!("{message}");
             return ExitCode::from(2);
@@ -733,6 +740,9 @@ async fn main() -> ExitCode {
             eprintln!("conformance: {error}");
             return ExitCode::from(2);
         }
+    }
+    if let Some(ttl) = ttl {
+        options = options.request_state_ttl(ttl);
     }
     let result: Result<(), Box<dyn std::error::Error>> = match mode {
         Mode::Stdio => serve_stdio(registry, options).await.map_err(Into::into),

@@ -11,9 +11,9 @@
 use gonk_tools::adapters::cli::clap::{Arg, ArgMatches};
 use gonk_tools::prelude::*;
 use gonk_tools::security::{
-    provider_fn, AllowAll, ApprovalDecision, ApprovalRequest, AuditReceipt, AuditSink,
-    AuthContext, AuthMethod, AuthenticatedPrincipal, PrincipalIdentity, PrincipalKind,
-    SecurityError, SecurityOptions,
+    provider_fn, AllowAll, ApprovalDecision, ApprovalRequest, AuditReceipt, AuditSink, AuthContext,
+    AuthMethod, AuthenticatedPrincipal, PrincipalIdentity, PrincipalKind, SecurityError,
+    SecurityOptions,
 };
 
 /// The `--approval` flag of `notes serve` and `notes mcp`.
@@ -44,10 +44,7 @@ pub fn security_options() -> SecurityOptions {
         .approval_provider(provider_fn(|request: ApprovalRequest<'_>| {
             Ok(match request.tier() {
                 ApprovalTier::Read => ApprovalDecision::approved(),
-                _ => ApprovalDecision::ask_caller(format!(
-                    "{} changes your notes",
-                    request.tool
-                )),
+                _ => ApprovalDecision::ask_caller(format!("{} changes your notes", request.tool)),
             })
         }))
         .audit_sink(StderrAudit)

@@ -102,10 +102,12 @@ impl InputKind {
             return false;
         };
         match self {
-            InputKind::Elicitation => matches!(
-                answer.get("action").and_then(Value::as_str),
-                Some("accept" | "decline" | "cancel")
-            ) && answer.get("content").is_none_or(Value::is_object),
+            InputKind::Elicitation => {
+                matches!(
+                    answer.get("action").and_then(Value::as_str),
+                    Some("accept" | "decline" | "cancel")
+                ) && answer.get("content").is_none_or(Value::is_object)
+            }
             InputKind::Sampling => answer.contains_key("role") && answer.contains_key("content"),
             InputKind::Roots => answer.get("roots").is_some_and(Value::is_array),
         }

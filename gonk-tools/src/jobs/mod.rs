@@ -90,11 +90,11 @@ mod runner;
 mod store;
 mod tools;
 
+pub use asking::{JobAsking, DEFAULT_JOB_ASK_TIMEOUT};
 pub use detach::{
     default_async_output, default_message, dispatch_detached_with_wait, mark_fallback,
     DetachedWithWait, InlineRun, JobHandle, WaitFlags,
 };
-pub use asking::{JobAsking, DEFAULT_JOB_ASK_TIMEOUT};
 pub use record::{JobLog, JobProgress, JobRecord, JobStatus};
 pub use runner::{owner_of, EmbeddedRunner, JobLaunch, JobRunner, Retention};
 pub use store::JobStore;

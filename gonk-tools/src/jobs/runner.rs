@@ -15,9 +15,9 @@ use serde_json::{Map, Value};
 use tokio::sync::{oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 
+use super::asking::{JobAsker, JobAsking};
 use super::record::{now_rfc3339, JobLog, JobProgress, JobRecord, JobStatus};
 use super::store::JobStore;
-use super::asking::{JobAsker, JobAsking};
 use super::JobHandle;
 use crate::ask::InputRequest;
 use crate::context::ToolContext;
@@ -665,7 +665,11 @@ impl JobRunner for EmbeddedRunner {
     fn answer(&self, owner: Option<&str>, id: &str, answers: Map<String, Value>) -> Option<()> {
         let mut jobs = self.lock();
         let entry = jobs.get_mut(id).filter(|e| Self::visible(e, owner))?;
-        let mut waiting = self.shared.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        let mut waiting = self
+            .shared
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let Some(waiting) = waiting.get_mut(id) else {
             return Some(());
         };

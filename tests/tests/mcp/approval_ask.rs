@@ -69,20 +69,31 @@ fn check(answer: &str, era: Era, report: &Value, receipts: &[Value]) {
     let last = receipts.last().cloned().unwrap_or_default();
     match answer {
         "accept" => {
-            assert_eq!(report["asked"].as_array().map(Vec::len), Some(1), "{report}");
+            assert_eq!(
+                report["asked"].as_array().map(Vec::len),
+                Some(1),
+                "{report}"
+            );
             let question = report["asked"][0]["message"].as_str().unwrap_or_default();
             assert!(question.contains("notes.create"), "{question}");
             assert_eq!(create["isError"], false, "{report}");
             assert_eq!(hits(report), 1, "the note was written: {report}");
             assert_eq!(last["outcome"], "approved", "{receipts:?}");
             assert_eq!(last["consent"]["answer"]["action"], "accept", "{last}");
-            assert_eq!(last["consent"]["answer"]["content"]["approve"], true, "{last}");
+            assert_eq!(
+                last["consent"]["answer"]["content"]["approve"], true,
+                "{last}"
+            );
             assert!(last["consent"]["question"].is_string(), "{last}");
             assert!(last["consent"]["requestId"].is_string(), "{last}");
             assert_eq!(last["principalId"], "tester", "{last}");
         }
         "decline" => {
-            assert_eq!(report["asked"].as_array().map(Vec::len), Some(1), "{report}");
+            assert_eq!(
+                report["asked"].as_array().map(Vec::len),
+                Some(1),
+                "{report}"
+            );
             assert_eq!(create["isError"], true, "{report}");
             assert_eq!(error_code(create), "APPROVAL_DENIED", "{report}");
             assert_eq!(hits(report), 0, "nothing was written: {report}");
@@ -90,7 +101,11 @@ fn check(answer: &str, era: Era, report: &Value, receipts: &[Value]) {
             assert_eq!(last["consent"]["answer"]["action"], "decline", "{last}");
         }
         "none" => {
-            assert_eq!(report["asked"].as_array().map(Vec::len), Some(0), "{report}");
+            assert_eq!(
+                report["asked"].as_array().map(Vec::len),
+                Some(0),
+                "{report}"
+            );
             assert_eq!(create["isError"], true, "{report}");
             assert_eq!(error_code(create), "APPROVAL_REQUIRED", "{report}");
             assert_eq!(hits(report), 0, "nothing was written: {report}");
@@ -107,7 +122,17 @@ fn over_stdio(era: Era, answer: &str) {
     let notes = bin("notes-testbed").display().to_string();
     let output = run_python(
         "python_approval.py",
-        &[era.mode(), answer, "stdio", &notes, "--db", &db, "mcp", "--approval", "ask"],
+        &[
+            era.mode(),
+            answer,
+            "stdio",
+            &notes,
+            "--db",
+            &db,
+            "mcp",
+            "--approval",
+            "ask",
+        ],
     );
     // The SDK passes the server's stderr (the receipts) through to its own.
     let receipts = approval_receipts(&String::from_utf8_lossy(&output.stderr));
@@ -122,7 +147,10 @@ fn over_http(era: Era, answer: &str) {
         .env("USER", "tester")
         .args(["--db", &db, "serve", "--port", "0", "--approval", "ask"]);
     let mut server = ServerProcess::start(command);
-    let output = run_python("python_approval.py", &[era.mode(), answer, "http", &server.url]);
+    let output = run_python(
+        "python_approval.py",
+        &[era.mode(), answer, "http", &server.url],
+    );
     let report = report(&output);
     let receipts = approval_receipts(&server.stderr_lines().join("\n"));
     check(answer, era, &report, &receipts);

@@ -209,7 +209,9 @@ impl Round {
                 .and_then(serde_json::from_value)
                 .map_err(|e| {
                     ErrorData::internal_error(
-                        format!("the tool's question `{key}` is not a valid MCP input request: {e}"),
+                        format!(
+                            "the tool's question `{key}` is not a valid MCP input request: {e}"
+                        ),
                         None,
                     )
                 })?;

@@ -95,13 +95,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use asking::DEFAULT_ASK_TIMEOUT;
 pub use client::{McpClient, McpClientError, McpEra, McpHttpClientOptions};
 pub use http::{
     mcp_router, serve_http, HttpServeError, McpHttpOptions, McpHttpServer, DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
 };
 pub use inflight::DEFAULT_MAX_IN_FLIGHT_CALLS;
-pub use asking::DEFAULT_ASK_TIMEOUT;
 pub use lines::DEFAULT_MAX_LINE_BYTES;
 pub use request_state::{
     RequestStateKeys, RequestStateKeysError, DEFAULT_REQUEST_STATE_TTL, REQUEST_STATE_KEYS_ENV,

@@ -65,7 +65,10 @@ pub struct RequestStateKeysError(String);
 
 impl RequestStateKeys {
     /// A ring of one key, `id` → `key` (at least 32 bytes).
-    pub fn new(id: impl Into<String>, key: impl Into<Vec<u8>>) -> Result<Self, RequestStateKeysError> {
+    pub fn new(
+        id: impl Into<String>,
+        key: impl Into<Vec<u8>>,
+    ) -> Result<Self, RequestStateKeysError> {
         let ring = RequestStateKeys {
             current: id.into(),
             keys: Vec::new(),
@@ -88,7 +91,9 @@ impl RequestStateKeys {
             )));
         }
         if self.keys.iter().any(|(known, _)| *known == id) {
-            return Err(RequestStateKeysError(format!("key id `{id}` appears twice")));
+            return Err(RequestStateKeysError(format!(
+                "key id `{id}` appears twice"
+            )));
         }
         self.keys.push((id, key));
         self.codec()?;
@@ -233,13 +238,13 @@ impl Sealer {
     }
 
     pub(crate) fn open(&self, sealed: &str, binding: &[u8]) -> Result<Record, Refusal> {
-        let record: Record = self
-            .codec
-            .open_json_with(sealed, binding)
-            .map_err(|error| match error {
-                RequestStateError::Expired => Refusal::Expired,
-                _ => Refusal::Tampered,
-            })?;
+        let record: Record =
+            self.codec
+                .open_json_with(sealed, binding)
+                .map_err(|error| match error {
+                    RequestStateError::Expired => Refusal::Expired,
+                    _ => Refusal::Tampered,
+                })?;
         let now = Instant::now();
         let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
         used.retain(|_, until| *until > now);
@@ -343,7 +348,10 @@ mod tests {
         }
         let tampered = format!("{sealed}x");
         let bound = binding("t", &json!({"a": 1}), "alice");
-        assert_eq!(sealer.open(&tampered, &bound).unwrap_err(), Refusal::Tampered);
+        assert_eq!(
+            sealer.open(&tampered, &bound).unwrap_err(),
+            Refusal::Tampered
+        );
     }
 
     #[test]

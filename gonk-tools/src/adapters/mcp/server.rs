@@ -570,7 +570,9 @@ impl McpServer {
         // A run that stopped at a question ends with the question, whatever
         // the body made of it.
         if let Some(round) = round.filter(|round| round.replay.is_pending()) {
-            return round.input_required(&shared.sealer).map(Called::InputRequired);
+            return round
+                .input_required(&shared.sealer)
+                .map(Called::InputRequired);
         }
         if cancelled_by_shutdown {
             if let Some(aborted) = error.as_mut().filter(|e| e.code == ErrorCode::Aborted) {
@@ -735,7 +737,9 @@ impl ServerHandler for McpServer {
         }
         let result = match self.call(request, &mut context).await? {
             Called::Complete(result) => result,
-            Called::InputRequired(questions) => return Ok(CallToolResponse::InputRequired(questions)),
+            Called::InputRequired(questions) => {
+                return Ok(CallToolResponse::InputRequired(questions))
+            }
         };
         let owner = || self.owner(&context);
         Ok(
