@@ -23,6 +23,7 @@ mod http_security;
 mod mapping;
 mod notes_clients;
 mod param_headers;
+mod replay;
 mod request_state;
 mod rust_client;
 mod shutdown;
