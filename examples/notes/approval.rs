@@ -28,6 +28,33 @@ pub fn approval_arg() -> Arg {
         )
 }
 
+/// The `--ask-timeout` flag: how long a 2025 session waits for the
+/// client's answer.
+pub fn ask_timeout_arg() -> Arg {
+    Arg::new("ask-timeout")
+        .long("ask-timeout")
+        .value_name("SECS")
+        .value_parser(gonk_tools::adapters::cli::clap::value_parser!(u64))
+        .default_value(
+            gonk_tools::adapters::mcp::DEFAULT_ASK_TIMEOUT
+                .as_secs()
+                .to_string(),
+        )
+        .help(
+            "How long a 2025 MCP session waits for the client to answer a question; then the \
+             call goes on without it (an approval question: APPROVAL_REQUIRED)",
+        )
+}
+
+/// The `--ask-timeout` given.
+pub fn ask_timeout(matches: &ArgMatches) -> Option<std::time::Duration> {
+    matches
+        .try_get_one::<u64>("ask-timeout")
+        .ok()
+        .flatten()
+        .map(|secs| std::time::Duration::from_secs(*secs))
+}
+
 /// Whether `--approval ask` was given.
 pub fn asks(matches: &ArgMatches) -> bool {
     matches

@@ -26,7 +26,7 @@ use gonk_tools::ToolRegistry;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::{approval_arg, asks, local_user};
+use crate::approval::{approval_arg, ask_timeout, ask_timeout_arg, asks, local_user};
 use crate::store::{Store, MEMORY};
 use crate::tools::{
     CreateNote, ExportFormat, ExportNotes, NoteId, NotesToolsClient, RenameNote, SearchNotes,
@@ -115,11 +115,15 @@ pub fn stdio_command() -> Command {
         .arg(max_calls_arg())
         .arg(grace_arg())
         .arg(approval_arg())
+        .arg(ask_timeout_arg())
 }
 
 /// With `--approval ask`, every call runs as the local user, so the
 /// registry's approval gate asks the client before a write.
-fn approval(server: McpServerOptions, matches: &ArgMatches) -> McpServerOptions {
+fn approval(mut server: McpServerOptions, matches: &ArgMatches) -> McpServerOptions {
+    if let Some(timeout) = ask_timeout(matches) {
+        server = server.ask_timeout(timeout);
+    }
     if !asks(matches) {
         return server;
     }
@@ -224,6 +228,7 @@ pub fn serve_command() -> Command {
         )
         .arg(grace_arg())
         .arg(approval_arg())
+        .arg(ask_timeout_arg())
 }
 
 /// Runs `notes serve` until it is stopped.

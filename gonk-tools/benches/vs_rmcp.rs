@@ -181,7 +181,7 @@ struct Proceed {
 }
 
 /// Asks the caller before it answers.
-#[tool(approval = "read")]
+#[gonk_tools::tool(approval = "read")]
 async fn confirm(ctx: &ToolContext) -> Result<bool, ToolError> {
     let answer = ctx.elicit::<Proceed>("Go on?").await?;
     Ok(matches!(

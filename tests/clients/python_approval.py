@@ -8,8 +8,8 @@ error the SDK raised) and what a search finds afterwards. The Rust test
 usage: python_approval.py ERA ANSWER stdio NOTES_BINARY [ARGS...]
        python_approval.py ERA ANSWER http  URL
   ERA     auto (2026-07-28, discover) | legacy (2025 initialize session)
-  ANSWER  accept (approve: true) | decline | none (no elicitation callback:
-          the client declares no elicitation capability)
+  ANSWER  accept (approve: true) | decline | hang (never answers) | none (no
+          elicitation callback: the client declares no elicitation capability)
 """
 
 import json
@@ -34,6 +34,8 @@ async def scenario(target, era, answer):
         asked.append(wire(params))
         if answer == "accept":
             return types.ElicitResult(action="accept", content={"approve": True})
+        if answer == "hang":
+            await anyio.sleep(3600)
         return types.ElicitResult(action="decline")
 
     kwargs = {"mode": era}

@@ -21,20 +21,18 @@ impl ToolContext {
     /// `asker`. A surface that can ask installs one per call; without one,
     /// every question is `INPUT_UNAVAILABLE`.
     pub fn with_asker(mut self, asker: Arc<dyn Asker>) -> Self {
-        self.asker = Some(Arc::new(AskSlot::new(asker)));
+        self.set_asker(Arc::new(AskSlot::new(asker)));
         self
     }
 
     /// Whether the caller can answer a question of `kind` here.
     pub fn can_ask(&self, kind: InputKind) -> bool {
-        self.asker
-            .as_ref()
-            .is_some_and(|slot| slot.asker.can_ask(kind))
+        self.asker().is_some_and(|slot| slot.asker.can_ask(kind))
     }
 
     /// The surface's asker and the call's question counter.
     pub(crate) fn ask_slot(&self) -> Option<&Arc<AskSlot>> {
-        self.asker.as_ref()
+        self.asker()
     }
 
     /// Asks several questions at once (key → request) and returns the
@@ -49,7 +47,7 @@ impl ToolContext {
         &self,
         questions: Vec<(String, InputRequest)>,
     ) -> Result<Vec<Value>, ToolError> {
-        let Some(slot) = &self.asker else {
+        let Some(slot) = self.asker() else {
             let kinds: Vec<InputKind> = questions.iter().map(|(_, q)| q.kind).collect();
             return Err(unavailable(&kinds).into());
         };
@@ -57,7 +55,7 @@ impl ToolContext {
     }
 
     /// Asks the human to fill in the form of `T` (a flat struct; see
-    /// [`elicitation_schema`](crate::ask::elicitation_schema)) with
+    /// [`elicitation_schema`]) with
     /// `message` above it.
     ///
     /// ```
@@ -147,7 +145,7 @@ impl ToolContext {
         T: Serialize + DeserializeOwned,
         F: Future<Output = Result<T, ToolError>>,
     {
-        let Some(slot) = &self.asker else {
+        let Some(slot) = self.asker() else {
             return work.await;
         };
         if let Some(recorded) = slot.asker.recorded_step(key) {
@@ -171,7 +169,7 @@ impl ToolContext {
     /// caller answers and the answers it already gave. `None` when it
     /// answers nothing.
     pub(crate) fn job_asking(&self) -> Option<crate::jobs::JobAsking> {
-        let slot = self.asker.as_ref()?;
+        let slot = self.asker()?;
         let kinds: Vec<InputKind> = [
             InputKind::Elicitation,
             InputKind::Sampling,
@@ -192,7 +190,7 @@ impl ToolContext {
 
     /// The key of the call's next unnamed question of `prefix`.
     pub(crate) fn next_question_key(&self, prefix: &str) -> String {
-        match &self.asker {
+        match self.asker() {
             Some(slot) => slot.next_key(prefix),
             None => format!("{prefix}-1"),
         }

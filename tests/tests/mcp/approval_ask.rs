@@ -216,3 +216,26 @@ fn http_2025_decline_is_denied_and_writes_nothing() {
 fn http_2025_without_elicitation_is_approval_required() {
     over_http(Era::Session, "none");
 }
+
+#[test]
+fn stdio_2025_an_unanswered_question_lapses_into_approval_required() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let db = dir.path().join("notes.db").display().to_string();
+    let notes = bin("notes-testbed").display().to_string();
+    let args = [
+        "legacy",
+        "hang",
+        "stdio",
+        &notes,
+        "--db",
+        &db,
+        "mcp",
+        "--approval",
+        "ask",
+        "--ask-timeout",
+        "1",
+    ];
+    let output = run_python("python_approval.py", &args);
+    let receipts = approval_receipts(&String::from_utf8_lossy(&output.stderr));
+    check("hang", Era::Session, &report(&output), &receipts);
+}

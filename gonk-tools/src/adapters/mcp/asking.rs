@@ -47,6 +47,24 @@ pub(crate) fn declared_kinds(capabilities: Option<&ClientCapabilities>) -> Vec<I
     kinds
 }
 
+/// The kinds a stateless request's `_meta` declares its client answers,
+/// read off the raw map: decoding the whole capabilities object on every
+/// call cost more than the call's own look-up.
+pub(crate) fn kinds_in_meta(meta: &rmcp::model::RequestMetaObject) -> Vec<InputKind> {
+    let Some(Value::Object(caps)) = meta.0 .0.get("io.modelcontextprotocol/clientCapabilities")
+    else {
+        return Vec::new();
+    };
+    [
+        InputKind::Elicitation,
+        InputKind::Sampling,
+        InputKind::Roots,
+    ]
+    .into_iter()
+    .filter(|kind| caps.get(kind.capability()).is_some_and(|c| !c.is_null()))
+    .collect()
+}
+
 /// Asks a 2025 session's client with server → client requests.
 pub(crate) struct SessionAsker {
     peer: Peer<RoleServer>,
@@ -205,16 +223,12 @@ impl Round {
         let pending = self.replay.pending();
         let mut requests = BTreeMap::new();
         for (key, question) in &pending {
-            let request = serde_json::to_value(question)
-                .and_then(serde_json::from_value)
-                .map_err(|e| {
-                    ErrorData::internal_error(
-                        format!(
-                            "the tool's question `{key}` is not a valid MCP input request: {e}"
-                        ),
-                        None,
-                    )
-                })?;
+            let request = to_mcp(question).map_err(|e| {
+                ErrorData::internal_error(
+                    format!("the tool's question `{key}` is not a valid MCP input request: {e}"),
+                    None,
+                )
+            })?;
             requests.insert(key.clone(), request);
         }
         let record = Record {
@@ -228,4 +242,20 @@ impl Round {
         })?;
         Ok(InputRequiredResult::new(Some(requests), Some(sealed)))
     }
+}
+
+/// A question as rmcp's input request, read straight into its variant (the
+/// untagged enum's trial and error cost a third of a round).
+pub(crate) fn to_mcp(
+    question: &InputRequest,
+) -> Result<rmcp::model::InputRequest, serde_json::Error> {
+    use rmcp::model::{CreateMessageRequest, ElicitRequest, InputRequest as Mcp, ListRootsRequest};
+    let value = serde_json::to_value(question)?;
+    Ok(match question.kind {
+        InputKind::Elicitation => Mcp::Elicitation(serde_json::from_value::<ElicitRequest>(value)?),
+        InputKind::Sampling => {
+            Mcp::CreateMessage(serde_json::from_value::<CreateMessageRequest>(value)?)
+        }
+        InputKind::Roots => Mcp::ListRoots(serde_json::from_value::<ListRootsRequest>(value)?),
+    })
 }

@@ -18,7 +18,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::asking::{declared_kinds, Round, SessionAsker};
+use super::asking::{declared_kinds, kinds_in_meta, Round, SessionAsker};
 use super::content::{error_result, success_result, unknown_tool, ErrorPlacement};
 use super::inflight::InFlight;
 use super::listing::Listings;
@@ -392,12 +392,9 @@ impl McpServer {
         let arguments = request.arguments.unwrap_or_default();
         // What a sealed state is bound to: the arguments as the client sent
         // them. Kept only when the call may ask (or brings a state).
-        let bound_arguments = (sealed_state.is_some()
-            || context
-                .meta
-                .client_capabilities()
-                .is_some_and(|caps| !declared_kinds(Some(&caps)).is_empty()))
-        .then(|| Value::Object(arguments.clone()));
+        let meta_kinds = kinds_in_meta(&context.meta);
+        let bound_arguments = (sealed_state.is_some() || !meta_kinds.is_empty())
+            .then(|| Value::Object(arguments.clone()));
         let mut input = Value::Object(arguments);
         if tools::input_is_wrapped(&def) {
             input = input
@@ -440,7 +437,7 @@ impl McpServer {
         // answers come with the retry), a 2025 session on the session.
         let mut round = None;
         let base = match &stateless {
-            Some(meta) => match bound_arguments {
+            Some(_) => match bound_arguments {
                 Some(arguments) => {
                     let caller = jobs::owner_of(base.auth());
                     let opened = Round::open(
@@ -448,15 +445,17 @@ impl McpServer {
                         &def.name,
                         &arguments,
                         caller.as_deref().unwrap_or("anonymous"),
-                        declared_kinds(meta.client_capabilities().as_ref()),
+                        meta_kinds,
                         sealed_state.as_deref(),
                         input_responses,
                     );
                     let opened = match opened {
                         Ok(opened) => opened,
                         Err(refused) => {
-                            context.meta =
-                                Arc::try_unwrap(meta.clone()).unwrap_or_else(|m| (*m).clone());
+                            if let Some(meta) = stateless {
+                                context.meta =
+                                    Arc::try_unwrap(meta).unwrap_or_else(|m| (*m).clone());
+                            }
                             return Err(refused);
                         }
                     };

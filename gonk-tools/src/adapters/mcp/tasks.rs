@@ -208,10 +208,7 @@ pub(super) fn detailed(
                 .questions
                 .iter()
                 .filter_map(|(key, question)| {
-                    let request = serde_json::to_value(question)
-                        .and_then(serde_json::from_value)
-                        .ok()?;
-                    Some((key.clone(), request))
+                    Some((key.clone(), super::asking::to_mcp(question).ok()?))
                 })
                 .collect();
             TaskPayload::InputRequired { input_requests }
