@@ -27,7 +27,9 @@ impl ToolContext {
 
     /// Whether the caller can answer a question of `kind` here.
     pub fn can_ask(&self, kind: InputKind) -> bool {
-        self.asker.as_ref().is_some_and(|slot| slot.asker.can_ask(kind))
+        self.asker
+            .as_ref()
+            .is_some_and(|slot| slot.asker.can_ask(kind))
     }
 
     /// The surface's asker and the call's question counter.
@@ -43,7 +45,10 @@ impl ToolContext {
     /// Errors: `INPUT_UNAVAILABLE` when the surface or its client cannot
     /// ask (with `requiredCapabilities` in the details), or when nobody
     /// answered in time.
-    pub async fn ask(&self, questions: Vec<(String, InputRequest)>) -> Result<Vec<Value>, ToolError> {
+    pub async fn ask(
+        &self,
+        questions: Vec<(String, InputRequest)>,
+    ) -> Result<Vec<Value>, ToolError> {
         let Some(slot) = &self.asker else {
             let kinds: Vec<InputKind> = questions.iter().map(|(_, q)| q.kind).collect();
             return Err(unavailable(&kinds).into());
@@ -147,15 +152,42 @@ impl ToolContext {
         };
         if let Some(recorded) = slot.asker.recorded_step(key) {
             return serde_json::from_value(recorded).map_err(|e| {
-                ToolError::internal(format!("the recorded result of step `{key}` no longer reads: {e}"))
+                ToolError::internal(format!(
+                    "the recorded result of step `{key}` no longer reads: {e}"
+                ))
             });
         }
         let value = work.await?;
         let recorded = serde_json::to_value(&value).map_err(|e| {
-            ToolError::internal(format!("the result of step `{key}` cannot be recorded: {e}"))
+            ToolError::internal(format!(
+                "the result of step `{key}` cannot be recorded: {e}"
+            ))
         })?;
         slot.asker.record_step(key, &recorded);
         Ok(value)
+    }
+
+    /// What a job launched from this call may ask: the kinds this call's
+    /// caller answers and the answers it already gave. `None` when it
+    /// answers nothing.
+    pub(crate) fn job_asking(&self) -> Option<crate::jobs::JobAsking> {
+        let slot = self.asker.as_ref()?;
+        let kinds: Vec<InputKind> = [
+            InputKind::Elicitation,
+            InputKind::Sampling,
+            InputKind::Roots,
+        ]
+        .into_iter()
+        .filter(|kind| slot.asker.can_ask(*kind))
+        .collect();
+        if kinds.is_empty() {
+            return None;
+        }
+        Some(crate::jobs::JobAsking {
+            kinds,
+            answers: slot.asker.answers(),
+            timeout: None,
+        })
     }
 
     /// The key of the call's next unnamed question of `prefix`.

@@ -216,9 +216,7 @@ fn primitive(field: &Value) -> Result<Value, String> {
     if kind == "array" {
         let items = out.get("items").and_then(Value::as_object);
         let of_strings = items.is_some_and(|items| {
-            items.contains_key("enum")
-                || items.contains_key("anyOf")
-                || items.contains_key("oneOf")
+            items.contains_key("enum") || items.contains_key("anyOf") || items.contains_key("oneOf")
         });
         if !of_strings {
             return Err("is a list of something other than a string enum".to_owned());
@@ -257,7 +255,10 @@ mod tests {
         assert_eq!(props["name"]["type"], "string");
         assert_eq!(props["name"]["description"], "Your name.");
         assert_eq!(props["age"]["type"], "integer");
-        assert!(props["age"].get("format").is_none(), "uint32 is not an elicitation format");
+        assert!(
+            props["age"].get("format").is_none(),
+            "uint32 is not an elicitation format"
+        );
         assert_eq!(props["size"]["type"], "string");
         assert_eq!(props["size"]["enum"], serde_json::json!(["Small", "Large"]));
         assert_eq!(props["sizes"]["type"], "array");
@@ -287,8 +288,13 @@ mod tests {
     #[test]
     fn a_nested_struct_is_refused_naming_the_field() {
         let error = elicitation_schema::<Nested>().unwrap_err();
-        assert!(error.reason.contains("field `inner` is a nested object"), "{error}");
-        assert!(error.to_string().contains("Elicitation allows a flat struct"));
+        assert!(
+            error.reason.contains("field `inner` is a nested object"),
+            "{error}"
+        );
+        assert!(error
+            .to_string()
+            .contains("Elicitation allows a flat struct"));
     }
 
     #[test]

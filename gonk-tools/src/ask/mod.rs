@@ -102,10 +102,12 @@ impl InputKind {
             return false;
         };
         match self {
-            InputKind::Elicitation => matches!(
-                answer.get("action").and_then(Value::as_str),
-                Some("accept" | "decline" | "cancel")
-            ) && answer.get("content").is_none_or(Value::is_object),
+            InputKind::Elicitation => {
+                matches!(
+                    answer.get("action").and_then(Value::as_str),
+                    Some("accept" | "decline" | "cancel")
+                ) && answer.get("content").is_none_or(Value::is_object)
+            }
             InputKind::Sampling => answer.contains_key("role") && answer.contains_key("content"),
             InputKind::Roots => answer.get("roots").is_some_and(Value::is_array),
         }
@@ -333,6 +335,12 @@ pub trait Asker: Send + Sync + 'static {
 
     /// Records a step's result, for a surface that replays.
     fn record_step(&self, _key: &str, _value: &Value) {}
+
+    /// The answers this asker already holds, by question key (a replay's
+    /// record): what a job launched from this call starts with.
+    fn answers(&self) -> Map<String, Value> {
+        Map::new()
+    }
 }
 
 /// The asker of one call, shared by the calls it composes: the surface's

@@ -165,6 +165,10 @@ impl Asker for ReplayAsker {
         Some(value)
     }
 
+    fn answers(&self) -> Map<String, Value> {
+        self.answers.clone()
+    }
+
     fn record_step(&self, key: &str, value: &Value) {
         self.lock().steps.insert(key.to_owned(), value.clone());
     }

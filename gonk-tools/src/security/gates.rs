@@ -28,8 +28,8 @@ use super::provider::{ApprovalDecision, ApprovalRequest, GrantScope};
 use super::receipt::{
     ApprovalOutcome, ApprovalReceipt, AuditReceipt, AuthorizationReceipt, Consent,
 };
-use crate::ask::{AskError, AskSlot, InputKind, InputRequest};
 use super::resource::{RedactedResource, ResourceRef, ResourceResolutionRequest};
+use crate::ask::{AskError, AskSlot, InputKind, InputRequest};
 use crate::definition::{ApprovalSpec, ApprovalTier, AuthorizationResource, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 
@@ -491,8 +491,14 @@ impl<'a> Gate<'a> {
                 pending: None,
             },
         };
-        let (receipt, outcome) =
-            approval_outcome(captured, def, &approval, resources, asked.decision, asked.consent);
+        let (receipt, outcome) = approval_outcome(
+            captured,
+            def,
+            &approval,
+            resources,
+            asked.decision,
+            asked.consent,
+        );
         let audited = self.audit(|| receipt(now)).await;
         // An audit failure beats the decision.
         if !audited {
@@ -767,8 +773,7 @@ fn approval_outcome<'c>(
             approval_request_id,
             reason,
             expires_at,
-        }
- => {
+        } => {
             let reason = reason.unwrap_or_else(|| APPROVAL_REQUIRED.to_owned());
             let details = RequiredDetails {
                 tool_name: &def.name,

@@ -6,6 +6,7 @@
 
 mod support;
 
+mod approval_ask;
 mod base_context_auth;
 mod client_conformance;
 mod client_killed;
@@ -22,6 +23,8 @@ mod http_security;
 mod mapping;
 mod notes_clients;
 mod param_headers;
+mod replay;
+mod request_state;
 mod rust_client;
 mod shutdown;
 mod stdio_eof;
