@@ -11,6 +11,7 @@ use rmcp::RoleClient;
 use serde_json::Value;
 
 use super::answers::{Answers, ElicitationRequest};
+use super::http::WatchedHttp;
 use super::{
     lifecycle, ClientState, McpClient, McpClientError, McpEra, McpHttpClientOptions, Shared,
 };
@@ -221,14 +222,20 @@ impl McpClientBuilder {
         if let Some(key) = options.api_key {
             config = config.auth_header(key);
         }
-        let http = reqwest::Client::new();
+        let http = WatchedHttp::new(reqwest::Client::new());
         let transport = StreamableHttpClientTransport::with_client(http.clone(), config.clone());
         // A handshake after discovery starts on a fresh transport: HTTP
         // keeps no state between requests that a new one would lose.
-        self.connect(transport, move |_| {
-            StreamableHttpClientTransport::with_client(http, config)
-        })
-        .await
+        let again = {
+            let http = http.clone();
+            move |_| StreamableHttpClientTransport::with_client(http, config)
+        };
+        let client = self.connect(transport, again).await?;
+        // A session's server may ask on its standalone stream at once.
+        if client.era() == McpEra::Session {
+            http.until_listening().await;
+        }
+        Ok(client)
     }
 
     /// Starts a connection over `transport`; `again` gives the transport

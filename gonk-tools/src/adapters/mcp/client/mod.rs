@@ -11,6 +11,7 @@
 
 mod answers;
 mod builder;
+mod http;
 mod lifecycle;
 mod routes;
 
