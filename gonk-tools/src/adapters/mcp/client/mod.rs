@@ -6,7 +6,9 @@
 //!
 //! A connection speaks `2026-07-28` when the server does, and the 2025
 //! revisions' `initialize` handshake otherwise ([`McpEra`]); the calls, and
-//! the typed clients over them, behave the same either way.
+//! the typed clients over them, behave the same either way. So do the
+//! hooks of an [`McpClientBuilder`], which answer the server's questions
+//! (elicitation, sampling, roots) in both eras.
 #![allow(deprecated)] // rmcp marks logging (SEP-2577) deprecated; 2025-era servers use it.
 
 mod answers;
@@ -208,6 +210,18 @@ impl Shared {
 /// `initialize` handshake instead ([`McpEra::Session`]).
 /// [`protocol_version`](Self::protocol_version) and [`era`](Self::era) say
 /// which one was negotiated.
+///
+/// # Answering the server
+///
+/// A server may ask the client something during a call: a form for the
+/// human, a completion from the application's model, its roots. A client
+/// made by [`McpClient::builder`] answers through the hooks it was given
+/// (in `2026-07-28` by retrying the call with the answers, on a 2025
+/// session by answering the server's request); the `connect_*` functions
+/// here make a client without hooks, which declares no such capability:
+/// it declines an elicitation, answers sampling and roots with "method
+/// not found", and a `2026-07-28` call that asks ends with
+/// `INPUT_UNAVAILABLE`.
 ///
 /// # The tool listing
 ///

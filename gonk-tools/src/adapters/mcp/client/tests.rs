@@ -684,3 +684,75 @@ async fn in_a_2025_session_without_hooks_the_client_declines_at_once() {
         })
     );
 }
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    /// Go ahead?
+    approve: bool,
+}
+
+/// Our registry with one tool that asks all three kinds of question, one
+/// after another (each a round in `2026-07-28`).
+fn asking_registry() -> ToolRegistry {
+    let registry = ToolRegistry::new();
+    registry
+        .register(
+            ToolDefinition::builder("survey")
+                .description("Ask for roots, a sample and a confirmation.")
+                .approval(ApprovalTier::Read)
+                .handler(|_: serde_json::Map<String, Value>, ctx| async move {
+                    let roots = ctx.roots().await?;
+                    let sampled = ctx
+                        .sample(SamplingRequest::user_text("capital of France?", 10))
+                        .await?;
+                    let confirmed = ctx.elicit::<Confirm>("Go ahead?").await?;
+                    Ok::<_, ToolError>(json!({
+                        "roots": roots.iter().map(|root| root.uri.clone()).collect::<Vec<_>>(),
+                        "sampled": sampled.as_text(),
+                        "approved": matches!(confirmed, Elicited::Accepted(Confirm { approve: true })),
+                    }))
+                })
+                .build(),
+        )
+        .expect("registers");
+    registry
+}
+
+async fn our_asking_server(builder: McpClientBuilder) -> McpClient {
+    let (client, server) = tokio::io::duplex(64 * 1024);
+    let (server_read, server_write) = tokio::io::split(server);
+    tokio::spawn(serve_io(
+        asking_registry(),
+        McpServerOptions::new("ours", "1.0.0"),
+        server_read,
+        server_write,
+    ));
+    let (read, write) = tokio::io::split(client);
+    builder.connect_io(read, write).await.expect("connects")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_server_asks_and_the_hooks_answer_round_after_round() {
+    let client = our_asking_server(answering()).await;
+    assert_eq!(client.era(), McpEra::Stateless);
+    let output = collect_tool_outcome(client.invoke("survey", json!({})), |_| {})
+        .await
+        .expect("answered");
+    assert_eq!(
+        output.data,
+        json!({
+            "roots": ["file:///work"],
+            "sampled": "sampled: capital of France?",
+            "approved": true,
+        })
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_server_asking_a_client_without_hooks_is_input_unavailable() {
+    let client = our_asking_server(McpClient::builder()).await;
+    let error = collect_tool_outcome(client.invoke("survey", json!({})), |_| {})
+        .await
+        .expect_err("nothing can answer");
+    assert_eq!(error.code, ErrorCode::InputUnavailable, "{error:?}");
+}
