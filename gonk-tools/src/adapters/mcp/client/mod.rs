@@ -449,6 +449,11 @@ impl McpClient {
     /// Calls `name` with `input` and streams its events: `progress` and
     /// `log` events as the server sends them, then one `result` or
     /// `error`. Dropping the stream cancels the call on the server.
+    ///
+    /// A `2026-07-28` server that answers `input_required` gets the hooks'
+    /// answers in a retry of the call (a new request, with the server's
+    /// `requestState` as sent), until it completes or
+    /// [`McpClientBuilder::max_input_rounds`] requests were sent.
     pub fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
         let name = name.to_owned();
         let peer = self.service.peer().clone();
