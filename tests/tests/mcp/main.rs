@@ -26,6 +26,7 @@ mod param_headers;
 mod replay;
 mod request_state;
 mod rust_client;
+mod rust_client_asks;
 mod shutdown;
 mod stdio_eof;
 mod stdio_wire;

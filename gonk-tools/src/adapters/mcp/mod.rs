@@ -96,7 +96,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use asking::DEFAULT_ASK_TIMEOUT;
-pub use client::{McpClient, McpClientError, McpEra, McpHttpClientOptions};
+pub use client::{
+    ElicitationRequest, McpClient, McpClientBuilder, McpClientError, McpEra, McpHttpClientOptions,
+};
 pub use http::{
     mcp_router, serve_http, HttpServeError, McpHttpOptions, McpHttpServer, DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
