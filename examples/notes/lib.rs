@@ -8,12 +8,14 @@
 //! notes notes.create "Release checklist" --body "- tag v1" --tags release
 //! notes notes.search release --limit 5
 //! notes --db /tmp/notes.db list
+//! notes --approval ask notes.create "Plans"   # asks on the terminal first
 //! notes mcp                      # MCP over stdio
 //! notes serve --port 8808        # MCP at /mcp, WebSocket at /ws, a page at /
 //! notes demo                     # server + typed MCP client, end to end
 //! notes pi-extension > notes.ts  # then `pi -e ./notes.ts`
 //! ```
 
+pub mod approval;
 pub mod cli;
 pub mod export_file;
 pub mod jobs;
