@@ -42,8 +42,7 @@ pub fn arg() -> Arg {
         .value_parser(PossibleValuesParser::new(["off", "ask"]))
         .help(
             "`ask`: the write tools (create, rename, archive, export_file) ask for approval \
-             before they run — on the terminal for a command, through the client for `serve` \
-             and `mcp` [default: off]",
+             before they run, on the terminal for a tool command [default: off]",
         )
 }
 
