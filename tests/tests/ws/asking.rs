@@ -23,7 +23,7 @@ use gonk_tools_tests::clients::report;
 use notes::store::{Store, MEMORY};
 use serde_json::{json, Value};
 
-use crate::support::{run_python, NotesServer, KEY};
+use crate::support::{run_node, run_python, NotesServer, KEY};
 
 fn code(reply: &Value) -> &str {
     assert_eq!(reply["type"], "error", "{reply}");
@@ -149,4 +149,46 @@ async fn an_approval_is_asked_over_the_socket() {
         "{consents:?}"
     );
     server.shutdown().await.unwrap();
+}
+
+#[test]
+fn the_page_renders_a_question_and_answers_it() {
+    let mut server = NotesServer::start(&[]);
+    let output = run_node("browser_ask.mjs", &[&server.page_url(), KEY]);
+    let r = report(&output);
+    assert!(
+        r.get("failure").is_none(),
+        "the browser run failed: {}",
+        r["failure"]
+    );
+    assert_eq!(r["message"], "Place an order?");
+    // One input per field, labelled by its description.
+    let labels: Vec<&str> = r["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for label in [
+        "count — How many.",
+        "name — Who orders.",
+        "size — Which size.",
+    ] {
+        assert!(
+            labels.iter().any(|shown| shown.starts_with(label)),
+            "{label} in {labels:?}"
+        );
+    }
+    assert_eq!(r["size_options"], json!(["small", "large"]));
+    assert_eq!(
+        r["accepted"],
+        json!({"action": "accept", "order": {
+            "name": "Page", "count": 3, "size": "large", "gift": true, "note": null
+        }})
+    );
+    assert_eq!(r["forms_after_answer"], 0);
+    assert_eq!(r["declined"], json!({"action": "decline"}));
+    assert_eq!(r["forms_after_decline"], 0);
+    assert_eq!(r["console"], json!([]));
+    assert!(server.is_running());
 }
