@@ -86,7 +86,7 @@ fn check(answer: &str, era: Era, report: &Value, receipts: &[Value]) {
             );
             assert!(last["consent"]["question"].is_string(), "{last}");
             assert!(last["consent"]["requestId"].is_string(), "{last}");
-            assert_eq!(last["principalId"], "tester", "{last}");
+            assert_eq!(last["principalId"], "local:tester", "{last}");
         }
         "decline" => {
             assert_eq!(
