@@ -491,3 +491,77 @@ fn in_pis_rpc_mode_a_write_asks_with_a_confirm_dialog() {
     assert!(listed.contains("Yes in Pi"), "{listed}");
     assert!(!listed.contains("No in Pi"), "{listed}");
 }
+
+#[test]
+fn in_pis_rpc_mode_a_tools_form_is_filled_in_dialog_by_dialog() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(bin("notes-testbed"))
+        .arg("--db")
+        .arg(dir.path().join("notes.db"))
+        .arg("pi-extension")
+        .output()
+        .expect("notes-testbed runs");
+    assert!(output.status.success(), "{output:?}");
+    let extension = dir.path().join("notes.ts");
+    std::fs::write(&extension, &output.stdout).unwrap();
+    let turns = [
+        gonk_tools_tests::pi::turn(&[("diag_ask", json!({}))]),
+        gonk_tools_tests::pi::turn(&[("diag_ask", json!({}))]),
+    ];
+    // The first form is filled in (five dialogs); the second is dismissed
+    // at its first dialog.
+    let mut asked = 0;
+    let (events, dialogs) = run_pi_rpc(&extension, &turns, |dialog| {
+        asked += 1;
+        if asked > 5 {
+            return json!({"cancelled": true});
+        }
+        let title = dialog["title"].as_str().unwrap_or_default();
+        // The form's message, then the field's label and description.
+        let field = title.lines().nth(1).unwrap_or_default();
+        let pick = |want: &str| {
+            let options = dialog["options"].as_array().cloned().unwrap_or_default();
+            options
+                .into_iter()
+                .find(|o| o.as_str().unwrap_or_default().eq_ignore_ascii_case(want))
+                .unwrap_or_else(|| panic!("no option {want} in {dialog}"))
+        };
+        match (dialog["method"].as_str().unwrap_or_default(), field) {
+            ("input", f) if f.starts_with("count") => json!({"value": "3"}),
+            ("input", f) if f.starts_with("name") => json!({"value": "Ada"}),
+            ("input", f) if f.starts_with("note") => json!({"value": ""}),
+            ("select", f) if f.starts_with("size") => json!({"value": pick("large")}),
+            ("select", f) if f.starts_with("gift") => json!({"value": pick("yes")}),
+            _ => panic!("an unexpected dialog: {dialog}"),
+        }
+    });
+    let methods: Vec<&str> = dialogs
+        .iter()
+        .map(|d| d["method"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        methods,
+        ["input", "input", "select", "select", "input", "input"],
+        "{dialogs:?}"
+    );
+    let results: Vec<Value> = events
+        .iter()
+        .filter(|e| e["type"] == "message_end" && e["message"]["role"] == "toolResult")
+        .map(|e| e["message"]["details"].clone())
+        .collect();
+    assert_eq!(results.len(), 2, "{events:?}");
+    assert_eq!(results[0]["action"], "accept", "{results:?}");
+    let order = &results[0]["order"];
+    assert_eq!(
+        (
+            &order["name"],
+            &order["count"],
+            &order["size"],
+            &order["gift"]
+        ),
+        (&json!("Ada"), &json!(3), &json!("large"), &json!(true)),
+        "{order}"
+    );
+    assert!(order["note"].is_null(), "{order}");
+    assert_eq!(results[1], json!({"action": "cancel"}));
+}
