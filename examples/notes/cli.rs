@@ -96,10 +96,13 @@ pub fn run(extra: Vec<ToolDefinition>) -> ExitCode {
         })
         .command(pi::bridge_command(), {
             let registry = served.clone();
-            move |_| pi::run_bridge(registry.clone())
+            move |matches| pi::run_bridge(registry.clone(), matches)
         })
         .command(pi::extension_command(), |matches| {
-            pi::run_extension(matches.get_one::<PathBuf>(DB).cloned())
+            pi::run_extension(
+                matches.get_one::<PathBuf>(DB).cloned(),
+                approval::from_matches(&matches),
+            )
         })
         .command(surface_command(), {
             let registry = served.clone();

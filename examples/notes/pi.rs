@@ -10,15 +10,20 @@
 //! notes --db ~/notes.db pi-extension > notes.ts
 //! pi -e ./notes.ts
 //! ```
+//!
+//! With `--approval ask` (`notes --approval ask pi-extension > notes.ts`),
+//! the extension starts `notes --approval ask pi`: calls run as the local
+//! user and the write tools ask in Pi (a confirm dialog) before they run.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use gonk_tools::adapters::cli::clap::Command;
+use gonk_tools::adapters::cli::clap::{ArgMatches, Command};
 use gonk_tools::adapters::cli::exit;
 use gonk_tools::adapters::pi::{serve_pi, write_pi_extension, PiLaunch, PiOptions};
-use gonk_tools::ToolRegistry;
+use gonk_tools::{ToolContext, ToolRegistry};
 
+use crate::approval::{from_matches, local_user, Approval};
 use crate::store::MEMORY;
 
 fn failure(message: impl std::fmt::Display) -> ExitCode {
@@ -34,8 +39,14 @@ pub fn bridge_command() -> Command {
 }
 
 /// Runs `notes pi` until the extension closes stdin.
-pub async fn run_bridge(registry: ToolRegistry) -> ExitCode {
-    match serve_pi(registry, PiOptions::new()).await {
+pub async fn run_bridge(registry: ToolRegistry, matches: ArgMatches) -> ExitCode {
+    let mut options = PiOptions::new();
+    // As for MCP: the local user's calls, so the gate asks before a write.
+    if from_matches(&matches) == Approval::Ask {
+        let caller = local_user();
+        options = options.base_context(move || ToolContext::new().with_auth(caller.clone()));
+    }
+    match serve_pi(registry, options).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => failure(error),
     }
@@ -57,7 +68,7 @@ fn absolute(db: &Path) -> std::io::Result<PathBuf> {
     std::path::absolute(db)
 }
 
-fn launch(db: Option<&Path>) -> std::io::Result<PiLaunch> {
+fn launch(db: Option<&Path>, approval: Approval) -> std::io::Result<PiLaunch> {
     let mut launch = PiLaunch::current_exe()?.name("notes");
     if let Some(db) = db {
         let db = absolute(db)?;
@@ -69,12 +80,15 @@ fn launch(db: Option<&Path>) -> std::io::Result<PiLaunch> {
         })?;
         launch = launch.args(["--db", db]);
     }
+    if approval == Approval::Ask {
+        launch = launch.args(["--approval", "ask"]);
+    }
     Ok(launch.arg("pi"))
 }
 
 /// Runs `notes pi-extension`: the extension goes to stdout.
-pub async fn run_extension(db: Option<PathBuf>) -> ExitCode {
-    let written = launch(db.as_deref())
+pub async fn run_extension(db: Option<PathBuf>, approval: Approval) -> ExitCode {
+    let written = launch(db.as_deref(), approval)
         .and_then(|launch| write_pi_extension(std::io::stdout().lock(), &launch));
     match written {
         Ok(()) => ExitCode::SUCCESS,

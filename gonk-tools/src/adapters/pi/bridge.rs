@@ -13,12 +13,14 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use super::ask::{answerable, PiAsker, PiQuestions};
 use super::execution::{error_result, execute, PiToolResult, PiUpdate, UpdateSink};
 use super::framing::{Frame, LineReader};
 use super::projection::PiCatalog;
 use super::protocol::{PiBridgeError, PiReply, PiRequest, PROTOCOL_VERSION};
 use super::PiOptions;
 use crate::adapters::names::SurfaceNameError;
+use crate::ask::InputKind;
 use crate::context::{LogRecord, LogSink};
 use crate::error::ToolError;
 use crate::registry::ToolRegistry;
@@ -77,6 +79,7 @@ where
         options,
         catalog: RwLock::new(Arc::new(catalog)),
         calls: Mutex::new(HashMap::new()),
+        questions: Arc::new(PiQuestions::default()),
         lines,
     });
     let mut running = JoinSet::new();
@@ -103,6 +106,8 @@ where
         // Reap finished calls as we go, so the set stays small.
         while running.try_join_next().is_some() {}
     };
+    // Waiting questions fail now, not at their bound.
+    bridge.questions.close();
     bridge.abort_all();
     let _ = tokio::time::timeout(DRAIN_GRACE, async {
         while running.join_next().await.is_some() {}
@@ -162,19 +167,26 @@ struct Bridge {
     options: PiOptions,
     catalog: RwLock<Arc<PiCatalog>>,
     calls: Mutex<HashMap<String, CancellationToken>>,
+    questions: Arc<PiQuestions>,
     lines: mpsc::UnboundedSender<String>,
 }
 
 impl Bridge {
     fn send(&self, reply: &PiReply) {
+        // A closed channel means the output is gone; the read loop stops.
+        let _ = self.try_send(reply);
+    }
+
+    /// Queues a line; `false` when it cannot go out.
+    fn try_send(&self, reply: &PiReply) -> bool {
         match serde_json::to_string(reply) {
             Ok(mut line) => {
                 line.push('\n');
-                // A closed channel means the output is gone; the read loop stops.
-                let _ = self.lines.send(line);
+                self.lines.send(line).is_ok()
             }
             Err(error) => {
-                tracing::error!(target: "gonk_tools::pi", %error, "a bridge reply could not be serialized")
+                tracing::error!(target: "gonk_tools::pi", %error, "a bridge reply could not be serialized");
+                false
             }
         }
     }
@@ -213,7 +225,18 @@ impl Bridge {
         };
         match request {
             PiRequest::Discover { id } => self.discover(id),
-            PiRequest::Execute { id, tool, input } => self.start(id, tool, input, running),
+            PiRequest::Execute {
+                id,
+                tool,
+                input,
+                can_answer,
+            } => self.start(id, tool, input, answerable(&can_answer), running),
+            PiRequest::Answer { id, answer } => {
+                if let Err(message) = self.questions.answer(&id, answer) {
+                    tracing::warn!(target: "gonk_tools::pi", question = %id, "{message}");
+                    self.send_error(Some(Value::String(id)), "INVALID_REQUEST", message);
+                }
+            }
             PiRequest::Abort { id } => {
                 // A call that already finished has nothing left to abort.
                 if let Some(token) = self.calls().get(&id) {
@@ -230,7 +253,7 @@ impl Bridge {
         let message = match &value {
             None => format!("the line is not JSON ({error})"),
             Some(_) => format!(
-                "the line is not a bridge request ({error}); send {{\"type\": \"discover\" | \"execute\" | \"abort\", …}}"
+                "the line is not a bridge request ({error}); send {{\"type\": \"discover\" | \"execute\" | \"abort\" | \"answer\", …}}"
             ),
         };
         self.send_error(id, "INVALID_REQUEST", message);
@@ -252,7 +275,14 @@ impl Bridge {
         });
     }
 
-    fn start(self: &Arc<Self>, id: String, tool: String, input: Value, running: &mut JoinSet<()>) {
+    fn start(
+        self: &Arc<Self>,
+        id: String,
+        tool: String,
+        input: Value,
+        kinds: Vec<InputKind>,
+        running: &mut JoinSet<()>,
+    ) {
         let token = CancellationToken::new();
         {
             let mut calls = self.calls();
@@ -268,7 +298,7 @@ impl Bridge {
         }
         let bridge = Arc::clone(self);
         running.spawn(async move {
-            let result = bridge.run(&id, &tool, input, token).await;
+            let result = bridge.run(&id, &tool, input, kinds, token).await;
             bridge.calls().remove(&id);
             bridge.send(&PiReply::Result { id, result });
         });
@@ -279,6 +309,7 @@ impl Bridge {
         id: &str,
         tool: &str,
         input: Value,
+        kinds: Vec<InputKind>,
         token: CancellationToken,
     ) -> PiToolResult {
         let catalog = self.catalog();
@@ -301,9 +332,20 @@ impl Bridge {
             })
         };
         let mut ctx = self.options.context().with_cancellation(token);
-        // Questions are refused at once (a host's own asker wins).
+        // Questions go to the extension when it said it can answer them,
+        // else they are refused at once (a host's own asker wins).
         if ctx.ask_slot().is_none() {
-            ctx = ctx.with_asker(Arc::new(super::ask::NoQuestions));
+            let send: Arc<super::ask::ReplySender> = {
+                let bridge = Arc::clone(self);
+                Arc::new(move |line: &PiReply| bridge.try_send(line))
+            };
+            ctx = ctx.with_asker(Arc::new(PiAsker {
+                kinds,
+                call_id: id.to_owned(),
+                questions: Arc::clone(&self.questions),
+                send,
+                timeout: self.options.ask_timeout,
+            }));
         }
         if ctx.log_sink().is_none() {
             ctx = ctx.with_logger(CallLog {

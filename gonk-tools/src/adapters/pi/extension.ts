@@ -6,7 +6,9 @@
  *
  *   -> {"type":"discover","id":"d1"}
  *   <- {"type":"tools","id":"d1","protocol":1,"tools":[{name,label,description,parameters}],"skipped":[…],"warnings":[…]}
- *   -> {"type":"execute","id":"c1","tool":"notes_search","input":{…}}
+ *   -> {"type":"execute","id":"c1","tool":"notes_search","input":{…},"canAnswer":["elicitation"]?}
+ *   <- {"type":"question","id":"q1","callId":"c1","key":"approval-1","request":{method,params}}
+ *   -> {"type":"answer","id":"q1","answer":{"action":"accept"|"decline"|"cancel","content"?:{…}}}
  *   <- {"type":"update","id":"c1","update":{content,details}}     (any number)
  *   <- {"type":"log","id":"c1","tool":"notes.search","level":"info","message":…}
  *   <- {"type":"result","id":"c1","result":{content,details?,isError?}}
@@ -22,7 +24,16 @@
  * there (the handler is dropped). The tools' log lines never reach the model:
  * they are emitted on Pi's event bus as "gonk-tools:log"
  * ({id, tool, piName, level, message, meta?}) for other extensions, and
- * written to stderr when GONK_PI_LOG is set. A bridge that dies turns the calls it was
+ * written to stderr when GONK_PI_LOG is set.
+ *
+ * Questions: when Pi has a UI (ctx.hasUI: interactive and RPC mode) each
+ * execute says "canAnswer": ["elicitation"], and a tool's question or an
+ * approval arrives as a question line, put to the user with Pi's dialogs
+ * (answerQuestion below): an approval with ctx.ui.confirm, a form field by
+ * field with ctx.ui.input (text, numbers) and ctx.ui.select (an enum, a
+ * boolean). A multi-select field is declined (Pi has no such widget), a
+ * dismissed dialog cancels the form. Sampling and roots are never asked:
+ * Pi's extension API cannot answer them. A bridge that dies turns the calls it was
  * running into tool errors; the next call starts a new bridge.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
@@ -68,10 +79,32 @@ interface Catalog {
 	warnings: string[];
 }
 
+/** A question line of a running call. */
+export interface Question {
+	id: string;
+	callId: string;
+	key: string;
+	request: { method: string; params?: any };
+}
+
+/** An elicitation answer, in the MCP result shape. */
+export type Answer = { action: "accept"; content: Record<string, unknown> } | { action: "decline" | "cancel" };
+
+/** The part of Pi's ctx.ui the questions use. */
+export interface DialogUI {
+	confirm(title: string, message: string, opts?: { signal?: AbortSignal }): Promise<boolean>;
+	input(title: string, placeholder?: string, opts?: { signal?: AbortSignal }): Promise<string | undefined>;
+	select(title: string, options: string[], opts?: { signal?: AbortSignal }): Promise<string | undefined>;
+}
+
 interface Pending {
 	resolve(value: any): void;
 	reject(error: Error): void;
 	onUpdate?: (update: Update) => void;
+	/** Puts a call's question to the user; absent when Pi has no UI. */
+	onQuestion?: (question: Question, signal: AbortSignal) => Promise<Answer>;
+	/** Dismisses the call's open dialogs when it ends. */
+	questions?: AbortController;
 	/** The Pi name of the tool a call runs. */
 	tool?: string;
 }
@@ -116,20 +149,33 @@ class Bridge {
 		});
 	}
 
-	/** Runs a tool; resolves with its result, rejects when the bridge dies. */
-	execute(tool: string, input: unknown, signal: AbortSignal | undefined, onUpdate?: (update: Update) => void): Promise<ToolResult> {
+	/**
+	 * Runs a tool; resolves with its result, rejects when the bridge dies.
+	 * With onQuestion the bridge may ask the user during the call.
+	 */
+	execute(
+		tool: string,
+		input: unknown,
+		signal: AbortSignal | undefined,
+		onUpdate?: (update: Update) => void,
+		onQuestion?: (question: Question, signal: AbortSignal) => Promise<Answer>,
+	): Promise<ToolResult> {
 		if (signal?.aborted) return Promise.resolve(ABORTED);
 		const id = `c${++this.nextId}`;
 		return new Promise<ToolResult>((resolve, reject) => {
 			const onAbort = () => {
 				if (this.pending.has(id)) this.write({ type: "abort", id });
 			};
+			const questions = new AbortController();
 			const done = <T>(f: (value: T) => void) => (value: T) => {
 				signal?.removeEventListener("abort", onAbort);
+				// A dialog still open for this call answers nothing now.
+				questions.abort();
 				f(value);
 			};
 			signal?.addEventListener("abort", onAbort, { once: true });
-			this.request({ type: "execute", id, tool, input }, { resolve: done(resolve), reject: done(reject), onUpdate, tool });
+			const message = onQuestion ? { type: "execute", id, tool, input, canAnswer: ["elicitation"] } : { type: "execute", id, tool, input };
+			this.request(message, { resolve: done(resolve), reject: done(reject), onUpdate, onQuestion, questions, tool });
 		});
 	}
 
@@ -194,6 +240,7 @@ class Bridge {
 		} catch {
 			return;
 		}
+		if (message?.type === "question") return this.onQuestionLine(message);
 		const pending = this.pending.get(message?.id);
 		switch (message?.type) {
 			case "update":
@@ -221,6 +268,21 @@ class Bridge {
 		this.updateRef();
 	}
 
+	/** Asks the user and sends the answer; a call that cannot ask declines. */
+	private onQuestionLine(question: Question): void {
+		const pending = this.pending.get(question.callId);
+		const ask = pending?.onQuestion;
+		const signal = pending?.questions?.signal ?? AbortSignal.abort();
+		const asked: Promise<Answer> = ask ? ask(question, signal) : Promise.resolve({ action: "decline" });
+		asked
+			.catch((): Answer => ({ action: "cancel" }))
+			.then((answer) => {
+				// The call ended (answered elsewhere, timed out, aborted): say nothing.
+				if (signal.aborted || !this.child) return;
+				this.write({ type: "answer", id: question.id, answer });
+			});
+	}
+
 	private failAll(why: string): void {
 		const error = new Error(`[BRIDGE_EXITED] ${why}${this.tail()}`);
 		const pending = [...this.pending.values()];
@@ -242,6 +304,114 @@ class Bridge {
 			else handle.unref?.();
 		}
 	}
+}
+
+type Field = { type?: string; title?: string; description?: string; default?: unknown; enum?: unknown[]; enumNames?: string[]; oneOf?: { const: unknown; title?: string }[]; minimum?: number; maximum?: number; minLength?: number; maxLength?: number; items?: unknown };
+
+const YES = "Yes";
+const NO = "No";
+
+/**
+ * Puts one question to the user with Pi's dialogs and returns the answer
+ * in the MCP elicitation result shape. An approval form (one boolean
+ * `approve` field) is a confirm: yes accepts, no declines (Pi's confirm
+ * cannot tell "no" from a dismissed dialog). Any other form is asked field
+ * by field: input for text and numbers (empty takes the default or skips
+ * an optional field; a bad number or length is asked again), select for
+ * an enum and for a boolean. A dismissed dialog cancels the form; a field
+ * Pi cannot render (a multi-select array, an object) declines it, and so
+ * does any question that is not an elicitation.
+ */
+export async function answerQuestion(ui: DialogUI, question: Question, signal?: AbortSignal): Promise<Answer> {
+	if (question.request?.method !== "elicitation/create") return { action: "decline" };
+	const params = question.request.params ?? {};
+	const message: string = typeof params.message === "string" ? params.message : "";
+	const schema = params.requestedSchema ?? {};
+	const properties: Record<string, Field> = schema.properties ?? {};
+	const required = new Set<string>(Array.isArray(schema.required) ? schema.required : []);
+	const names = Object.keys(properties);
+	const opts = { signal };
+	if (names.length === 1 && names[0] === "approve" && properties.approve?.type === "boolean") {
+		const yes = await ui.confirm(`${LAUNCH.name}: approve?`, message, opts);
+		if (signal?.aborted) return { action: "cancel" };
+		return yes ? { action: "accept", content: { approve: true } } : { action: "decline" };
+	}
+	// Pi renders no multi-select or nested form: refuse before asking anything.
+	for (const name of names) {
+		const type = properties[name]?.type;
+		if (!["string", "number", "integer", "boolean"].includes(type ?? "")) return { action: "decline" };
+	}
+	const content: Record<string, unknown> = {};
+	// Required fields first, as the other surfaces do.
+	const order = [...names.filter((n) => required.has(n)), ...names.filter((n) => !required.has(n))];
+	for (const name of order) {
+		const field = properties[name];
+		const label = field.title ?? name;
+		const title = `${message ? `${message}\n` : ""}${label}${field.description ? ` (${field.description})` : ""}${required.has(name) ? "" : " [optional]"}`;
+		const choices = fieldChoices(field);
+		if (choices) {
+			const options = choices.map((c) => c.label);
+			if (!required.has(name) && field.default === undefined) options.push("(skip)");
+			const picked = await ui.select(title, options, opts);
+			if (picked === undefined || signal?.aborted) return { action: "cancel" };
+			const choice = choices.find((c) => c.label === picked);
+			if (choice) content[name] = choice.value;
+			continue;
+		}
+		let hint = field.default !== undefined ? `default: ${field.default}` : field.type === "string" ? "text" : field.type!;
+		for (;;) {
+			const line = await ui.input(title, hint, opts);
+			if (line === undefined || signal?.aborted) return { action: "cancel" };
+			const text = line.trim();
+			if (text === "") {
+				if (field.default !== undefined) content[name] = field.default;
+				else if (required.has(name)) {
+					hint = `${label} is required`;
+					continue;
+				}
+				break;
+			}
+			const value = parseField(field, field.type === "string" ? line : text);
+			if (typeof value === "object" && value !== null && "error" in value) {
+				hint = value.error;
+				continue;
+			}
+			content[name] = value;
+			break;
+		}
+	}
+	return { action: "accept", content };
+}
+
+/** The options of an enum or boolean field, else undefined. */
+function fieldChoices(field: Field): { label: string; value: unknown }[] | undefined {
+	if (field.type === "boolean") {
+		const yes = { label: YES, value: true };
+		const no = { label: NO, value: false };
+		return field.default === false ? [no, yes] : [yes, no];
+	}
+	if (Array.isArray(field.oneOf) && field.oneOf.every((o) => o && "const" in o)) {
+		return field.oneOf.map((o) => ({ label: String(o.title ?? o.const), value: o.const }));
+	}
+	if (Array.isArray(field.enum)) {
+		return field.enum.map((value, i) => ({ label: String(field.enumNames?.[i] ?? value), value }));
+	}
+	return undefined;
+}
+
+/** A typed line as the field's value, or why it is not one. */
+function parseField(field: Field, text: string): unknown {
+	if (field.type === "string") {
+		if (field.minLength !== undefined && text.length < field.minLength) return { error: `at least ${field.minLength} characters` };
+		if (field.maxLength !== undefined && text.length > field.maxLength) return { error: `at most ${field.maxLength} characters` };
+		return text;
+	}
+	const n = Number(text);
+	if (!Number.isFinite(n)) return { error: `${text} is not a number` };
+	if (field.type === "integer" && !Number.isInteger(n)) return { error: `${text} is not a whole number` };
+	if (field.minimum !== undefined && n < field.minimum) return { error: `at least ${field.minimum}` };
+	if (field.maximum !== undefined && n > field.maximum) return { error: `at most ${field.maximum}` };
+	return n;
 }
 
 export default async function gonkTools(pi: ExtensionAPI) {
@@ -276,8 +446,10 @@ export default async function gonkTools(pi: ExtensionAPI) {
 			label: spec.label,
 			description: spec.description,
 			parameters: spec.parameters as any,
-			async execute(toolCallId, params, signal, onUpdate) {
-				const result = await bridge.execute(spec.name, params, signal, onUpdate as any);
+			async execute(toolCallId, params, signal, onUpdate, ctx) {
+				// Without a UI (print, JSON mode) the bridge asks nothing.
+				const ask = ctx?.hasUI ? (question: Question, dismissed: AbortSignal) => answerQuestion(ctx.ui, question, dismissed) : undefined;
+				const result = await bridge.execute(spec.name, params, signal, onUpdate as any, ask);
 				if (result.isError) failed.add(toolCallId);
 				return { content: result.content, details: "details" in result ? result.details : {} } as any;
 			},

@@ -64,19 +64,22 @@
 //! dropped). A bridge that dies turns its running calls into tool errors in
 //! Pi; the next call starts a new bridge.
 //!
-//! ## Asking the caller: not through Pi (yet)
+//! ## Asking the caller: Pi's dialogs
 //!
-//! A tool's question (`ctx.elicit`, `ctx.sample`, `ctx.roots`) through the
-//! bridge is `INPUT_UNAVAILABLE` at once, with a message that says where it
-//! can be answered, and an approval that asks the caller
+//! When Pi has a UI (`ctx.hasUI`: interactive and RPC mode), the extension
+//! says so on each `execute` (`"canAnswer": ["elicitation"]`), and a
+//! tool's `ctx.elicit` or an approval that asks the caller
 //! ([`ApprovalDecision::AskCaller`](crate::security::ApprovalDecision::AskCaller))
-//! stays `APPROVAL_REQUIRED`: nothing waits. Pi's extension API could
-//! carry a form — a tool's `execute` gets a context whose `ctx.ui` has
-//! `confirm`, `input` and `select` when `ctx.hasUI` (not in print or JSON
-//! mode) — but not sampling (an extension cannot ask the session's model
-//! from inside a tool call), roots (Pi has none beyond its working
-//! directory), or a multi-select (no such widget). Carrying forms over the
-//! bridge is not done; `docs/asking.md` ("Pi") has the details.
+//! becomes a `question` line the extension puts to the user: an approval
+//! with `ctx.ui.confirm`, a form field by field (`ctx.ui.input` for text
+//! and numbers, `ctx.ui.select` for an enum or a boolean). The call waits
+//! at most [`PiOptions::ask_timeout`]. Pi's extension API cannot answer
+//! sampling (an extension cannot ask the session's model from inside a
+//! tool call) or roots (Pi has none beyond its working directory), and
+//! has no multi-select widget: those are `INPUT_UNAVAILABLE` or declined.
+//! Without a UI (print and JSON mode) or with an older extension, every
+//! question is `INPUT_UNAVAILABLE` at once and an approval stays
+//! `APPROVAL_REQUIRED`. `docs/asking.md` ("Pi") has the details.
 
 mod ask;
 mod bridge;
@@ -88,6 +91,7 @@ pub mod protocol;
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use bridge::{serve_pi, serve_pi_io, PiServeError};
 pub use execution::{
@@ -106,6 +110,10 @@ use crate::definition::{SurfaceHints, SurfaceProfile, ToolDefinition};
 /// The longest bridge line read by default (16 MiB); longer lines get a
 /// `REQUEST_TOO_LARGE` error.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How long a call waits for the answer to a question put to Pi unless
+/// [`PiOptions::ask_timeout`] says otherwise: five minutes.
+pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
 /// A predicate deciding whether a tool is exposed to Pi.
 pub type PiToolFilter = dyn Fn(&ToolDefinition) -> bool + Send + Sync;
@@ -129,6 +137,7 @@ pub struct PiOptions {
     pub(crate) only_always_visible: bool,
     pub(crate) base_context: Option<Arc<PiBaseContextFn>>,
     pub(crate) max_line_bytes: usize,
+    pub(crate) ask_timeout: Duration,
 }
 
 impl fmt::Debug for PiOptions {
@@ -137,6 +146,7 @@ impl fmt::Debug for PiOptions {
             .field("filtered", &self.filter.is_some())
             .field("only_always_visible", &self.only_always_visible)
             .field("max_line_bytes", &self.max_line_bytes)
+            .field("ask_timeout", &self.ask_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -156,6 +166,7 @@ impl PiOptions {
             only_always_visible: false,
             base_context: None,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            ask_timeout: DEFAULT_ASK_TIMEOUT,
         }
     }
 
@@ -190,6 +201,15 @@ impl PiOptions {
     /// The longest line the bridge reads.
     pub fn max_line_bytes(mut self, max: usize) -> Self {
         self.max_line_bytes = max;
+        self
+    }
+
+    /// How long a call waits for the user's answer to a question it put
+    /// to Pi ([`DEFAULT_ASK_TIMEOUT`] unless set). On expiry the call gets
+    /// what a surface that cannot ask gets: an approval stays
+    /// `APPROVAL_REQUIRED`, a tool's question fails.
+    pub fn ask_timeout(mut self, timeout: Duration) -> Self {
+        self.ask_timeout = timeout;
         self
     }
 

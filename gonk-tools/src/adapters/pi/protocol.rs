@@ -7,8 +7,15 @@
 //! | → | `{"type":"discover","id":ID?}` | `{"type":"tools","id":ID?,"protocol":1,"tools":[spec…],"skipped":[{name,reason}…],"warnings":[…]}` |
 //! | → | `{"type":"execute","id":"c1","tool":PI_NAME,"input":{…}}` | any number of `{"type":"update","id":"c1","update":{content,details}}`, then exactly one `{"type":"result","id":"c1","result":{content,details?,isError?}}` |
 //! | → | `{"type":"abort","id":"c1"}` | none of its own: the call's `result` follows, `[ABORTED]` unless it had already finished |
+//! | ← | `{"type":"question","id":"q1","callId":"c1","key":"approval-1","request":{"method":"elicitation/create","params":{message,requestedSchema}}}` | sent only while call `c1` runs and only when its `execute` said `"canAnswer":["elicitation"]`; the extension answers `{"type":"answer","id":"q1","answer":{"action":"accept"\|"decline"\|"cancel","content"?:{…}}}` |
 //! | ← | `{"type":"log","id":"c1","tool":"notes.export","level":"info","message":…,"meta"?:…}` | a log line of a running call (never part of its result); the extension emits it on Pi's event bus as `gonk-tools:log` |
 //! | ← | `{"type":"error","id":ID?,"error":{"code":…,"message":…}}` | the answer to a line the bridge could not use (malformed JSON, an unknown `type`, a missing field, a line over the size limit, a call id already running); the bridge keeps serving |
+//!
+//! An `answer` to no waiting question (answered, expired, its call ended)
+//! or of the wrong shape gets an `INVALID_REQUEST` error line with the
+//! question's id; a wrong shape leaves the question waiting. A question
+//! nobody answers within [`PiOptions::ask_timeout`](super::PiOptions::ask_timeout)
+//! fails, and so does every waiting question when the input ends.
 //!
 //! Calls run concurrently; their lines interleave and are matched by `id`.
 //! A tool Pi does not know (missing, filtered, duplex) answers with a
@@ -20,6 +27,7 @@ use serde_json::Value;
 
 use super::execution::{PiToolResult, PiUpdate};
 use super::projection::{PiSkipped, PiToolSpec};
+use crate::ask::InputRequest;
 use crate::event::LogLevel;
 
 /// The protocol version `discover` reports.
@@ -44,11 +52,25 @@ pub enum PiRequest {
         /// Its arguments.
         #[serde(default = "empty_object")]
         input: Value,
+        /// The questions the extension can put to the user during this
+        /// call (`["elicitation"]` when Pi has a UI). Empty, missing or
+        /// unknown kinds: nothing is asked.
+        #[serde(rename = "canAnswer", default, skip_serializing_if = "Vec::is_empty")]
+        can_answer: Vec<String>,
     },
     /// Aborts a running call.
     Abort {
         /// The call id.
         id: String,
+    },
+    /// Answers a [`PiReply::Question`].
+    Answer {
+        /// The question's id.
+        id: String,
+        /// The answer, in the shape of the MCP result of the question's
+        /// method (an elicitation: `{"action": "accept", "content": {…}}`,
+        /// `{"action": "decline"}`, `{"action": "cancel"}`).
+        answer: Value,
     },
 }
 
@@ -106,6 +128,19 @@ pub enum PiReply {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         meta: Option<Value>,
     },
+    /// A question of a running call to the user.
+    Question {
+        /// The question's id: the answer names it.
+        id: String,
+        /// The id of the call that asks.
+        #[serde(rename = "callId")]
+        call_id: String,
+        /// The call's key for the question (`approval-1`, `elicitation-1`).
+        key: String,
+        /// The question, as an MCP request (`elicitation/create` with its
+        /// `message` and `requestedSchema`).
+        request: InputRequest,
+    },
     /// The final result of a call.
     Result {
         /// The call id.
@@ -139,12 +174,31 @@ mod tests {
             PiRequest::Execute {
                 id: "c1".into(),
                 tool: "notes_search".into(),
-                input: json!({"query": "x"})
+                input: json!({"query": "x"}),
+                can_answer: Vec::new(),
             }
         );
         let no_input: PiRequest =
             serde_json::from_value(json!({"type": "execute", "id": "c2", "tool": "t"})).unwrap();
         assert!(matches!(no_input, PiRequest::Execute { input, .. } if input == json!({})));
+        let asking: PiRequest = serde_json::from_value(
+            json!({"type": "execute", "id": "c3", "tool": "t", "canAnswer": ["elicitation"]}),
+        )
+        .unwrap();
+        assert!(
+            matches!(asking, PiRequest::Execute { can_answer, .. } if can_answer == ["elicitation"])
+        );
+        let answer: PiRequest = serde_json::from_value(
+            json!({"type": "answer", "id": "q1", "answer": {"action": "decline"}}),
+        )
+        .unwrap();
+        assert_eq!(
+            answer,
+            PiRequest::Answer {
+                id: "q1".into(),
+                answer: json!({"action": "decline"})
+            }
+        );
         let discover: PiRequest = serde_json::from_value(json!({"type": "discover"})).unwrap();
         assert_eq!(discover, PiRequest::Discover { id: None });
     }
