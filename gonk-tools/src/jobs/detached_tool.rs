@@ -40,6 +40,9 @@ fn detach(meta: &mut ToolMetadata, handler: Option<ErasedHandler>) -> Option<Era
     }
     meta.detached = true;
     add_wait_flags(&mut meta.input_schema);
+    if let Some(output) = &mut meta.output_schema {
+        add_job_handle(output);
+    }
     if let Some(schema) = &mut meta.input_json_schema {
         add_wait_flags(schema);
     }
@@ -68,6 +71,58 @@ fn add_wait_flags(schema: &mut Value) {
     properties
         .entry("sync")
         .or_insert_with(|| json!({ "type": "boolean", "description": "The same as wait." }));
+}
+
+/// The `anyOf` branch of a detached tool's output schema that a launching
+/// call answers: the job handle of [`default_async_output`].
+fn job_handle_schema() -> Value {
+    json!({
+        "type": "object",
+        "description": "The call was started as a background job: poll jobs.status or jobs.result with jobId (or call again with wait: true to get the result itself).",
+        "properties": {
+            "jobId": { "type": "string", "description": "The job's id, for jobs.status, jobs.result and jobs.cancel." },
+            "kind": { "type": "string", "description": "The tool the job runs." },
+            "message": { "type": "string", "description": "What happened and how to get the result." }
+        },
+        "required": ["jobId", "kind", "message"]
+    })
+}
+
+/// Makes a detached tool's output schema say what its calls answer: the
+/// tool's own result (with `ranSyncFallback`, which an inline fallback
+/// adds), or the job handle of a launching call — so a client that
+/// validates `structuredContent` against the advertised schema (the MCP
+/// SDKs do) accepts both. Definitions (`$defs`) move to the root, where
+/// the result's `$ref`s still find them. A non-object schema is left as it
+/// is: it is not advertised over MCP (see `docs/contract.md#detached-dispatch`).
+fn add_job_handle(schema: &mut Value) {
+    let Some(result) = schema.as_object_mut() else {
+        return;
+    };
+    if result.get("type").and_then(Value::as_str) != Some("object") {
+        return;
+    }
+    let mut root = serde_json::Map::new();
+    root.insert("type".into(), json!("object"));
+    for key in ["$schema", "$id", "$defs", "definitions"] {
+        if let Some(value) = result.remove(key) {
+            root.insert(key.into(), value);
+        }
+    }
+    if let Some(description) = result.get("description") {
+        root.insert("description".into(), description.clone());
+    }
+    if let Some(Value::Object(properties)) = result.get_mut("properties") {
+        properties.entry("ranSyncFallback").or_insert_with(|| {
+            json!({
+                "type": "boolean",
+                "description": "Present (true) when no job runner was installed and the call ran inline."
+            })
+        });
+    }
+    let result = Value::Object(std::mem::take(result));
+    root.insert("anyOf".into(), json!([result, job_handle_schema()]));
+    *schema = Value::Object(root);
 }
 
 /// Wraps a detached tool's handler, routed as
