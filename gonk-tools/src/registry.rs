@@ -33,6 +33,17 @@ pub enum RegistryError {
         /// The source that owns it.
         source_id: String,
     },
+    /// A source catalog claims a name another source catalog owns; the
+    /// message names both sides.
+    #[error("Source catalog {source_id} conflicts with source {owner}: {name}")]
+    SourcesConflict {
+        /// The source claiming the name.
+        source_id: String,
+        /// The source that owns it.
+        owner: String,
+        /// The clashing name.
+        name: String,
+    },
     /// A source catalog would shadow a locally registered tool.
     #[error("Source catalog {source_id} conflicts with registered tool: {name}")]
     SourceConflict {
@@ -119,7 +130,7 @@ impl Catalog {
     }
 
     /// Why source `source_id` cannot take `name`: a local tool has it, or
-    /// another source owns it (named in the error).
+    /// another source owns it (both sources named in the error).
     fn claim_for_source(&self, source_id: &str, name: &str) -> Result<(), RegistryError> {
         if self.local.contains_key(name) {
             return Err(RegistryError::SourceConflict {
@@ -128,9 +139,10 @@ impl Catalog {
             });
         }
         match self.source_of(name) {
-            Some(owner) if owner != source_id => Err(RegistryError::OwnedBySource {
+            Some(owner) if owner != source_id => Err(RegistryError::SourcesConflict {
+                source_id: source_id.to_owned(),
+                owner: owner.to_owned(),
                 name: name.to_owned(),
-                source_id: owner.to_owned(),
             }),
             _ => Ok(()),
         }
