@@ -156,6 +156,7 @@
 #![forbid(unsafe_code)]
 
 pub mod adapters;
+pub mod changes;
 pub mod client;
 pub mod context;
 pub mod definition;

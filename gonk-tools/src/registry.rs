@@ -171,6 +171,9 @@ pub(crate) struct RegistryInner {
     pub(crate) generation: std::sync::atomic::AtomicU64,
     /// Tells [`CatalogChanges`] watchers the new generation.
     changes: tokio::sync::watch::Sender<u64>,
+    /// Told every succeeded call ([`ToolRegistry::on_change`]); shared
+    /// with the registries derived from this one.
+    pub(crate) listeners: Arc<crate::changes::ChangeListeners>,
 }
 
 /// A watch on a registry's catalog, from [`ToolRegistry::catalog_changes`].
@@ -290,6 +293,7 @@ impl ToolRegistryBuilder {
                 default_cache_ttl: self.default_cache_ttl,
                 generation: Default::default(),
                 changes: tokio::sync::watch::Sender::new(0),
+                listeners: Default::default(),
             }),
         }
     }
@@ -644,8 +648,52 @@ impl ToolRegistry {
                 default_cache_ttl: self.inner.default_cache_ttl,
                 generation: Default::default(),
                 changes: tokio::sync::watch::Sender::new(0),
+                listeners: Arc::clone(&self.inner.listeners),
             }),
         }
+    }
+
+    /// Calls `listener` after every succeeded call this registry runs,
+    /// from any surface — MCP, the command line, WebSocket, Pi, a model
+    /// provider, a background job, a composed `ctx.invoke` — with the tool
+    /// and its result's data ([`ToolChange`](crate::changes::ToolChange);
+    /// reads included, [`is_write`](crate::changes::ToolChange::is_write)
+    /// picks the rest). The one source of change events: the WebSocket
+    /// broadcast reads it. Registries derived from this one
+    /// ([`filter`](Self::filter), [`merge`](Self::merge), …) share its
+    /// listeners.
+    ///
+    /// The listener runs on the calling task just before the result
+    /// reaches the caller, so it must not block (send to a channel); a
+    /// panic is logged and changes nothing. Dropping the returned
+    /// subscription unsubscribes it.
+    ///
+    /// ```
+    /// # use gonk_tools::prelude::*;
+    /// # use std::sync::{Arc, Mutex};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = ToolRegistry::new();
+    /// registry.register(
+    ///     ToolDefinition::builder("note.add")
+    ///         .description("Add a note.")
+    ///         .handler(|title: String, _| async move { Ok::<_, ToolError>(title) })
+    ///         .build(),
+    /// ).unwrap();
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let record = Arc::clone(&seen);
+    /// let _subscription = registry.on_change(move |change| {
+    ///     record.lock().unwrap().push((change.tool.name.clone(), change.data.clone()));
+    /// });
+    /// let events = registry.invoke("note.add", serde_json::json!("hello"), ToolContext::new());
+    /// collect_tool_outcome(events, |_| {}).await.unwrap();
+    /// assert_eq!(*seen.lock().unwrap(), [("note.add".to_owned(), serde_json::json!("hello"))]);
+    /// # }
+    /// ```
+    pub fn on_change(
+        &self,
+        listener: impl Fn(&crate::changes::ToolChange<'_>) + Send + Sync + 'static,
+    ) -> crate::changes::ChangeSubscription {
+        self.inner.listeners.subscribe(Arc::new(listener))
     }
 
     /// A new registry with this one's tools and then `other`'s (sources

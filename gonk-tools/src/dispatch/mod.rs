@@ -267,10 +267,15 @@ impl ToolRegistry {
                 }
             };
             let outcome = settled(outcome, &token);
-            yield metric.outcome(match &limit {
+            let outcome = match &limit {
                 Some(limit) => limit.settled(outcome),
                 None => outcome,
-            });
+            };
+            // A succeeded call is a change event, whichever surface made it.
+            if let ToolEvent::Result { data, .. } = &outcome {
+                registry.inner.listeners.publish(&def, data);
+            }
+            yield metric.outcome(outcome);
         })
     }
 

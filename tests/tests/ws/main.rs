@@ -6,6 +6,7 @@ mod support;
 
 mod notes_browser;
 mod notes_clients;
+mod notes_live;
 mod notes_typed;
 mod projection;
 mod server;
