@@ -262,7 +262,13 @@ fn http_withholds_write_tools_unless_allowed() {
     for read in ["notes.get", "notes.search", "notes.export"] {
         assert!(names.contains(&read), "{read} is listed: {names:?}");
     }
-    for write in ["notes.create", "notes.rename", "notes.archive"] {
+    for write in [
+        "notes.create",
+        "notes.rename",
+        "notes.archive",
+        "notes.export_file",
+        "notes.reindex",
+    ] {
         assert!(!names.contains(&write), "{write} is withheld: {names:?}");
     }
     assert_eq!(report["create"]["isError"], true);
