@@ -565,7 +565,7 @@ impl Cli {
         let runner = crate::jobs::runner(&self.registry)?;
         let owner = crate::jobs::owner_of(self.context.auth());
         let record = runner.get(owner.as_deref(), id)?;
-        (record.tool == tool).then(|| record.id)
+        (record.tool == tool).then_some(record.id)
     }
 
     /// Waits for the job a call launched and reports its outcome as a
