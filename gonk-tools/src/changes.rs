@@ -32,8 +32,8 @@ pub struct ToolChange<'a> {
 impl ToolChange<'_> {
     /// Whether the tool may change something: its MCP `read_only`
     /// annotation is explicitly `false`, or it counts as a write tool
-    /// ([`ToolDefinition::is_write_tool`]). A tool annotated read-only
-    /// never does.
+    /// ([`is_write_tool`](crate::definition::ToolMetadata::is_write_tool)).
+    /// A tool annotated read-only never does.
     pub fn is_write(&self) -> bool {
         match self.tool.hints.mcp.annotations.read_only {
             Some(read_only) => !read_only,
