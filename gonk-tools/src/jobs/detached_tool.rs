@@ -24,7 +24,9 @@ impl ToolBuilder {
     /// or `sync: true`; both are added to the advertised input schema (the
     /// handler never sees them, so the input type must not have fields of
     /// those names). With no runner installed the call runs inline and its
-    /// result says `ranSyncFallback: true`. See [`crate::jobs`].
+    /// result says `ranSyncFallback: true`. Its output schema, when it has
+    /// one, becomes [`detached_output_schema`] of it: the result or the job
+    /// handle. See [`crate::jobs`].
     ///
     /// It takes effect when the tool is built, so it may come before or
     /// after the handler; a second call changes nothing.
@@ -88,13 +90,36 @@ fn job_handle_schema() -> Value {
     })
 }
 
+/// The output schema of a tool whose calls answer either `result` (an
+/// object schema: the tool's own result) or the job handle of
+/// [`default_async_output`]: what `#[tool(detached)]` advertises, and what
+/// a hand-written handler using
+/// [`dispatch_detached_with_wait`](super::dispatch_detached_with_wait)
+/// with the default handle should advertise, so a client that validates
+/// `structuredContent` against the advertised schema (the MCP SDKs do)
+/// accepts both answers. See `docs/contract.md#detached-dispatch`.
+///
+/// ```
+/// # use serde_json::json;
+/// let schema = gonk_tools::jobs::detached_output_schema(json!({
+///     "type": "object",
+///     "properties": { "count": { "type": "integer" } },
+///     "required": ["count"],
+/// }));
+/// assert_eq!(schema["type"], "object");
+/// assert_eq!(schema["anyOf"][1]["required"], json!(["jobId", "kind", "message"]));
+/// ```
+pub fn detached_output_schema(result: Value) -> Value {
+    let mut schema = result;
+    add_job_handle(&mut schema);
+    schema
+}
+
 /// Makes a detached tool's output schema say what its calls answer: the
 /// tool's own result (with `ranSyncFallback`, which an inline fallback
-/// adds), or the job handle of a launching call — so a client that
-/// validates `structuredContent` against the advertised schema (the MCP
-/// SDKs do) accepts both. Definitions (`$defs`) move to the root, where
-/// the result's `$ref`s still find them. A non-object schema is left as it
-/// is: it is not advertised over MCP (see `docs/contract.md#detached-dispatch`).
+/// adds), or the job handle of a launching call. Definitions (`$defs`)
+/// move to the root, where the result's `$ref`s still find them. A
+/// non-object schema is left as it is: it is not advertised over MCP.
 fn add_job_handle(schema: &mut Value) {
     let Some(result) = schema.as_object_mut() else {
         return;
