@@ -1,8 +1,9 @@
 //! `conformance`: the tools the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`) calls in its server scenarios,
 //! served by the gonk-tools MCP adapter. Each tool is an `async fn` with
-//! `#[tool]`; sampling and elicitation reach the MCP client through
-//! `ctx.host::<McpRequestContext>()`. The tasks scenarios' tools are
+//! `#[tool]`; sampling, elicitation and roots reach the MCP client through
+//! `ctx.ask` (an `elicitation/create` on a 2025 session, `input_required`
+//! and a retry in 2026-07-28). The tasks scenarios' tools are
 //! `#[tool(detached)]` on an embedded job runner: a client that declares
 //! the tasks extension gets a task for each call.
 //!
@@ -17,12 +18,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gonk_tools::adapters::mcp::rmcp::model::{
-    CreateMessageRequestParams, ElicitRequestParams, SamplingMessage,
-};
 use gonk_tools::adapters::mcp::{
-    serve_http, serve_stdio, McpHttpOptions, McpRequestContext, McpServerOptions,
+    serve_http, serve_stdio, McpHttpOptions, McpRequestContext, McpServerOptions, RequestStateKeys,
 };
+use gonk_tools::ask::{InputKind, InputRequest, SamplingRequest};
 use gonk_tools::event::ResourceContents;
 use gonk_tools::jobs::{self, EmbeddedRunner};
 use gonk_tools::prelude::*;
@@ -54,20 +53,6 @@ fn peer(ctx: &ToolContext) -> Result<&McpRequestContext, ToolError> {
     ctx.host::<McpRequestContext>().ok_or_else(|| {
         ToolError::internal("this tool needs an MCP client (no MCP request context)")
     })
-}
-
-/// Server → client requests (sampling, elicitation) need a 2025 session:
-/// a stateless-era request gets no independent request on its response
-/// stream, so the tool says it cannot ask instead.
-fn server_requests_possible(mcp: &McpRequestContext) -> Result<(), ToolError> {
-    if mcp.is_stateless() {
-        return Err(ToolError::new(
-            ErrorCode::InputUnavailable,
-            "this tool asks the client through a server request, which a stateless \
-             (2026-07-28) request cannot carry",
-        ));
-    }
-    Ok(())
 }
 
 /// Returns a simple text response.
@@ -166,17 +151,13 @@ async fn test_sampling(
     input: SamplingArgs,
     ctx: &ToolContext,
 ) -> Result<ToolOutput<String>, ToolError> {
-    let mcp = peer(ctx)?;
-    mcp.require_client_capability("sampling")?;
-    server_requests_possible(mcp)?;
-    let params =
-        CreateMessageRequestParams::new(vec![SamplingMessage::user_text(input.prompt)], 100);
-    let result = mcp
-        .peer()
-        .create_message(params)
-        .await
-        .map_err(|e| ToolError::internal(format!("sampling failed: {e}")))?;
-    let message = serde_json::to_value(&result)?;
+    let mut answers = ctx
+        .ask(vec![(
+            "sampling".to_owned(),
+            InputRequest::sample(&SamplingRequest::user_text(input.prompt, 100)),
+        )])
+        .await?;
+    let message = answers.pop().unwrap_or_default();
     let text = message["content"]["text"]
         .as_str()
         .map(str::to_owned)
@@ -184,28 +165,21 @@ async fn test_sampling(
     Ok(text_output(&format!("LLM response: {text}")))
 }
 
-/// Sends `elicitation/create` with `message` and `schema` to the client
-/// and returns its answer as `(action, content)`.
+/// Asks the client to fill in the form of `schema` under `message` (an
+/// `elicitation/create` request in 2025, an input request in 2026) and
+/// returns its answer as `(action, content)`.
 async fn elicit(
     ctx: &ToolContext,
     message: &str,
     schema: Value,
 ) -> Result<(String, Value), ToolError> {
-    let mcp = peer(ctx)?;
-    mcp.require_client_capability("elicitation")?;
-    server_requests_possible(mcp)?;
-    let params: ElicitRequestParams = serde_json::from_value(json!({
-        "mode": "form",
-        "message": message,
-        "requestedSchema": schema,
-    }))
-    .map_err(|e| ToolError::internal(format!("the elicitation schema is not valid: {e}")))?;
-    let result = mcp
-        .peer()
-        .create_elicitation(params)
-        .await
-        .map_err(|e| ToolError::internal(format!("elicitation failed: {e}")))?;
-    let answer = serde_json::to_value(&result)?;
+    let mut answers = ctx
+        .ask(vec![(
+            "elicitation".to_owned(),
+            InputRequest::elicit(message, schema),
+        )])
+        .await?;
+    let answer = answers.pop().unwrap_or_default();
     Ok((
         answer["action"].as_str().unwrap_or("unknown").to_owned(),
         answer.get("content").cloned().unwrap_or(Value::Null),
@@ -426,6 +400,239 @@ async fn protocol_error_job() -> ToolOutput<String> {
     panic!("protocol_error_job panics on purpose")
 }
 
+/// One text field `field`, required.
+fn one_field(field: &str, kind: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": { field: { "type": kind } },
+        "required": [field],
+    })
+}
+
+/// The text of a sampled message.
+fn sampled_text(answer: &Value) -> String {
+    answer["content"]["text"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| answer["content"].to_string())
+}
+
+/// Asks the user's name (`user_name`), then greets them.
+#[tool(approval = "read")]
+async fn test_input_required_result_elicitation(
+    ctx: &ToolContext,
+) -> Result<ToolOutput<String>, ToolError> {
+    let question = InputRequest::elicit("What is your name?", one_field("name", "string"));
+    let answer = ctx.ask(vec![("user_name".to_owned(), question)]).await?;
+    let name = answer[0]["content"]["name"].as_str().unwrap_or("stranger");
+    Ok(text_output(&format!("Hello, {name}!")))
+}
+
+/// Asks the client's model for the capital of France (`capital_question`).
+#[tool(approval = "read")]
+async fn test_input_required_result_sampling(
+    ctx: &ToolContext,
+) -> Result<ToolOutput<String>, ToolError> {
+    let question = InputRequest::sample(&SamplingRequest::user_text(
+        "What is the capital of France?",
+        100,
+    ));
+    let answer = ctx
+        .ask(vec![("capital_question".to_owned(), question)])
+        .await?;
+    Ok(text_output(&format!(
+        "The model said: {}",
+        sampled_text(&answer[0])
+    )))
+}
+
+/// Asks the client for its roots (`client_roots`) and lists them.
+#[tool(approval = "read")]
+async fn test_input_required_result_list_roots(
+    ctx: &ToolContext,
+) -> Result<ToolOutput<String>, ToolError> {
+    let roots = ctx.roots().await?;
+    let uris: Vec<&str> = roots.iter().map(|root| root.uri.as_str()).collect();
+    Ok(text_output(&format!("Roots: {}", uris.join(", "))))
+}
+
+/// Asks for a confirmation; its answer is read back from the sealed
+/// request state, which the text confirms with `state-ok`.
+#[tool(approval = "read")]
+async fn test_input_required_result_request_state(
+    ctx: &ToolContext,
+) -> Result<ToolOutput<String>, ToolError> {
+    let question = InputRequest::elicit("Please confirm", one_field("ok", "boolean"));
+    let answer = ctx.ask(vec![("confirm".to_owned(), question)]).await?;
+    Ok(text_output(&format!(
+        "state-ok: confirmed={}",
+        answer[0]["content"]["ok"]
+    )))
+}
+
+/// Asks three questions at once: a name, a greeting from the model, the
+/// client's roots.
+#[tool(approval = "read")]
+async fn test_input_required_result_multiple_inputs(
+    ctx: &ToolContext,
+) -> Result<ToolOutput<String>, ToolError> {
+    let answers = ctx
+        .ask(vec![
+            (
+                "user_name".to_owned(),
+                InputRequest::elicit("What is your name?", one_field("name", "string")),
+            ),
+            (
+                "greeting".to_owned(),
+                InputRequest::sample(&SamplingRequest::user_text("Generate a greeting", 50)),
+            ),
+            ("client_roots".to_owned(), InputRequest::list_roots()),
+        ])
+        .await?;
+    Ok(text_output(&format!(
+        "name={}, greeting={}, roots={}",
+        answers[0]["content"]["name"],
+        sampled_text(&answers[1]),
+        answers[2]["roots"]
+    )))
+}
+
+/// Asks a name, then — a second round — a favorite color.
+#[tool(approval = "read")]
+async fn test_input_required_result_multi_round(
+    ctx: &ToolContext,
+) -> Result<ToolOutput<String>, ToolError> {
+    let name = ctx
+        .ask(vec![(
+            "step1".to_owned(),
+            InputRequest::elicit("Step 1: What is your name?", one_field("name", "string")),
+        )])
+        .await?;
+    let color = ctx
+        .ask(vec![(
+            "step2".to_owned(),
+            InputRequest::elicit(
+                "Step 2: What is your favorite color?",
+                one_field("color", "string"),
+            ),
+        )])
+        .await?;
+    Ok(text_output(&format!(
+        "{} likes {}",
+        name[0]["content"]["name"], color[0]["content"]["color"]
+    )))
+}
+
+/// Asks for a confirmation; a retry with an altered request state is
+/// refused before the tool runs again.
+#[tool(approval = "read")]
+async fn test_input_required_result_tampered_state(
+    ctx: &ToolContext,
+) -> Result<ToolOutput<String>, ToolError> {
+    let question = InputRequest::elicit("Please confirm", one_field("ok", "boolean"));
+    ctx.ask(vec![("confirm".to_owned(), question)]).await?;
+    Ok(text_output("confirmed"))
+}
+
+/// Asks only what the client declared it can answer: the model if it
+/// samples, the user if it elicits.
+#[tool(approval = "read")]
+async fn test_input_required_result_capabilities(
+    ctx: &ToolContext,
+) -> Result<ToolOutput<String>, ToolError> {
+    let mut questions = Vec::new();
+    if ctx.can_ask(InputKind::Sampling) {
+        questions.push((
+            "model_answer".to_owned(),
+            InputRequest::sample(&SamplingRequest::user_text("Say hello", 20)),
+        ));
+    }
+    if ctx.can_ask(InputKind::Elicitation) {
+        questions.push((
+            "user_answer".to_owned(),
+            InputRequest::elicit("Say hello", one_field("hello", "string")),
+        ));
+    }
+    if questions.is_empty() {
+        return Ok(text_output("The client can answer nothing; asked nothing."));
+    }
+    let answers = ctx.ask(questions).await?;
+    Ok(text_output(&format!("{} answers", answers.len())))
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct ConfirmDeleteArgs {
+    /// The file to delete.
+    filename: String,
+}
+
+/// Asks the user to confirm, then "deletes" the file. Detached: as a task,
+/// the question shows on `tasks/get` until `tasks/update` answers it.
+#[tool(approval = "read", detached)]
+async fn confirm_delete(
+    input: ConfirmDeleteArgs,
+    ctx: &ToolContext,
+) -> Result<ToolOutput<String>, ToolError> {
+    let question = InputRequest::elicit(
+        format!("Delete {}?", input.filename),
+        one_field("confirm", "boolean"),
+    );
+    let answer = ctx.ask(vec![("confirm".to_owned(), question)]).await?;
+    let confirmed = answer[0]["content"]["confirm"] == json!(true);
+    Ok(text_output(&if confirmed {
+        format!("Deleted {}", input.filename)
+    } else {
+        format!("Kept {}", input.filename)
+    }))
+}
+
+/// Asks two questions at once. Detached: as a task, both show on
+/// `tasks/get`, and each may be answered on its own.
+#[tool(approval = "read", detached)]
+async fn multi_input(ctx: &ToolContext) -> Result<ToolOutput<String>, ToolError> {
+    let answers = ctx
+        .ask(vec![
+            (
+                "first".to_owned(),
+                InputRequest::elicit("First question", one_field("name", "string")),
+            ),
+            (
+                "second".to_owned(),
+                InputRequest::elicit("Second question", one_field("name", "string")),
+            ),
+        ])
+        .await?;
+    Ok(text_output(&format!(
+        "Answers: {} and {}",
+        answers[0]["content"]["name"], answers[1]["content"]["name"]
+    )))
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct GreetLaterArgs {
+    /// Who to greet.
+    name: String,
+}
+
+/// Greets by name, as a job.
+#[tool(approval = "read", detached)]
+async fn greet_later(input: GreetLaterArgs) -> ToolOutput<String> {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    text_output(&format!("Hello, {}! (from a task)", input.name))
+}
+
+/// Asks the user's name (an `input_required` round), then hands the work
+/// to a job: the retry that brings the name gets a task.
+#[tool(approval = "read")]
+async fn test_tool_with_task(ctx: &ToolContext) -> Result<ToolOutput<Value>, ToolError> {
+    let question = InputRequest::elicit("What is your name?", one_field("name", "string"));
+    let answer = ctx.ask(vec![("user_name".to_owned(), question)]).await?;
+    let name = answer[0]["content"]["name"].clone();
+    let handle =
+        collect_tool_outcome(ctx.invoke("greet_later", json!({ "name": name })), |_| {}).await?;
+    Ok(handle)
+}
+
 toolset! {
     /// The tools the conformance suite's server scenarios call.
     pub struct Conformance {
@@ -450,6 +657,18 @@ toolset! {
         SlowCompute,
         FailingJob,
         ProtocolErrorJob,
+        TestInputRequiredResultElicitation,
+        TestInputRequiredResultSampling,
+        TestInputRequiredResultListRoots,
+        TestInputRequiredResultRequestState,
+        TestInputRequiredResultMultipleInputs,
+        TestInputRequiredResultMultiRound,
+        TestInputRequiredResultTamperedState,
+        TestInputRequiredResultCapabilities,
+        ConfirmDelete,
+        MultiInput,
+        GreetLater,
+        TestToolWithTask,
     }
 }
 
@@ -458,12 +677,21 @@ enum Mode {
     Http(u16),
 }
 
-fn parse_args() -> Result<Mode, String> {
+const USAGE: &str = "usage: conformance --port N | --stdio [--request-state-ttl SECS]";
+
+fn parse_args() -> Result<(Mode, Option<Duration>), String> {
     let mut args = std::env::args().skip(1);
     let mut mode = None;
+    let mut ttl = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--stdio" => mode = Some(Mode::Stdio),
+            "--request-state-ttl" => {
+                let secs = args.next().and_then(|secs| secs.parse().ok()).ok_or(
+                    "--request-state-ttl takes whole seconds, e.g. --request-state-ttl 60",
+                )?;
+                ttl = Some(Duration::from_secs(secs));
+            }
             "--port" => {
                 let port = args
                     .next()
@@ -473,23 +701,17 @@ fn parse_args() -> Result<Mode, String> {
                     .map_err(|_| format!("--port takes a port number, got `{port}`"))?;
                 mode = Some(Mode::Http(port));
             }
-            "-h" | "--help" => {
-                return Err("usage: conformance --port N | --stdio".to_owned());
-            }
-            other => {
-                return Err(format!(
-                    "unknown argument `{other}`; usage: conformance --port N | --stdio"
-                ))
-            }
+            "-h" | "--help" => return Err(USAGE.to_owned()),
+            other => return Err(format!("unknown argument `{other}`; {USAGE}")),
         }
     }
-    mode.ok_or_else(|| "usage: conformance --port N | --stdio".to_owned())
+    Ok((mode.ok_or_else(|| USAGE.to_owned())?, ttl))
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let mode = match parse_args() {
-        Ok(mode) => mode,
+    let (mode, ttl) = match parse_args() {
+        Ok(parsed) => parsed,
         Err(message) => {
             eprintln!("{message}");
             return ExitCode::from(2);
@@ -507,8 +729,21 @@ async fn main() -> ExitCode {
         eprintln!("conformance: {error}");
         return ExitCode::FAILURE;
     }
-    let options = McpServerOptions::new("gonk-tools-conformance", env!("CARGO_PKG_VERSION"))
+    let mut options = McpServerOptions::new("gonk-tools-conformance", env!("CARGO_PKG_VERSION"))
         .tasks_required(["failing_job"]);
+    // Processes that share GONK_MCP_REQUEST_STATE_KEYS accept each
+    // other's request states.
+    match RequestStateKeys::from_env() {
+        Ok(Some(keys)) => options = options.request_state_keys(keys),
+        Ok(None) => {}
+        Err(error) => {
+            eprintln!("conformance: {error}");
+            return ExitCode::from(2);
+        }
+    }
+    if let Some(ttl) = ttl {
+        options = options.request_state_ttl(ttl);
+    }
     let result: Result<(), Box<dyn std::error::Error>> = match mode {
         Mode::Stdio => serve_stdio(registry, options).await.map_err(Into::into),
         Mode::Http(port) => {

@@ -10,10 +10,12 @@
 //! notes --db /tmp/notes.db list
 //! notes mcp                      # MCP over stdio
 //! notes serve --port 8808        # MCP at /mcp, WebSocket at /ws, a page at /
+//! notes serve --approval ask     # the write tools ask the MCP client first
 //! notes demo                     # server + typed MCP client, end to end
 //! notes pi-extension > notes.ts  # then `pi -e ./notes.ts`
 //! ```
 
+pub mod approval;
 pub mod cli;
 pub mod export_file;
 pub mod jobs;

@@ -26,6 +26,7 @@ use gonk_tools::ToolRegistry;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::{approval_arg, ask_timeout, ask_timeout_arg, asks, local_user};
 use crate::store::{Store, MEMORY};
 use crate::tools::{
     CreateNote, ExportFormat, ExportNotes, NoteId, NotesToolsClient, RenameNote, SearchNotes,
@@ -113,6 +114,21 @@ pub fn stdio_command() -> Command {
         )
         .arg(max_calls_arg())
         .arg(grace_arg())
+        .arg(approval_arg())
+        .arg(ask_timeout_arg())
+}
+
+/// With `--approval ask`, every call runs as the local user, so the
+/// registry's approval gate asks the client before a write.
+fn approval(mut server: McpServerOptions, matches: &ArgMatches) -> McpServerOptions {
+    if let Some(timeout) = ask_timeout(matches) {
+        server = server.ask_timeout(timeout);
+    }
+    if !asks(matches) {
+        return server;
+    }
+    let caller = local_user();
+    server.base_context(move || ToolContext::new().with_auth(caller.clone()))
 }
 
 /// Runs `notes mcp` until the client disconnects (or SIGTERM / Ctrl-C).
@@ -125,12 +141,17 @@ pub async fn run_stdio(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         .map(|def| def.name.clone())
         .collect();
     if !writes.is_empty() {
+        let how = if asks(&matches) {
+            "exposed, and each asks the client for approval"
+        } else {
+            "exposed"
+        };
         eprintln!(
-            "notes: serving MCP on stdio; write tools are exposed: {}",
+            "notes: serving MCP on stdio; write tools are {how}: {}",
             writes.join(", ")
         );
     }
-    let options = limits(server_options(), &matches);
+    let options = approval(limits(server_options(), &matches), &matches);
     match serve_stdio_with_shutdown(registry, options, terminated()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => failure(error),
@@ -206,6 +227,8 @@ pub fn serve_command() -> Command {
                 .help("Close a session after this long without a request (0: never)"),
         )
         .arg(grace_arg())
+        .arg(approval_arg())
+        .arg(ask_timeout_arg())
 }
 
 /// Runs `notes serve` until it is stopped.
@@ -218,8 +241,9 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         .get_one::<u16>("port")
         .copied()
         .unwrap_or(DEFAULT_PORT);
-    let mut server = limits(server_options(), &matches);
-    if matches.get_flag("allow-writes") {
+    let mut server = approval(limits(server_options(), &matches), &matches);
+    // A write that asks first is safe to expose over MCP.
+    if matches.get_flag("allow-writes") || asks(&matches) {
         server = server.write_policy(WriteToolPolicy::Permissive);
     }
     let key = matches.get_one::<String>("api-key").cloned().or_else(|| {
@@ -281,7 +305,12 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         server.local_addr()
     );
     eprintln!("notes: page at http://{}/", server.local_addr());
-    if withheld && !write_tools.is_empty() {
+    if asks(&matches) {
+        eprintln!(
+            "notes: write tools ask the MCP client for approval before they run (--approval ask)"
+        );
+    }
+    if withheld && !asks(&matches) && !write_tools.is_empty() {
         eprintln!(
             "notes: write tools ({}) are withheld over HTTP; pass --allow-writes to expose them",
             write_tools.join(", ")

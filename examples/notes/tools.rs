@@ -441,8 +441,10 @@ toolset! {
 /// A registry holding `store` as state, every notes tool, and the job
 /// runner (with the `jobs.*` tools) that `notes.export_file` runs on.
 pub fn registry(store: Arc<Store>) -> Result<ToolRegistry, RegistryError> {
+    // Security applies to authenticated calls only: `--approval ask`.
     let registry = ToolRegistry::builder()
         .state_arc(Arc::clone(&store))
+        .security(crate::approval::security_options())
         .build();
     NotesTools::register_tools(&registry)?;
     crate::jobs::install(&registry, store)?;

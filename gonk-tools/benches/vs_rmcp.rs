@@ -174,6 +174,37 @@ fn call_line(meta: Option<&RequestMetaObject>) -> Vec<u8> {
     .unwrap()
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct Proceed {
+    /// Go on?
+    proceed: bool,
+}
+
+/// Asks the caller before it answers.
+#[gonk_tools::tool(approval = "read")]
+async fn confirm(ctx: &ToolContext) -> Result<bool, ToolError> {
+    let answer = ctx.elicit::<Proceed>("Go on?").await?;
+    Ok(matches!(
+        answer,
+        gonk_tools::ask::Elicited::Accepted(Proceed { proceed: true })
+    ))
+}
+
+/// `tools/call` of `confirm` in 2026; with `state`, the retry that answers
+/// its question.
+fn confirm_line(meta: &RequestMetaObject, state: Option<serde_json::Value>) -> Vec<u8> {
+    let mut params = json!({"name": "confirm", "arguments": {}, "_meta": meta});
+    if let Some(state) = state {
+        params["requestState"] = state;
+        params["inputResponses"] =
+            json!({"elicitation-1": {"action": "accept", "content": {"proceed": true}}});
+    }
+    serde_json::to_vec(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}),
+    )
+    .unwrap()
+}
+
 /// One request line answered in process as rmcp's serve loop does it: the
 /// message parsed, its `_meta` and extensions moved into the context,
 /// `Service::handle_request`, the response serialized.
@@ -313,6 +344,45 @@ fn bench(c: &mut Criterion) {
                 .iter(|| async { std::hint::black_box(answer_line(&ours, &peer, line).await) })
         });
     }
+
+    // One question asked and answered, line to line, in 2026: the call
+    // answers `input_required` with a sealed state, the client's retry
+    // brings the answer and gets the result. Against one plain call.
+    let asking = McpServer::new(
+        {
+            let registry = ToolRegistry::new();
+            registry.register(Confirm::definition()).unwrap();
+            registry
+        },
+        McpServerOptions::new("bench", "1.0.0"),
+        WriteToolPolicy::Permissive,
+    );
+    let eliciting = RequestMetaObject::with_client_context(
+        ProtocolVersion::V_2026_07_28,
+        Implementation::new("driver", "1"),
+        serde_json::from_value(json!({ "elicitation": {} })).unwrap(),
+    );
+    let ask_line = confirm_line(&eliciting, None);
+    let round_trip = |first: Vec<u8>| {
+        let question: serde_json::Value = serde_json::from_slice(&first).unwrap();
+        let state = question["result"]["requestState"].clone();
+        confirm_line(&eliciting, Some(state))
+    };
+    let done = runtime.block_on(async {
+        let first = answer_line(&asking, &peer, &ask_line).await;
+        answer_line(&asking, &peer, &round_trip(first)).await
+    });
+    assert!(
+        String::from_utf8_lossy(&done).contains(r#""text":"true""#),
+        "ask round trip: {}",
+        String::from_utf8_lossy(&done)
+    );
+    group.bench_function("gonk_ask_round_trip_2026", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let first = answer_line(&asking, &peer, &ask_line).await;
+            std::hint::black_box(answer_line(&asking, &peer, &round_trip(first)).await)
+        })
+    });
 
     let rmcp_200 = rmcp_router_of_200();
     let ours_200 = McpServer::new(
@@ -504,6 +574,12 @@ fn main() {
                 a / b
             );
         }
+    }
+    if let (Some(ask), Some(plain)) = (ns("gonk_ask_round_trip_2026"), ns("gonk_line_2026")) {
+        println!(
+            "  one question asked and answered (2 lines) {ask:.0} ns: {:.2}x one plain 2026 call",
+            ask / plain
+        );
     }
     if let (Some(direct), Some(invoke), Some(router)) =
         (ns("direct"), ns("gonk_invoke"), ns("rmcp_router"))

@@ -190,7 +190,10 @@ pub struct ToolContext {
     pub(crate) place: Option<Arc<Place>>,
     pub(crate) scope: Option<Arc<dyn ScopeStore>>,
     pub(crate) call_stack: Arc<[Arc<str>]>,
-    pub(crate) input: Option<Arc<Mutex<Option<InputStream>>>>,
+    /// What the caller exchanges with the call besides its input value:
+    /// the duplex input stream and the asker. One thin pointer for both
+    /// (most calls have neither).
+    pub(crate) exchange: Option<Arc<Exchange>>,
     notify: Option<Arc<Box<NotifyFn>>>,
     pub(crate) host: Option<Arc<dyn Any + Send + Sync>>,
     pub(crate) registry: Option<ToolRegistry>,
@@ -199,6 +202,15 @@ pub struct ToolContext {
     /// composed calls inherit it). Behind a thin pointer: most calls have
     /// none.
     pub(crate) deadline: Option<Arc<tokio::time::Instant>>,
+}
+
+/// The duplex input stream (the root call's only) and how the call asks
+/// its caller (installed by the surface; composed calls share it, see
+/// [`crate::ask`]).
+#[derive(Default)]
+pub(crate) struct Exchange {
+    input: Option<Arc<Mutex<Option<InputStream>>>>,
+    pub(crate) asker: Option<Arc<crate::ask::AskSlot>>,
 }
 
 impl Default for ToolContext {
@@ -213,7 +225,7 @@ impl fmt::Debug for ToolContext {
             .field("cancelled", &self.cancellation.is_cancelled())
             .field("call_stack", &self.call_stack)
             .field("has_scope", &self.scope.is_some())
-            .field("has_input", &self.input.is_some())
+            .field("has_input", &self.has_input())
             .field("authenticated", &self.auth.is_some())
             .field("request_id", &self.request_id())
             .finish_non_exhaustive()
@@ -252,7 +264,7 @@ impl ToolContext {
             place: None,
             scope: None,
             call_stack: Arc::clone(EMPTY_STACK.get_or_init(|| Arc::from(Vec::new()))),
-            input: None,
+            exchange: None,
             notify: None,
             host: None,
             registry: None,
@@ -390,8 +402,26 @@ impl ToolContext {
     /// Gives a duplex tool its input stream. It is not forwarded to
     /// composed calls.
     pub fn with_input(mut self, input: InputStream) -> Self {
-        self.input = Some(Arc::new(Mutex::new(Some(input))));
+        let asker = self.exchange.as_ref().and_then(|e| e.asker.clone());
+        self.exchange = Some(Arc::new(Exchange {
+            input: Some(Arc::new(Mutex::new(Some(input)))),
+            asker,
+        }));
         self
+    }
+
+    /// Installs `asker` (see [`crate::ask`]), keeping the input stream.
+    pub(crate) fn set_asker(&mut self, asker: Arc<crate::ask::AskSlot>) {
+        let input = self.exchange.as_ref().and_then(|e| e.input.clone());
+        self.exchange = Some(Arc::new(Exchange {
+            input,
+            asker: Some(asker),
+        }));
+    }
+
+    /// The call's asker, if its surface installed one.
+    pub(crate) fn asker(&self) -> Option<&Arc<crate::ask::AskSlot>> {
+        self.exchange.as_ref()?.asker.as_ref()
     }
 
     /// Receives progress and log events sent with [`notify`](Self::notify),
@@ -487,13 +517,13 @@ impl ToolContext {
 
     /// Takes the duplex input stream (only the first call gets it).
     pub fn take_input(&self) -> Option<InputStream> {
-        let slot = self.input.as_ref()?;
+        let slot = self.exchange.as_ref()?.input.as_ref()?;
         slot.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
     /// Whether this context carries a duplex input stream.
     pub fn has_input(&self) -> bool {
-        self.input.is_some()
+        self.exchange.as_ref().is_some_and(|e| e.input.is_some())
     }
 
     /// Sends a progress or log event to the notify callback, if any. Lets a
@@ -580,7 +610,15 @@ impl ToolContext {
     /// input.
     pub(crate) fn for_child(&self) -> ToolContext {
         let mut child = self.clone();
-        child.input = None;
+        // The child keeps the asker; the input stream stays with the root.
+        if self.has_input() {
+            child.exchange = self.asker().map(|asker| {
+                Arc::new(Exchange {
+                    input: None,
+                    asker: Some(Arc::clone(asker)),
+                })
+            });
+        }
         child
     }
 

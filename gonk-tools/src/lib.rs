@@ -106,6 +106,9 @@
 //!   call takes.
 //! * [`security`] — authenticated dispatch: principal, auth context and
 //!   policy, approval, resource resolution, redacted audit receipts.
+//! * [`ask`] — a tool (or the approval gate) asks its caller: elicitation,
+//!   sampling, roots, through the [`Asker`](ask::Asker) the surface installs
+//!   (`docs/asking.md`).
 //! * [`jobs`] — detached dispatch: heavy tools return a job handle unless
 //!   the caller waits (`#[tool(detached)]`, or
 //!   [`dispatch_detached_with_wait`](jobs::dispatch_detached_with_wait) in
@@ -156,6 +159,7 @@
 #![forbid(unsafe_code)]
 
 pub mod adapters;
+pub mod ask;
 pub mod changes;
 pub mod client;
 pub mod context;

@@ -13,6 +13,7 @@ pub struct ServerProcess {
     child: Child,
     /// The endpoint URL it printed.
     pub url: String,
+    lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl ServerProcess {
@@ -27,6 +28,8 @@ impl ServerProcess {
             .expect("the server starts");
         let stderr = child.stderr.take().expect("piped stderr");
         let (tx, rx) = mpsc::channel();
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = std::sync::Arc::clone(&lines);
         std::thread::spawn(move || {
             let mut sent = false;
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -38,6 +41,7 @@ impl ServerProcess {
                     }
                 }
                 eprintln!("[server] {line}");
+                kept.lock().unwrap_or_else(|p| p.into_inner()).push(line);
             }
         });
         let url = match rx.recv_timeout(Duration::from_secs(60)) {
@@ -47,7 +51,12 @@ impl ServerProcess {
                 panic!("the server never printed its URL");
             }
         };
-        ServerProcess { child, url }
+        ServerProcess { child, url, lines }
+    }
+
+    /// The lines it has printed on stderr after its URL line, so far.
+    pub fn stderr_lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Whether it is still running.

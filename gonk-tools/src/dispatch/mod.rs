@@ -327,7 +327,7 @@ impl ToolRegistry {
             let gates = async {
                 let admitted = gate.admit(&def, &slot, &stack).await?;
                 validate_input(&def, &input)?;
-                gate.authorize_invoke(&admitted, &def, &input, &stack)
+                gate.authorize_invoke(&admitted, &def, &input, &stack, ctx.ask_slot())
                     .await?;
                 Ok::<_, ToolError>(admitted)
             };

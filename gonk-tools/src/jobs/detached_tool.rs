@@ -179,7 +179,9 @@ fn wrap(name: Arc<str>, handler: ErasedHandler) -> ErasedHandler {
                     if let Value::Object(object) = &mut input {
                         object.insert("wait".into(), Value::Bool(true));
                     }
-                    let launch = JobLaunch::new(registry, &*tool, input).auth(ctx.auth().cloned());
+                    let launch = JobLaunch::new(registry, &*tool, input)
+                        .auth(ctx.auth().cloned())
+                        .asking(ctx.job_asking());
                     let handle = runner.launch(launch).await?;
                     Ok(default_async_output(&tool, &handle))
                 })))

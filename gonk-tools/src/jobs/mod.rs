@@ -82,6 +82,7 @@
 //! it instead of the embedded runner. The tools above and every detached
 //! tool then use it unchanged.
 
+mod asking;
 mod detach;
 mod detached_tool;
 mod record;
@@ -89,6 +90,7 @@ mod runner;
 mod store;
 mod tools;
 
+pub use asking::{JobAsking, DEFAULT_JOB_ASK_TIMEOUT};
 pub use detach::{
     default_async_output, default_message, dispatch_detached_with_wait, mark_fallback,
     DetachedWithWait, InlineRun, JobHandle, WaitFlags,

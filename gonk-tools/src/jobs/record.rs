@@ -1,9 +1,12 @@
 //! [`JobRecord`]: what the runner knows of one job.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::ask::InputRequest;
 use crate::error::ToolError;
 use crate::event::LogLevel;
 use crate::outcome::ToolOutput;
@@ -97,6 +100,10 @@ pub struct JobRecord {
     /// The error of a failed (or cancelled) job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ToolError>,
+    /// Questions the running job waits to have answered, by key (see
+    /// [`JobRunner::answer`](super::JobRunner::answer)).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub questions: BTreeMap<String, InputRequest>,
 }
 
 impl JobRecord {
@@ -119,6 +126,9 @@ impl JobRecord {
         }
         if let Some(error) = &self.error {
             view["error"] = json!({ "code": error.code, "message": error.message });
+        }
+        if !self.questions.is_empty() {
+            view["waitingFor"] = json!(self.questions.keys().collect::<Vec<_>>());
         }
         view
     }

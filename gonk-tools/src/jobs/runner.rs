@@ -2,7 +2,7 @@
 //! jobs, and [`EmbeddedRunner`], the default: jobs on this process's
 //! runtime.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -11,13 +11,15 @@ use std::time::{Duration, SystemTime};
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use indexmap::IndexMap;
-use serde_json::Value;
-use tokio::sync::Notify;
+use serde_json::{Map, Value};
+use tokio::sync::{oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 
+use super::asking::{JobAsker, JobAsking};
 use super::record::{now_rfc3339, JobLog, JobProgress, JobRecord, JobStatus};
 use super::store::JobStore;
 use super::JobHandle;
+use crate::ask::InputRequest;
 use crate::context::ToolContext;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
@@ -40,6 +42,10 @@ pub struct JobLaunch {
     /// The launching caller's auth context: the job's call is authorized
     /// and audited as this principal. `None` is the trusted internal path.
     pub auth: Option<AuthContext>,
+    /// What the launching caller can answer and has answered: the job
+    /// asks them through the runner (see [`JobRunner::answer`]). `None`:
+    /// the job cannot ask.
+    pub asking: Option<JobAsking>,
 }
 
 impl JobLaunch {
@@ -52,7 +58,14 @@ impl JobLaunch {
             tool,
             input,
             auth: None,
+            asking: None,
         }
+    }
+
+    /// Lets the job ask its caller (see [`JobAsking`]).
+    pub fn asking(mut self, asking: Option<JobAsking>) -> Self {
+        self.asking = asking;
+        self
     }
 
     /// Sets the kind.
@@ -127,6 +140,15 @@ pub trait JobRunner: Send + Sync + 'static {
         Box::pin(std::future::ready(()))
     }
 
+    /// Delivers `answers` to the questions the running job asked (by key;
+    /// keys it is not waiting on are ignored). `None` when `owner` cannot
+    /// see the job. The default acknowledges and ignores every answer: a
+    /// runner whose jobs cannot ask never has questions.
+    fn answer(&self, owner: Option<&str>, id: &str, answers: Map<String, Value>) -> Option<()> {
+        let _ = answers;
+        self.get(owner, id).map(drop)
+    }
+
     /// How long this runner keeps a finished job readable, when it bounds
     /// that: MCP tells a client the time it may still read a task
     /// (`ttlMs`) from it. `None` (the default) says jobs are kept without
@@ -176,6 +198,9 @@ struct Shared {
     settled: Notify,
     next: AtomicU64,
     prefix: String,
+    /// Answers awaited by running jobs: job id → question key → the
+    /// asker's channel.
+    pub(super) waiting: Mutex<HashMap<String, HashMap<String, oneshot::Sender<Value>>>>,
 }
 
 /// The default [`JobRunner`]: each job a task on the current tokio
@@ -254,6 +279,7 @@ impl EmbeddedRunner {
                 settled: Notify::new(),
                 next: AtomicU64::new(1),
                 prefix: format!("job-{started:x}-"),
+                waiting: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -335,6 +361,48 @@ impl EmbeddedRunner {
         }
     }
 
+    /// Records that job `id` asks `question` under `key`, and hands back
+    /// where its answer will arrive.
+    pub(super) fn await_answer(
+        &self,
+        id: &str,
+        key: &str,
+        question: &InputRequest,
+    ) -> oneshot::Receiver<Value> {
+        let (sender, receiver) = oneshot::channel();
+        self.shared
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(id.to_owned())
+            .or_default()
+            .insert(key.to_owned(), sender);
+        self.update(id, |record| {
+            record.questions.insert(key.to_owned(), question.clone());
+        });
+        receiver
+    }
+
+    /// Withdraws questions of job `id` nobody answered.
+    pub(super) fn withdraw(&self, id: &str, keys: &[String]) {
+        if let Some(waiting) = self
+            .shared
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(id)
+        {
+            for key in keys {
+                waiting.remove(key);
+            }
+        }
+        self.update(id, |record| {
+            for key in keys {
+                record.questions.remove(key);
+            }
+        });
+    }
+
     /// Ends a job once: the first outcome wins.
     fn finish(&self, id: &str, status: JobStatus, outcome: Result<ToolOutput, ToolError>) {
         let record = {
@@ -347,6 +415,7 @@ impl EmbeddedRunner {
             }
             entry.record.status = status;
             entry.record.updated_at = now_rfc3339();
+            entry.record.questions.clear();
             match outcome {
                 Ok(output) => entry.record.output = Some(output),
                 Err(error) => entry.record.error = Some(error),
@@ -355,6 +424,11 @@ impl EmbeddedRunner {
             entry.record.clone()
         };
         self.persist(&record);
+        self.shared
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
         self.shared
             .finished
             .lock()
@@ -431,6 +505,9 @@ impl EmbeddedRunner {
         if let Some(auth) = launch.auth {
             ctx = ctx.with_auth(auth);
         }
+        if let Some(asking) = launch.asking {
+            ctx = ctx.with_asker(Arc::new(JobAsker::new(self.clone(), id.clone(), asking)));
+        }
         let mut events = launch.registry.invoke(&launch.tool, launch.input, ctx);
         while let Some(event) = events.next().await {
             match event {
@@ -503,6 +580,7 @@ impl JobRunner for EmbeddedRunner {
                 logs: Vec::new(),
                 output: None,
                 error: None,
+                questions: Default::default(),
             };
             let token = CancellationToken::new();
             self.persist(&record);
@@ -582,6 +660,36 @@ impl JobRunner for EmbeddedRunner {
 
     fn idle(&self) -> BoxFuture<'_, ()> {
         Box::pin(self.wait_idle())
+    }
+
+    fn answer(&self, owner: Option<&str>, id: &str, answers: Map<String, Value>) -> Option<()> {
+        let mut jobs = self.lock();
+        let entry = jobs.get_mut(id).filter(|e| Self::visible(e, owner))?;
+        let mut waiting = self
+            .shared
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let Some(waiting) = waiting.get_mut(id) else {
+            return Some(());
+        };
+        for (key, answer) in answers {
+            // An answer of the wrong shape leaves the question open.
+            let fits = entry
+                .record
+                .questions
+                .get(&key)
+                .is_some_and(|question| question.kind.accepts(&answer));
+            if !fits {
+                continue;
+            }
+            if let Some(sender) = waiting.remove(&key) {
+                entry.record.questions.remove(&key);
+                let _ = sender.send(answer);
+            }
+        }
+        entry.record.updated_at = now_rfc3339();
+        Some(())
     }
 
     fn retention(&self) -> Option<Retention> {

@@ -24,9 +24,12 @@ use super::error::SecurityError;
 use super::messages::*;
 use super::options::SecurityOptions;
 use super::policy::{AuthorizationAction, AuthorizationOutcome, AuthorizationRequest};
-use super::provider::{ApprovalDecision, ApprovalRequest};
-use super::receipt::{ApprovalOutcome, ApprovalReceipt, AuditReceipt, AuthorizationReceipt};
+use super::provider::{ApprovalDecision, ApprovalRequest, GrantScope};
+use super::receipt::{
+    ApprovalOutcome, ApprovalReceipt, AuditReceipt, AuthorizationReceipt, Consent,
+};
 use super::resource::{RedactedResource, ResourceRef, ResourceResolutionRequest};
+use crate::ask::{AskError, AskSlot, InputKind, InputRequest};
 use crate::definition::{ApprovalSpec, ApprovalTier, AuthorizationResource, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 
@@ -305,6 +308,7 @@ impl<'a> Gate<'a> {
         def: &ToolDefinition,
         input: &Value,
         call_stack: &[Arc<str>],
+        asker: Option<&Arc<AskSlot>>,
     ) -> Result<(), ToolError> {
         let options = self.options;
         let captured = &*admitted.captured;
@@ -461,13 +465,48 @@ impl<'a> Gate<'a> {
                 }
             }
         };
-        let (receipt, outcome) = approval_outcome(captured, def, &approval, resources, decision);
+        let asked = match decision {
+            ApprovalDecision::AskCaller {
+                approval_request_id,
+                reason,
+            } => {
+                let asked = ask_caller(
+                    asker,
+                    captured,
+                    def,
+                    &approval,
+                    resources,
+                    approval_request_id,
+                    reason,
+                )
+                .await;
+                self.restamp(&mut now, true)?;
+                asked
+            }
+            decision => Asked {
+                decision,
+                consent: None,
+                pending: None,
+            },
+        };
+        let (receipt, outcome) = approval_outcome(
+            captured,
+            def,
+            &approval,
+            resources,
+            asked.decision,
+            asked.consent,
+        );
         let audited = self.audit(|| receipt(now)).await;
         // An audit failure beats the decision.
         if !audited {
             return Err(audit_failed(ReceiptKind::Approval));
         }
-        outcome
+        // A question waiting for its answer ends the call; the surface asks.
+        match asked.pending {
+            Some(pending) => Err(pending),
+            None => outcome,
+        }
     }
 
     /// The tools of `defs` that `slot` may discover: all of them without
@@ -549,6 +588,128 @@ struct RequiredDetails<'a> {
     expires_at: Option<SystemTime>,
 }
 
+/// What asking the caller for approval came to: the decision it stands
+/// for, the consent to record, and — while the answer is still to come —
+/// the error that ends the call so the surface can ask.
+struct Asked {
+    decision: ApprovalDecision,
+    consent: Option<Consent>,
+    pending: Option<ToolError>,
+}
+
+/// Asks the caller to approve the call, through the surface's asker. Yes
+/// approves (for this call); no, a declined or dismissed question denies.
+/// A surface or client that cannot ask, or no answer in time, is
+/// `Required`: the answer a caller got before asking existed.
+async fn ask_caller(
+    slot: Option<&Arc<AskSlot>>,
+    captured: &CapturedAuth,
+    def: &ToolDefinition,
+    approval: &ApprovalSpec,
+    resources: &[ResourceRef],
+    approval_request_id: Option<String>,
+    reason: Option<String>,
+) -> Asked {
+    let required = |id: Option<String>, reason: Option<String>| Asked {
+        decision: ApprovalDecision::Required {
+            approval_request_id: Some(id.unwrap_or_else(|| captured.request_id().to_owned())),
+            reason,
+            expires_at: None,
+        },
+        consent: None,
+        pending: None,
+    };
+    let Some(slot) = slot.filter(|slot| slot.asker.can_ask(InputKind::Elicitation)) else {
+        return required(approval_request_id, reason);
+    };
+    let key = slot.next_key("approval");
+    let question = approval_question(def, approval, resources, reason.as_deref());
+    let consent = |answer| Consent {
+        question: key.clone(),
+        answer,
+        request_id: Arc::clone(&captured.request_id),
+    };
+    match slot.asker.ask(&[(key.clone(), question)]).await {
+        Ok(mut answers) => {
+            let answer = answers.pop().unwrap_or_default();
+            let approved = answer.get("action").and_then(Value::as_str) == Some("accept")
+                && answer.pointer("/content/approve") == Some(&Value::Bool(true));
+            let id = Some(approval_request_id.unwrap_or_else(|| key.clone()));
+            let decision = if approved {
+                ApprovalDecision::Approved {
+                    grant_id: None,
+                    grant_scope: Some(GrantScope::Once),
+                    reason: Some(CALLER_APPROVED.to_owned()),
+                    approval_request_id: id,
+                }
+            } else {
+                ApprovalDecision::Denied {
+                    reason: Some(format!("The caller declined to approve {}", def.name)),
+                    approval_request_id: id,
+                }
+            };
+            Asked {
+                decision,
+                consent: Some(consent(Some(answer))),
+                pending: None,
+            }
+        }
+        Err(AskError::Pending) => Asked {
+            decision: ApprovalDecision::Required {
+                approval_request_id: Some(key.clone()),
+                reason: Some(CALLER_ASKED.to_owned()),
+                expires_at: None,
+            },
+            consent: Some(consent(None)),
+            pending: Some(AskError::Pending.into()),
+        },
+        Err(error) => {
+            tracing::info!(target: TARGET, tool = %def.name, %error, "the caller could not be asked for approval; approval is required");
+            required(approval_request_id, reason)
+        }
+    }
+}
+
+/// The question put to the caller: the tool, its tier, why, and the
+/// resource (redacted), with one yes/no field.
+fn approval_question(
+    def: &ToolDefinition,
+    approval: &ApprovalSpec,
+    resources: &[ResourceRef],
+    reason: Option<&str>,
+) -> InputRequest {
+    let tier = match approval.tier {
+        ApprovalTier::Read => "read",
+        ApprovalTier::Write => "write",
+        ApprovalTier::Exec => "exec",
+    };
+    let mut message = format!("Allow {} to run? It needs {tier} approval.", def.name);
+    if let Some(reason) = reason.or(approval.reason.as_deref()) {
+        message.push_str(&format!(" {reason}."));
+    }
+    if let Some(related) = resources.get(1).map(ResourceRef::redacted) {
+        message.push_str(&format!(" Resource: {}", related.kind));
+        if let Some(target) = &related.target {
+            message.push_str(&format!(" {target}"));
+        }
+        message.push('.');
+    }
+    InputRequest::elicit(
+        message,
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "approve": {
+                    "type": "boolean",
+                    "title": "Approve",
+                    "description": format!("Let {} run", def.name),
+                }
+            },
+            "required": ["approve"],
+        }),
+    )
+}
+
 /// Maps an approval decision to the call's outcome and the receipt that
 /// records it (stamped with the time it is given).
 fn approval_outcome<'c>(
@@ -557,10 +718,22 @@ fn approval_outcome<'c>(
     approval: &'c ApprovalSpec,
     resources: &[ResourceRef],
     decision: ApprovalDecision,
+    consent: Option<Consent>,
 ) -> (
     impl FnOnce(SystemTime) -> AuditReceipt + 'c,
     Result<(), ToolError>,
 ) {
+    let decision = match decision {
+        ApprovalDecision::AskCaller {
+            approval_request_id,
+            reason,
+        } => ApprovalDecision::Required {
+            approval_request_id,
+            reason,
+            expires_at: None,
+        },
+        decision => decision,
+    };
     let (approval_request_id, outcome, reason, grant_id, grant_scope, result) = match decision {
         ApprovalDecision::Approved {
             grant_id,
@@ -593,6 +766,7 @@ fn approval_outcome<'c>(
                 Err(error),
             )
         }
+        ApprovalDecision::AskCaller { .. } => unreachable!("converted above"),
         ApprovalDecision::Required {
             approval_request_id,
             reason,
@@ -637,6 +811,7 @@ fn approval_outcome<'c>(
             reason,
             grant_id,
             grant_scope,
+            consent,
         })
     };
     (receipt, result)

@@ -38,3 +38,8 @@ pub const APPROVED: &str = "approved";
 /// `AUTHORIZATION_DENIED` message when the registry's clock or request-id
 /// generator failed (at the root before discover: `TOOL_NOT_FOUND`).
 pub const SECURITY_CHECK_FAILED: &str = "Security check failed";
+
+/// Reason (receipt) of an approval the caller gave when asked.
+pub const CALLER_APPROVED: &str = "approved by the caller when asked";
+/// Reason (receipt) of an approval question waiting for the caller's answer.
+pub const CALLER_ASKED: &str = "asked the caller; waiting for the answer";

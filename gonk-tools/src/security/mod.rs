@@ -152,7 +152,7 @@ pub use provider::{
     ProviderFn,
 };
 pub use receipt::{
-    ApprovalOutcome, ApprovalReceipt, AuditReceipt, AuthorizationReceipt, ReceiptBase,
+    ApprovalOutcome, ApprovalReceipt, AuditReceipt, AuthorizationReceipt, Consent, ReceiptBase,
 };
 pub use resource::{
     resolver_fn, RedactedResource, ResolverFn, ResourceRef, ResourceResolutionRequest,

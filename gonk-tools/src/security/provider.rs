@@ -98,6 +98,19 @@ pub enum ApprovalDecision {
         /// When the pending request lapses.
         expires_at: Option<SystemTime>,
     },
+    /// Ask the caller, through the surface serving the call (an
+    /// elicitation over MCP, a prompt on the CLI's terminal, a question
+    /// frame over WebSocket). Their answer decides: yes approves, no or a
+    /// dismissed question is `APPROVAL_DENIED`. Where the surface or its
+    /// client cannot ask, or nobody answers in time, this is `Required`,
+    /// today's answer. The receipt records the consent: the question, the
+    /// answer and the request that carried it.
+    AskCaller {
+        /// The host's approval request id; the question's key when none.
+        approval_request_id: Option<String>,
+        /// Why approval is needed (shown to the caller).
+        reason: Option<String>,
+    },
 }
 
 impl ApprovalDecision {
@@ -138,6 +151,25 @@ impl ApprovalDecision {
         }
     }
 
+    /// Ask the caller (see [`ApprovalDecision::AskCaller`]), telling them
+    /// `reason`.
+    ///
+    /// ```
+    /// use gonk_tools::security::{provider_fn, ApprovalDecision, ApprovalRequest};
+    ///
+    /// // Every write and exec call asks the caller.
+    /// let provider = provider_fn(|_: ApprovalRequest<'_>| {
+    ///     Ok(ApprovalDecision::ask_caller("Writes change your notes"))
+    /// });
+    /// # let _ = provider;
+    /// ```
+    pub fn ask_caller(reason: impl Into<String>) -> Self {
+        ApprovalDecision::AskCaller {
+            approval_request_id: None,
+            reason: Some(reason.into()),
+        }
+    }
+
     /// Names the host's approval request this decision is about.
     ///
     /// ```
@@ -160,6 +192,10 @@ impl ApprovalDecision {
                 ..
             }
             | ApprovalDecision::Required {
+                approval_request_id,
+                ..
+            }
+            | ApprovalDecision::AskCaller {
                 approval_request_id,
                 ..
             } => *approval_request_id = Some(id.into()),

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::policy::{AuthorizationAction, AuthorizationOutcome};
 use super::principal::AuthenticatedPrincipal;
@@ -152,6 +153,27 @@ pub struct ApprovalReceipt {
     /// The grant's scope (approved only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant_scope: Option<GrantScope>,
+    /// How the caller was asked and what they answered, when the provider
+    /// said [ask the caller](super::ApprovalDecision::AskCaller).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<Consent>,
+}
+
+/// The caller's own answer to an approval question: who was asked (the
+/// receipt's principal), the question, the answer, and the request that
+/// carried the answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Consent {
+    /// The question's key (over MCP `2026-07-28`, its `inputRequests` key).
+    pub question: String,
+    /// The answer as the client gave it (an elicitation result:
+    /// `{"action": "accept", "content": {"approve": true}}`); `None` while
+    /// the question waits for an answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Value>,
+    /// The request id of the call that carried the answer.
+    pub request_id: Arc<str>,
 }
 
 /// One audit receipt. Serialized with `"kind": "authorization" |

@@ -6,6 +6,7 @@
 
 mod support;
 
+mod approval_ask;
 mod base_context_auth;
 mod client_conformance;
 mod client_killed;
@@ -23,7 +24,10 @@ mod http_security;
 mod mapping;
 mod notes_clients;
 mod param_headers;
+mod replay;
+mod request_state;
 mod rust_client;
+mod rust_client_asks;
 mod shutdown;
 mod stdio_eof;
 mod stdio_wire;

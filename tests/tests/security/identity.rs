@@ -401,6 +401,7 @@ fn receipts_serialize_flat_with_a_kind_tag() {
         reason: Some("Needs a human".into()),
         grant_id: None,
         grant_scope: None,
+        consent: None,
     });
     let v = serde_json::to_value(&receipt).unwrap();
     assert_eq!(

@@ -74,6 +74,7 @@
 //! the text content is the same `"Error [CODE]: message"` either way.
 
 mod admission;
+mod asking;
 mod body;
 mod client;
 mod content;
@@ -84,6 +85,7 @@ mod jsonrpc;
 mod lines;
 mod listing;
 mod notify;
+mod request_state;
 mod security;
 mod server;
 mod stdio;
@@ -95,13 +97,19 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use client::{McpClient, McpClientError, McpEra, McpHttpClientOptions};
+pub use asking::DEFAULT_ASK_TIMEOUT;
+pub use client::{
+    ElicitationRequest, McpClient, McpClientBuilder, McpClientError, McpEra, McpHttpClientOptions,
+};
 pub use http::{
     mcp_router, serve_http, HttpServeError, McpHttpOptions, McpHttpServer, DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
 };
 pub use inflight::DEFAULT_MAX_IN_FLIGHT_CALLS;
 pub use lines::DEFAULT_MAX_LINE_BYTES;
+pub use request_state::{
+    RequestStateKeys, RequestStateKeysError, DEFAULT_REQUEST_STATE_TTL, REQUEST_STATE_KEYS_ENV,
+};
 pub use security::{HttpAuthRejection, HttpAuthenticator};
 pub use server::{McpRequestContext, McpServer};
 pub use stdio::{
@@ -174,6 +182,9 @@ pub struct McpServerOptions {
     pub(crate) max_line_bytes: usize,
     pub(crate) max_in_flight_calls: usize,
     pub(crate) shutdown_grace: Duration,
+    pub(crate) request_state_keys: Option<RequestStateKeys>,
+    pub(crate) request_state_ttl: Duration,
+    pub(crate) ask_timeout: Duration,
 }
 
 impl fmt::Debug for McpServerOptions {
@@ -189,6 +200,9 @@ impl fmt::Debug for McpServerOptions {
             .field("max_line_bytes", &self.max_line_bytes)
             .field("max_in_flight_calls", &self.max_in_flight_calls)
             .field("shutdown_grace", &self.shutdown_grace)
+            .field("request_state_keys", &self.request_state_keys)
+            .field("request_state_ttl", &self.request_state_ttl)
+            .field("ask_timeout", &self.ask_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -212,6 +226,9 @@ impl McpServerOptions {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_in_flight_calls: DEFAULT_MAX_IN_FLIGHT_CALLS,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            request_state_keys: None,
+            request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
+            ask_timeout: DEFAULT_ASK_TIMEOUT,
         }
     }
 
@@ -328,6 +345,35 @@ impl McpServerOptions {
     /// are refused (`-32000`, `data.code` = `"SHUTTING_DOWN"`).
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
+        self
+    }
+
+    /// The keys that seal `requestState` when a `2026-07-28` call asks its
+    /// client (see [`crate::ask`]). Give every process of a deployment the
+    /// same ring (e.g. [`RequestStateKeys::from_env`]) so a retry can land
+    /// on any of them; unset, each server seals with a random key of its
+    /// own.
+    pub fn request_state_keys(mut self, keys: RequestStateKeys) -> Self {
+        self.request_state_keys = Some(keys);
+        self
+    }
+
+    /// How long a sealed `requestState` stays good (default
+    /// [`DEFAULT_REQUEST_STATE_TTL`], 10 minutes): a retry after that is
+    /// refused and the client calls again from the start.
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.request_state_ttl = ttl;
+        self
+    }
+
+    /// How long a 2025 session waits for the client to answer a question
+    /// (elicitation, sampling, roots) before the call goes on without it
+    /// (default [`DEFAULT_ASK_TIMEOUT`], 5 minutes): an approval question
+    /// becomes `APPROVAL_REQUIRED`, a tool's own question
+    /// `INPUT_UNAVAILABLE`. A `2026-07-28` request holds nothing: it
+    /// answers `input_required` at once.
+    pub fn ask_timeout(mut self, timeout: Duration) -> Self {
+        self.ask_timeout = timeout;
         self
     }
 

@@ -18,14 +18,17 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::asking::{declared_kinds, kinds_in_meta, Round, SessionAsker};
 use super::content::{error_result, success_result, unknown_tool, ErrorPlacement};
 use super::inflight::InFlight;
 use super::listing::Listings;
 use super::notify::{LevelFilter, Notifier, Outbound, OutboundQueue};
+use super::request_state::{RequestStateKeys, Sealer};
 use super::security::RequestState;
 use super::tasks;
 use super::tools;
 use super::{McpServerOptions, WriteToolPolicy};
+use crate::ask::Asker;
 use crate::context::{LogSink, ToolContext};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
@@ -163,6 +166,8 @@ struct Shared {
     policy: WriteToolPolicy,
     inflight: InFlight,
     listings: Listings,
+    /// Seals and opens `requestState` (2026 calls that ask their client).
+    sealer: Sealer,
 }
 
 /// An MCP server over a [`ToolRegistry`]: one value per session (clone it
@@ -217,6 +222,13 @@ impl McpServer {
             shared: Arc::new(Shared {
                 inflight: InFlight::new(options.max_in_flight_calls),
                 listings: Listings::default(),
+                sealer: Sealer::new(
+                    &options
+                        .request_state_keys
+                        .clone()
+                        .unwrap_or_else(RequestStateKeys::random),
+                    options.request_state_ttl,
+                ),
                 registry,
                 options,
                 policy,
@@ -358,24 +370,32 @@ impl McpServer {
     /// while it runs and is back in `context` when this returns.
     async fn call(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: &mut RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::CallToolResult, ErrorData> {
+    ) -> Result<Called, ErrorData> {
+        let input_responses = request.input_responses.take();
+        let sealed_state = request.request_state.take();
         let name: &str = &request.name;
         let shared = &self.shared;
         let Some(def) = tools::resolve(&shared.registry, name, &shared.options, shared.policy)
         else {
-            return Ok(error_result(
+            return Ok(Called::Complete(error_result(
                 &unknown_tool(name),
                 ErrorPlacement::Structured,
-            ));
+            )));
         };
         let placement = if tools::advertises_output_schema(&def) {
             ErrorPlacement::Meta
         } else {
             ErrorPlacement::Structured
         };
-        let mut input = Value::Object(request.arguments.unwrap_or_default());
+        let arguments = request.arguments.unwrap_or_default();
+        // What a sealed state is bound to: the arguments as the client sent
+        // them. Kept only when the call may ask (or brings a state).
+        let meta_kinds = kinds_in_meta(&context.meta);
+        let bound_arguments = (sealed_state.is_some() || !meta_kinds.is_empty())
+            .then(|| Value::Object(arguments.clone()));
+        let mut input = Value::Object(arguments);
         if tools::input_is_wrapped(&def) {
             input = input
                 .get_mut("value")
@@ -412,8 +432,54 @@ impl McpServer {
         let notify_queue = Arc::clone(&outbound);
         let is_stateless = stateless.is_some();
         let stateless_meta = stateless.clone();
-        let ctx: ToolContext = self
-            .base_context(request_state.as_ref(), token.clone())
+        let base = self.base_context(request_state.as_ref(), token.clone());
+        // How this call may ask its client: a 2026 request by replay (the
+        // answers come with the retry), a 2025 session on the session.
+        let mut round = None;
+        let base = match &stateless {
+            Some(_) => match bound_arguments {
+                Some(arguments) => {
+                    let caller = jobs::owner_of(base.auth());
+                    let opened = Round::open(
+                        &shared.sealer,
+                        &def.name,
+                        &arguments,
+                        caller.as_deref().unwrap_or("anonymous"),
+                        meta_kinds,
+                        sealed_state.as_deref(),
+                        input_responses,
+                    );
+                    let opened = match opened {
+                        Ok(opened) => opened,
+                        Err(refused) => {
+                            if let Some(meta) = stateless {
+                                context.meta =
+                                    Arc::try_unwrap(meta).unwrap_or_else(|m| (*m).clone());
+                            }
+                            return Err(refused);
+                        }
+                    };
+                    let base = base.with_asker(Arc::clone(&opened.replay) as Arc<dyn Asker>);
+                    round = Some(opened);
+                    base
+                }
+                None => base,
+            },
+            None => {
+                let info = context.peer.peer_info();
+                let kinds = declared_kinds(info.as_ref().map(|info| &info.capabilities));
+                if kinds.is_empty() {
+                    base
+                } else {
+                    base.with_asker(Arc::new(SessionAsker::new(
+                        context.peer.clone(),
+                        kinds,
+                        shared.options.ask_timeout,
+                    )))
+                }
+            }
+        };
+        let ctx: ToolContext = base
             .with_shared_logger(Arc::clone(&outbound) as Arc<dyn LogSink>)
             .with_notify(move |event: &ToolEvent| {
                 if matches!(event, ToolEvent::Progress { .. } | ToolEvent::Log { .. }) {
@@ -500,6 +566,13 @@ impl McpServer {
             relay.send(out.tool.as_deref(), &out.event).await;
         }
 
+        // A run that stopped at a question ends with the question, whatever
+        // the body made of it.
+        if let Some(round) = round.filter(|round| round.replay.is_pending()) {
+            return round
+                .input_required(&shared.sealer)
+                .map(Called::InputRequired);
+        }
         if cancelled_by_shutdown {
             if let Some(aborted) = error.as_mut().filter(|e| e.code == ErrorCode::Aborted) {
                 aborted.message =
@@ -507,7 +580,7 @@ impl McpServer {
                         .to_owned();
             }
         }
-        Ok(match (error, result) {
+        Ok(Called::Complete(match (error, result) {
             (Some(error), _)
                 if error.code == ErrorCode::ToolNotFound
                     && error.message == ToolError::not_found(&def.name).message =>
@@ -526,8 +599,15 @@ impl McpServer {
                 &ToolError::new(ErrorCode::NoResult, "Tool produced no result"),
                 placement,
             ),
-        })
+        }))
     }
+}
+
+/// What a `tools/call` came to: a result, or questions for the client
+/// (2026: `input_required`).
+enum Called {
+    Complete(rmcp::model::CallToolResult),
+    InputRequired(rmcp::model::InputRequiredResult),
 }
 
 /// What a call's events amount to: its result or its error (the stream
@@ -654,7 +734,12 @@ impl ServerHandler for McpServer {
         if let Some(refused) = refused {
             return refused.map(Into::into);
         }
-        let result = self.call(request, &mut context).await?;
+        let result = match self.call(request, &mut context).await? {
+            Called::Complete(result) => result,
+            Called::InputRequired(questions) => {
+                return Ok(CallToolResponse::InputRequired(questions))
+            }
+        };
         let owner = || self.owner(&context);
         Ok(
             match tasks::as_task(&shared.registry, &result, &context, owner) {
@@ -688,7 +773,8 @@ impl ServerHandler for McpServer {
         let runner = jobs::runner(&self.shared.registry)
             .ok_or_else(|| tasks::unknown_task(&request.task_id))?;
         let owner = self.owner(&context);
-        tasks::update(&*runner, owner.as_deref(), &request.task_id)
+        let answers = request.input_responses.into_iter().collect();
+        tasks::update(&*runner, owner.as_deref(), &request.task_id, answers)
     }
 
     async fn cancel_task(

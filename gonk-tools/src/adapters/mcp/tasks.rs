@@ -22,9 +22,11 @@
 //!   as `cancelled`); cancelling a task that already ended is acknowledged
 //!   and changes nothing.
 //! * `tasks/update` — acknowledged for a known task. Its `inputResponses`
-//!   answer the task's `inputRequests`, and a job never has any: a tool
-//!   running as a job cannot ask its client yet, so every key is one the
-//!   extension says to ignore, and no task is ever `input_required`.
+//!   answer the task's `inputRequests`: a tool running as a job that asks
+//!   its caller (`ctx.elicit`, `ctx.ask`, an approval question) makes the
+//!   task `input_required` with the question under its key until it is
+//!   answered (one key at a time if the client likes); keys the job does
+//!   not wait on are ignored.
 //! * `ttlMs` — the runner's retention ([`JobRunner::retention`]): a finished
 //!   job stays readable at least that long after it was launched (`null`
 //!   when the runner keeps jobs without a time limit). The runner's bound
@@ -41,7 +43,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::content::{error_result, success_result, ErrorPlacement};
 use super::{tools, McpServerOptions, WriteToolPolicy};
@@ -201,6 +203,16 @@ pub(super) fn detailed(
 ) -> GetTaskResult {
     let task = task_of(&record, runner);
     let payload = match record.status {
+        JobStatus::Running if !record.questions.is_empty() => {
+            let input_requests = record
+                .questions
+                .iter()
+                .filter_map(|(key, question)| {
+                    Some((key.clone(), super::asking::to_mcp(question).ok()?))
+                })
+                .collect();
+            TaskPayload::InputRequired { input_requests }
+        }
         JobStatus::Queued | JobStatus::Running => TaskPayload::Working,
         JobStatus::Cancelled => TaskPayload::Cancelled,
         JobStatus::Succeeded => TaskPayload::Completed {
@@ -259,15 +271,18 @@ pub(super) fn cancel(
         .ok_or_else(|| unknown_task(id))
 }
 
-/// `tasks/update`: acknowledged for a task `owner` can see. A job has no
-/// outstanding input requests, so every response is for a key the
-/// extension says to ignore.
+/// `tasks/update`: the answers go to the questions the job waits on (a
+/// key it does not wait on is ignored, as the extension says); the task's
+/// new state shows on the next `tasks/get`.
 pub(super) fn update(
     runner: &dyn JobRunner,
     owner: Option<&str>,
     id: &str,
+    answers: Map<String, Value>,
 ) -> Result<(), ErrorData> {
-    find(runner, owner, id).map(drop)
+    runner
+        .answer(owner, id, answers)
+        .ok_or_else(|| unknown_task(id))
 }
 
 #[cfg(test)]
@@ -288,6 +303,7 @@ mod tests {
             logs: Vec::new(),
             output: None,
             error,
+            questions: Default::default(),
         }
     }
 

@@ -15,7 +15,7 @@ use rmcp::RoleClient;
 use tokio::sync::oneshot;
 
 use super::routes::{Inbox, RoutingTransport};
-use super::{client_state, ClientState, McpClientError};
+use super::{ClientState, McpClientError};
 
 /// The generation of the protocol a connection speaks, which decides how
 /// its lifecycle works.
@@ -107,6 +107,7 @@ pub(super) struct Started {
 /// connection starts again with `initialize` at the newest of them, over
 /// `again(transport)` (the same stream, or a fresh one over HTTP).
 pub(super) async fn start<T>(
+    state: ClientState,
     transport: T,
     again: impl FnOnce(T) -> T + Send,
 ) -> Result<Started, McpClientError>
@@ -126,7 +127,7 @@ where
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         legacy_version: Some(ProtocolVersion::V_2025_11_25),
     };
-    let error = match client_state().serve_with_lifecycle(first, auto).await {
+    let error = match state.clone().serve_with_lifecycle(first, auto).await {
         Ok(service) => return Ok(Started { service, inbox }),
         Err(error) => error,
     };
@@ -151,7 +152,7 @@ where
         inner: again(transport),
         inbox: Arc::clone(&inbox),
     };
-    let mut state = client_state();
+    let mut state = state;
     state.info.protocol_version = version;
     let service = state
         .serve_with_lifecycle(retry, ClientLifecycleMode::Initialize)

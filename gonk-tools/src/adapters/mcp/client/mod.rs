@@ -6,9 +6,14 @@
 //!
 //! A connection speaks `2026-07-28` when the server does, and the 2025
 //! revisions' `initialize` handshake otherwise ([`McpEra`]); the calls, and
-//! the typed clients over them, behave the same either way.
+//! the typed clients over them, behave the same either way. So do the
+//! hooks of an [`McpClientBuilder`], which answer the server's questions
+//! (elicitation, sampling, roots) in both eras.
 #![allow(deprecated)] // rmcp marks logging (SEP-2577) deprecated; 2025-era servers use it.
 
+mod answers;
+mod builder;
+mod http;
 mod lifecycle;
 mod routes;
 
@@ -17,13 +22,12 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientCapabilities, ClientConfig, ClientRequest, ErrorCode as JsonRpcCode, Implementation,
-    ProgressToken, ProtocolVersion, RequestId, RequestMetaObject, ServerResult,
-    SetLevelRequestParams, Tool,
+    ClientConfig, ClientRequest, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ErrorCode as JsonRpcCode, Implementation,
+    InputRequiredResult, ListRootsResult, ProgressToken, ProtocolVersion, RequestId,
+    RequestMetaObject, ServerResult, SetLevelRequestParams, Tool,
 };
-use rmcp::service::{Peer, PeerRequestOptions, RunningService, ServiceError};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess, Transport};
+use rmcp::service::{Peer, PeerRequestOptions, RequestContext, RunningService, ServiceError};
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -31,9 +35,13 @@ use tokio::sync::mpsc;
 use super::content::result_to_outcome;
 use super::notify::to_mcp_level;
 use super::tools::WRAPPED_INPUT_META_KEY;
+use crate::ask::{InputKind, InputRequest};
 use crate::dispatch::ToolEventStream;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{LogLevel, ToolEvent};
+pub use answers::ElicitationRequest;
+use answers::{Answers, RoundError};
+pub use builder::McpClientBuilder;
 pub use lifecycle::McpEra;
 use routes::Inbox;
 
@@ -73,27 +81,71 @@ impl McpHttpClientOptions {
     }
 }
 
-/// The client handler (notifications are routed by the transport).
+/// The client handler: it answers the server's requests (elicitation,
+/// sampling, roots) through the hooks; notifications are routed by the
+/// transport.
 #[derive(Clone)]
 struct ClientState {
     info: ClientConfig,
+    answers: Arc<Answers>,
+}
+
+impl ClientState {
+    /// The client's identity, and the capabilities of its hooks.
+    fn new(answers: Arc<Answers>) -> Self {
+        let info = ClientConfig::new(
+            answers.capabilities(),
+            Implementation::new("gonk-tools", env!("CARGO_PKG_VERSION")),
+        );
+        ClientState { info, answers }
+    }
+
+    /// Answers a session's request of `kind` with the hooks, in rmcp's
+    /// result type `R`.
+    async fn answer<R: serde::de::DeserializeOwned>(
+        &self,
+        kind: InputKind,
+        params: impl serde::Serialize,
+    ) -> Result<R, rmcp::ErrorData> {
+        let params = serde_json::to_value(params)
+            .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))?;
+        let answer = self.answers.answer(InputRequest { kind, params }).await?;
+        serde_json::from_value(answer).map_err(|e| {
+            rmcp::ErrorData::internal_error(
+                format!("the client's answer to {} is malformed: {e}", kind.method()),
+                None,
+            )
+        })
+    }
 }
 
 impl ClientHandler for ClientState {
     fn get_info(&self) -> ClientConfig {
         self.info.clone()
     }
-}
 
-/// The client's identity and capabilities: it answers no server requests
-/// (sampling, elicitation, roots), so it declares none, and a tool that
-/// needs one says so with `INPUT_UNAVAILABLE`.
-fn client_state() -> ClientState {
-    let info = ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("gonk-tools", env!("CARGO_PKG_VERSION")),
-    );
-    ClientState { info }
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        self.answer(InputKind::Elicitation, request).await
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, rmcp::ErrorData> {
+        self.answer(InputKind::Sampling, params).await
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, rmcp::ErrorData> {
+        self.answer(InputKind::Roots, json!({})).await
+    }
 }
 
 /// What every call of one connection shares.
@@ -105,6 +157,11 @@ struct Shared {
     wrapped: Mutex<Option<HashMap<String, bool>>>,
     /// The log level calls ask for in the stateless era.
     log_level: Mutex<LogLevel>,
+    /// The hooks that answer the server's questions.
+    answers: Arc<Answers>,
+    /// How many `tools/call` requests one call sends at most while the
+    /// server keeps asking for input.
+    max_input_rounds: usize,
 }
 
 impl Shared {
@@ -153,6 +210,18 @@ impl Shared {
 /// `initialize` handshake instead ([`McpEra::Session`]).
 /// [`protocol_version`](Self::protocol_version) and [`era`](Self::era) say
 /// which one was negotiated.
+///
+/// # Answering the server
+///
+/// A server may ask the client something during a call: a form for the
+/// human, a completion from the application's model, its roots. A client
+/// made by [`McpClient::builder`] answers through the hooks it was given
+/// (in `2026-07-28` by retrying the call with the answers, on a 2025
+/// session by answering the server's request); the `connect_*` functions
+/// here make a client without hooks, which declares no such capability:
+/// it declines an elicitation, answers sampling and roots with "method
+/// not found", and a `2026-07-28` call that asks ends with
+/// `INPUT_UNAVAILABLE`.
 ///
 /// # The tool listing
 ///
@@ -217,40 +286,17 @@ fn transport_error(error: impl std::fmt::Display) -> ToolError {
 }
 
 /// The outcome of a `tools/call` answer, by its `resultType`: `complete`
-/// (or absent, as in the 2025 era) is the tool's result; `input_required`
-/// asks for input this client cannot give (it declares no sampling,
-/// elicitation or roots), so it is `INPUT_UNAVAILABLE` naming what was
-/// asked; anything else is a protocol error.
+/// (or absent, as in the 2025 era) is the tool's result; anything else
+/// (`input_required` is answered before this) is a protocol error.
 fn answer(name: &str, result: ServerResult) -> ToolEvent {
     let result = match result {
         ServerResult::CallToolResult(result) => result,
         // A complete result with no known field decodes as one of these.
         ServerResult::EmptyResult(_) => CallToolResult::default(),
-        ServerResult::InputRequiredResult(asked) => {
-            let mut methods: Vec<String> = asked
-                .input_requests
-                .iter()
-                .flat_map(|requests| requests.values())
-                .filter_map(|request| serde_json::to_value(request).ok())
-                .filter_map(|request| {
-                    request
-                        .get("method")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                })
-                .collect();
-            methods.sort();
-            methods.dedup();
-            return ToolEvent::error(
-                ToolError::new(
-                    ErrorCode::InputUnavailable,
-                    format!(
-                        "{name} needs input from the client ({}), which this client cannot give",
-                        methods.join(", ")
-                    ),
-                )
-                .with_details(json!({ "inputRequests": methods })),
-            );
+        ServerResult::InputRequiredResult(_) => {
+            return ToolEvent::error(transport_error(format!(
+                "tools/call of {name} still asks for input after the client answered"
+            )))
         }
         ServerResult::CustomResult(custom) => {
             let result_type = custom.0.get("resultType").and_then(Value::as_str);
@@ -314,76 +360,38 @@ impl Drop for CallGuard {
 }
 
 impl McpClient {
-    /// Starts a connection over `transport`; `again` gives the transport
-    /// for an `initialize` after a `server/discover` that found no common
-    /// stateless version.
-    async fn connect<T>(
-        transport: T,
-        again: impl FnOnce(T) -> T + Send,
-    ) -> Result<Self, McpClientError>
-    where
-        T: Transport<RoleClient> + 'static,
-    {
-        let started = lifecycle::start(transport, again).await?;
-        let version = started
-            .service
-            .peer()
-            .peer_info()
-            .map(|info| info.protocol_version.clone())
-            .ok_or_else(|| {
-                McpClientError::Connect("the server negotiated no protocol version".into())
-            })?;
-        Ok(McpClient {
-            shared: Arc::new(Shared {
-                era: McpEra::of(&version),
-                wrapped: Mutex::default(),
-                // The level a 2025-era server of ours starts a session at.
-                log_level: Mutex::new(LogLevel::Info),
-            }),
-            service: started.service,
-            inbox: started.inbox,
-            version,
-        })
+    /// A builder of a connection whose hooks answer the server's questions
+    /// (elicitation, sampling, roots).
+    pub fn builder() -> McpClientBuilder {
+        McpClientBuilder::new()
     }
 
     /// Starts `command` (e.g. `notes mcp`) and connects to it over its
     /// stdin/stdout. Its stderr is inherited. The process is killed when
-    /// the client is dropped.
+    /// the client is dropped. The client answers no questions (see
+    /// [`builder`](Self::builder)).
     pub async fn connect_stdio(command: tokio::process::Command) -> Result<Self, McpClientError> {
-        let (transport, _) = TokioChildProcess::builder(command)
-            .stderr(std::process::Stdio::inherit())
-            .spawn()
-            .map_err(McpClientError::Spawn)?;
-        Self::connect(transport, |same| same).await
+        McpClientBuilder::new().connect_stdio(command).await
     }
 
     /// Connects over a pair of byte streams (e.g. a `tokio::io::duplex`
-    /// pipe to an in-process [`serve_io`](super::serve_io)).
+    /// pipe to an in-process [`serve_io`](super::serve_io)). The client
+    /// answers no questions (see [`builder`](Self::builder)).
     pub async fn connect_io<R, W>(read: R, write: W) -> Result<Self, McpClientError>
     where
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        Self::connect((read, write).into_transport(), |same| same).await
+        McpClientBuilder::new().connect_io(read, write).await
     }
 
     /// Connects to a streamable-HTTP endpoint (`http://127.0.0.1:8080/mcp`).
+    /// The client answers no questions (see [`builder`](Self::builder)).
     pub async fn connect_http(
         url: &str,
         options: McpHttpClientOptions,
     ) -> Result<Self, McpClientError> {
-        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
-        if let Some(key) = options.api_key {
-            config = config.auth_header(key);
-        }
-        let http = reqwest::Client::new();
-        let transport = StreamableHttpClientTransport::with_client(http.clone(), config.clone());
-        // A handshake after discovery starts on a fresh transport: HTTP
-        // keeps no state between requests that a new one would lose.
-        Self::connect(transport, move |_| {
-            StreamableHttpClientTransport::with_client(http, config)
-        })
-        .await
+        McpClientBuilder::new().connect_http(url, options).await
     }
 
     /// The server's `serverInfo`, from `server/discover` or the handshake.
@@ -441,6 +449,11 @@ impl McpClient {
     /// Calls `name` with `input` and streams its events: `progress` and
     /// `log` events as the server sends them, then one `result` or
     /// `error`. Dropping the stream cancels the call on the server.
+    ///
+    /// A `2026-07-28` server that answers `input_required` gets the hooks'
+    /// answers in a retry of the call (a new request, with the server's
+    /// `requestState` as sent), until it completes or
+    /// [`McpClientBuilder::max_input_rounds`] requests were sent.
     pub fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
         let name = name.to_owned();
         let peer = self.service.peer().clone();
@@ -459,50 +472,80 @@ impl McpClient {
                 ));
                 return;
             };
-            let options = match shared.era {
-                McpEra::Stateless => {
-                    let mut meta = RequestMetaObject::new();
-                    meta.set_log_level(to_mcp_level(shared.log_level()));
-                    PeerRequestOptions::no_options().with_meta(meta)
+            let mut params = CallToolRequestParams::new(name.clone()).with_arguments(arguments);
+            let mut state_only_rounds = 0u32;
+            for round in 1..=shared.max_input_rounds {
+                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+                let options = request_options(&shared);
+                let mut handle = match peer.send_request_with_option(request, options).await {
+                    Ok(handle) => handle,
+                    Err(error) => {
+                        yield ToolEvent::error(transport_error(error));
+                        return;
+                    }
+                };
+                let (sender, mut events) = mpsc::unbounded_channel();
+                inbox.register(handle.progress_token.clone(), sender);
+                let mut guard = CallGuard {
+                    peer: peer.clone(),
+                    id: handle.id.clone(),
+                    token: handle.progress_token.clone(),
+                    inbox: Arc::clone(&inbox),
+                    done: false,
+                };
+                let response = loop {
+                    tokio::select! {
+                        biased;
+                        Some(event) = events.recv() => yield event,
+                        response = &mut handle.rx => break response,
+                    }
+                };
+                guard.done = true;
+                while let Ok(event) = events.try_recv() {
+                    yield event;
                 }
-                McpEra::Session => PeerRequestOptions::no_options(),
-            };
-            let params = CallToolRequestParams::new(name.clone()).with_arguments(arguments);
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-            let mut handle = match peer.send_request_with_option(request, options).await {
-                Ok(handle) => handle,
-                Err(error) => {
-                    yield ToolEvent::error(transport_error(error));
+                drop(guard);
+                let result = match response {
+                    Ok(Ok(result)) => result,
+                    Ok(Err(ServiceError::McpError(error))) => {
+                        yield ToolEvent::error(refusal(&name, &error));
+                        return;
+                    }
+                    Ok(Err(error)) => {
+                        yield ToolEvent::error(transport_error(error));
+                        return;
+                    }
+                    Err(_) => {
+                        yield ToolEvent::error(transport_error("the connection closed before the call finished"));
+                        return;
+                    }
+                };
+                let ServerResult::InputRequiredResult(asked) = result else {
+                    yield answer(&name, result);
+                    return;
+                };
+                if round == shared.max_input_rounds {
+                    break;
+                }
+                let state_only = asked.input_requests.as_ref().is_none_or(|asked| asked.is_empty());
+                if let Err(error) = prepare_retry(&shared.answers, &name, asked, &mut params).await {
+                    yield ToolEvent::error(error);
                     return;
                 }
-            };
-            let (sender, mut events) = mpsc::unbounded_channel();
-            inbox.register(handle.progress_token.clone(), sender);
-            let mut guard = CallGuard {
-                peer: peer.clone(),
-                id: handle.id.clone(),
-                token: handle.progress_token.clone(),
-                inbox: Arc::clone(&inbox),
-                done: false,
-            };
-            let response = loop {
-                tokio::select! {
-                    biased;
-                    Some(event) = events.recv() => yield event,
-                    response = &mut handle.rx => break response,
+                if state_only {
+                    // A server that asks only to be asked again (it sheds
+                    // load) gets a growing pause, as rmcp's client gives.
+                    let millis = (50u64 << state_only_rounds.min(3)).min(250);
+                    tokio::time::sleep(std::time::Duration::from_millis(millis)).await;
+                    state_only_rounds += 1;
+                } else {
+                    state_only_rounds = 0;
                 }
-            };
-            guard.done = true;
-            while let Ok(event) = events.try_recv() {
-                yield event;
             }
-            drop(guard);
-            yield match response {
-                Ok(Ok(result)) => answer(&name, result),
-                Ok(Err(ServiceError::McpError(error))) => ToolEvent::error(refusal(&name, &error)),
-                Ok(Err(error)) => ToolEvent::error(transport_error(error)),
-                Err(_) => ToolEvent::error(transport_error("the connection closed before the call finished")),
-            };
+            yield ToolEvent::error(ToolError::internal(format!(
+                "tools/call of {name} still asked for input after {} rounds (McpClientBuilder::max_input_rounds)",
+                shared.max_input_rounds
+            )));
         })
     }
 
@@ -522,6 +565,66 @@ impl crate::client::Transport for McpClient {
     fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
         McpClient::invoke(self, name, input)
     }
+}
+
+/// The options of one `tools/call` request: in the stateless era its
+/// `_meta` asks for the client's log level.
+fn request_options(shared: &Shared) -> PeerRequestOptions {
+    match shared.era {
+        McpEra::Stateless => {
+            let mut meta = RequestMetaObject::new();
+            meta.set_log_level(to_mcp_level(shared.log_level()));
+            PeerRequestOptions::no_options().with_meta(meta)
+        }
+        McpEra::Session => PeerRequestOptions::no_options(),
+    }
+}
+
+/// Turns `params` into the retry of a call the server answered with
+/// `input_required`: the hooks' answers to its `inputRequests`, keyed as
+/// the server keyed them (none when it asked nothing), and its
+/// `requestState` verbatim (none when it sent none). A question no hook
+/// answers ends the call with `INPUT_UNAVAILABLE`, naming what was asked.
+async fn prepare_retry(
+    answers: &Answers,
+    name: &str,
+    asked: InputRequiredResult,
+    params: &mut CallToolRequestParams,
+) -> Result<(), ToolError> {
+    let requests = asked.input_requests.unwrap_or_default();
+    params.input_responses = if requests.is_empty() {
+        None
+    } else {
+        match answers.answer_round(requests).await {
+            Ok(responses) => Some(responses),
+            Err(RoundError::Unanswered(methods)) => {
+                return Err(ToolError::new(
+                    ErrorCode::InputUnavailable,
+                    format!(
+                        "{name} needs input from the client ({}), which this client cannot give",
+                        methods.join(", ")
+                    ),
+                )
+                .with_details(json!({ "inputRequests": methods })))
+            }
+            Err(RoundError::Unreadable(error)) => {
+                return Err(transport_error(format!(
+                    "unreadable inputRequests in the answer to tools/call of {name}: {error}"
+                )))
+            }
+            Err(RoundError::Refused(error)) => {
+                return Err(ToolError::new(
+                    ErrorCode::InputUnavailable,
+                    format!(
+                        "the client could not answer the input {name} asked for: {}",
+                        error.message
+                    ),
+                ))
+            }
+        }
+    };
+    params.request_state = asked.request_state;
+    Ok(())
 }
 
 /// Which tools take their input wrapped as `{value}`.

@@ -1,0 +1,277 @@
+//! [`McpClientBuilder`]: a connection with hooks that answer the server's
+//! questions, and the bound on how many times one call answers them.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess, Transport};
+use rmcp::RoleClient;
+use serde_json::Value;
+
+use super::answers::{Answers, ElicitationRequest};
+use super::http::WatchedHttp;
+use super::{
+    lifecycle, ClientState, McpClient, McpClientError, McpEra, McpHttpClientOptions, Shared,
+};
+use crate::ask::{Elicited, Root, SamplingMessage, SamplingRequest};
+use crate::event::LogLevel;
+
+/// Builds an [`McpClient`] whose hooks answer the server's questions: a
+/// form for the human ([`on_elicitation`](Self::on_elicitation)), a
+/// completion from the application's model
+/// ([`on_sampling`](Self::on_sampling)), the application's roots
+/// ([`on_roots`](Self::on_roots)).
+///
+/// The hooks answer in both eras: a 2025-revision server asks on the
+/// session (`elicitation/create`, `sampling/createMessage`, `roots/list`);
+/// a `2026-07-28` server ends the call with `input_required`, and the
+/// client answers its `inputRequests` and retries the call with the
+/// answers and the server's `requestState`, at most
+/// [`max_input_rounds`](Self::max_input_rounds) times. The client declares
+/// only the capabilities it has a hook for. Without a hook it declines an
+/// elicitation and answers sampling and roots with JSON-RPC "method not
+/// found" (2025), or ends the call with `INPUT_UNAVAILABLE` (2026) — it
+/// never waits.
+///
+/// A typed client built over the connection (`XClient::new(client)`) goes
+/// through the same hooks.
+///
+/// ```no_run
+/// use gonk_tools::adapters::mcp::{McpClient, McpHttpClientOptions};
+/// use gonk_tools::ask::Elicited;
+/// use serde_json::json;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let client = McpClient::builder()
+///     .on_elicitation(|request| async move {
+///         println!("{}", request.message);
+///         Elicited::Accepted(json!({"approve": true}))
+///     })
+///     .connect_http("http://127.0.0.1:8080/mcp", McpHttpClientOptions::new())
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct McpClientBuilder {
+    answers: Answers,
+    max_input_rounds: usize,
+}
+
+impl Default for McpClientBuilder {
+    fn default() -> Self {
+        McpClientBuilder {
+            answers: Answers::default(),
+            max_input_rounds: DEFAULT_MRTR_MAX_ROUNDS,
+        }
+    }
+}
+
+impl std::fmt::Debug for McpClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClientBuilder")
+            .field("capabilities", &self.answers.capabilities())
+            .field("max_input_rounds", &self.max_input_rounds)
+            .finish()
+    }
+}
+
+impl McpClientBuilder {
+    /// A client without hooks: it answers no questions.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Answers elicitations (`elicitation/create`): `hook` gets the
+    /// message and the form's JSON Schema, and returns the human's answer:
+    /// `Accepted` with the form's content (a JSON object), `Declined` or
+    /// `Cancelled`. Fields the content leaves out that the form gives a
+    /// `default` for are sent with that default. Declares the
+    /// `elicitation` capability (form mode; a URL elicitation is
+    /// declined).
+    ///
+    /// ```no_run
+    /// use gonk_tools::adapters::mcp::McpClient;
+    /// use gonk_tools::ask::Elicited;
+    /// use serde_json::json;
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = McpClient::builder()
+    ///     .on_elicitation(|request| async move {
+    ///         if request.message.contains("delete") {
+    ///             return Elicited::Declined;
+    ///         }
+    ///         // Every field at the default the server gave it.
+    ///         Elicited::Accepted(json!({}))
+    ///     })
+    ///     .connect_stdio(tokio::process::Command::new("notes"))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn on_elicitation<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(ElicitationRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Elicited<Value>> + Send + 'static,
+    {
+        self.answers.on_elicitation(hook);
+        self
+    }
+
+    /// Answers sampling requests (`sampling/createMessage`): `hook` gets
+    /// the conversation and returns the sampled message (a `model` it
+    /// leaves out is sent as `unknown`). Declares the `sampling`
+    /// capability.
+    ///
+    /// ```no_run
+    /// use gonk_tools::adapters::mcp::McpClient;
+    /// use gonk_tools::ask::{SamplingMessage, SamplingRequest};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = McpClient::builder()
+    ///     .on_sampling(|request: SamplingRequest| async move {
+    ///         let mut reply = SamplingMessage::text("assistant", "It is Paris.");
+    ///         reply.model = Some("my-model".to_owned());
+    ///         reply
+    ///     })
+    ///     .connect_stdio(tokio::process::Command::new("notes"))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn on_sampling<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(SamplingRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = SamplingMessage> + Send + 'static,
+    {
+        self.answers.on_sampling(hook);
+        self
+    }
+
+    /// Answers `roots/list`: `hook` returns the application's roots.
+    /// Declares the `roots` capability.
+    ///
+    /// ```no_run
+    /// use gonk_tools::adapters::mcp::McpClient;
+    /// use gonk_tools::ask::Root;
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = McpClient::builder()
+    ///     .on_roots(|| async {
+    ///         vec![Root { uri: "file:///home/me/notes".into(), name: Some("notes".into()) }]
+    ///     })
+    ///     .connect_stdio(tokio::process::Command::new("notes"))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn on_roots<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<Root>> + Send + 'static,
+    {
+        self.answers.on_roots(hook);
+        self
+    }
+
+    /// How many `tools/call` requests one call sends at most while a
+    /// `2026-07-28` server keeps answering `input_required` (at least 1;
+    /// the default is rmcp's, 10). The call then fails with `INTERNAL`.
+    ///
+    /// ```
+    /// use gonk_tools::adapters::mcp::McpClient;
+    ///
+    /// let builder = McpClient::builder().max_input_rounds(3);
+    /// # let _ = builder;
+    /// ```
+    pub fn max_input_rounds(mut self, rounds: usize) -> Self {
+        self.max_input_rounds = rounds.max(1);
+        self
+    }
+
+    /// Starts `command` (e.g. `notes mcp`) and connects to it over its
+    /// stdin/stdout. Its stderr is inherited. The process is killed when
+    /// the client is dropped.
+    pub async fn connect_stdio(
+        self,
+        command: tokio::process::Command,
+    ) -> Result<McpClient, McpClientError> {
+        let (transport, _) = TokioChildProcess::builder(command)
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .map_err(McpClientError::Spawn)?;
+        self.connect(transport, |same| same).await
+    }
+
+    /// Connects over a pair of byte streams (e.g. a `tokio::io::duplex`
+    /// pipe to an in-process [`serve_io`](super::super::serve_io)).
+    pub async fn connect_io<R, W>(self, read: R, write: W) -> Result<McpClient, McpClientError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        self.connect((read, write).into_transport(), |same| same)
+            .await
+    }
+
+    /// Connects to a streamable-HTTP endpoint (`http://127.0.0.1:8080/mcp`).
+    pub async fn connect_http(
+        self,
+        url: &str,
+        options: McpHttpClientOptions,
+    ) -> Result<McpClient, McpClientError> {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        if let Some(key) = options.api_key {
+            config = config.auth_header(key);
+        }
+        let http = WatchedHttp::new(reqwest::Client::new());
+        let transport = StreamableHttpClientTransport::with_client(http.clone(), config.clone());
+        // A handshake after discovery starts on a fresh transport: HTTP
+        // keeps no state between requests that a new one would lose.
+        let again = {
+            let http = http.clone();
+            move |_| StreamableHttpClientTransport::with_client(http, config)
+        };
+        let client = self.connect(transport, again).await?;
+        // A session's server may ask on its standalone stream at once.
+        if client.era() == McpEra::Session {
+            http.until_listening().await;
+        }
+        Ok(client)
+    }
+
+    /// Starts a connection over `transport`; `again` gives the transport
+    /// for an `initialize` after a `server/discover` that found no common
+    /// stateless version.
+    async fn connect<T>(
+        self,
+        transport: T,
+        again: impl FnOnce(T) -> T + Send,
+    ) -> Result<McpClient, McpClientError>
+    where
+        T: Transport<RoleClient> + 'static,
+    {
+        let answers = Arc::new(self.answers);
+        let state = ClientState::new(Arc::clone(&answers));
+        let started = lifecycle::start(state, transport, again).await?;
+        let version = started
+            .service
+            .peer()
+            .peer_info()
+            .map(|info| info.protocol_version.clone())
+            .ok_or_else(|| {
+                McpClientError::Connect("the server negotiated no protocol version".into())
+            })?;
+        Ok(McpClient {
+            shared: Arc::new(Shared {
+                era: McpEra::of(&version),
+                wrapped: Mutex::default(),
+                // The level a 2025-era server of ours starts a session at.
+                log_level: Mutex::new(LogLevel::Info),
+                answers,
+                max_input_rounds: self.max_input_rounds,
+            }),
+            service: started.service,
+            inbox: started.inbox,
+            version,
+        })
+    }
+}
