@@ -1,6 +1,7 @@
 //! The notes command line: every tool a subcommand (the `Cli` adapter),
 //! plus `mcp`, `serve` and `demo` (`mcp.rs`), `pi` and `pi-extension`
-//! (`pi.rs`), `surface`, and the global `--db`.
+//! (`pi.rs`), `surface`, and the global `--db` and `--approval`
+//! (`approval.rs`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,6 +11,7 @@ use gonk_tools::adapters::cli::clap::{value_parser, Arg, Command};
 use gonk_tools::adapters::cli::{exit, Cli};
 use gonk_tools::{ToolDefinition, ToolRegistry};
 
+use crate::approval::{self, Approval};
 use crate::store::{self, Store};
 use crate::{mcp, pi, saved, tools};
 
@@ -44,7 +46,8 @@ fn failure(message: impl std::fmt::Display) -> ExitCode {
 /// `notes` binary; the test fixture adds its diagnostic tools).
 pub fn run(extra: Vec<ToolDefinition>) -> ExitCode {
     let store = Arc::new(Store::new(store::default_path()));
-    let registry = match tools::registry(Arc::clone(&store)) {
+    // The provider only acts on authenticated calls: `--approval ask`.
+    let registry = match tools::registry_with(Arc::clone(&store), approval::security()) {
         Ok(registry) => registry,
         Err(error) => return failure(format!("the notes tools could not be registered: {error}")),
     };
@@ -76,6 +79,13 @@ pub fn run(extra: Vec<ToolDefinition>) -> ExitCode {
                      ~/.local/share/gonk-notes/notes.db]; ':memory:' for a throwaway one",
                 ),
         )
+        .global_arg(approval::arg())
+        .context_from_args(|matches, context| {
+            Ok(match approval::from_matches(matches) {
+                Approval::Off => context,
+                Approval::Ask => context.with_auth(approval::local_user()),
+            })
+        })
         .command(mcp::stdio_command(), {
             let registry = served.clone();
             move |matches| mcp::run_stdio(registry.clone(), matches)

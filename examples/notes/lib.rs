@@ -8,6 +8,7 @@
 //! notes notes.create "Release checklist" --body "- tag v1" --tags release
 //! notes notes.search release --limit 5
 //! notes --db /tmp/notes.db list
+//! notes --approval ask notes.create "Plans"   # asks on the terminal first
 //! notes mcp                      # MCP over stdio
 //! notes serve --port 8808        # MCP at /mcp, WebSocket at /ws, a page at /
 //! notes serve --approval ask     # the write tools ask the MCP client first

@@ -26,7 +26,7 @@ use gonk_tools::ToolRegistry;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::{approval_arg, ask_timeout, ask_timeout_arg, asks, local_user};
+use crate::approval::{ask_timeout, ask_timeout_arg, from_matches, local_user, Approval};
 use crate::store::{Store, MEMORY};
 use crate::tools::{
     CreateNote, ExportFormat, ExportNotes, NoteId, NotesToolsClient, RenameNote, SearchNotes,
@@ -114,7 +114,6 @@ pub fn stdio_command() -> Command {
         )
         .arg(max_calls_arg())
         .arg(grace_arg())
-        .arg(approval_arg())
         .arg(ask_timeout_arg())
 }
 
@@ -124,7 +123,7 @@ fn approval(mut server: McpServerOptions, matches: &ArgMatches) -> McpServerOpti
     if let Some(timeout) = ask_timeout(matches) {
         server = server.ask_timeout(timeout);
     }
-    if !asks(matches) {
+    if from_matches(matches) != Approval::Ask {
         return server;
     }
     let caller = local_user();
@@ -141,7 +140,7 @@ pub async fn run_stdio(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         .map(|def| def.name.clone())
         .collect();
     if !writes.is_empty() {
-        let how = if asks(&matches) {
+        let how = if from_matches(&matches) == Approval::Ask {
             "exposed, and each asks the client for approval"
         } else {
             "exposed"
@@ -227,7 +226,6 @@ pub fn serve_command() -> Command {
                 .help("Close a session after this long without a request (0: never)"),
         )
         .arg(grace_arg())
-        .arg(approval_arg())
         .arg(ask_timeout_arg())
 }
 
@@ -243,7 +241,7 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         .unwrap_or(DEFAULT_PORT);
     let mut server = approval(limits(server_options(), &matches), &matches);
     // A write that asks first is safe to expose over MCP.
-    if matches.get_flag("allow-writes") || asks(&matches) {
+    if matches.get_flag("allow-writes") || from_matches(&matches) == Approval::Ask {
         server = server.write_policy(WriteToolPolicy::Permissive);
     }
     let key = matches.get_one::<String>("api-key").cloned().or_else(|| {
@@ -305,12 +303,12 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         server.local_addr()
     );
     eprintln!("notes: page at http://{}/", server.local_addr());
-    if asks(&matches) {
+    if from_matches(&matches) == Approval::Ask {
         eprintln!(
             "notes: write tools ask the MCP client for approval before they run (--approval ask)"
         );
     }
-    if withheld && !asks(&matches) && !write_tools.is_empty() {
+    if withheld && from_matches(&matches) != Approval::Ask && !write_tools.is_empty() {
         eprintln!(
             "notes: write tools ({}) are withheld over HTTP; pass --allow-writes to expose them",
             write_tools.join(", ")

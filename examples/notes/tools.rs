@@ -441,10 +441,18 @@ toolset! {
 /// A registry holding `store` as state, every notes tool, and the job
 /// runner (with the `jobs.*` tools) that `notes.export_file` runs on.
 pub fn registry(store: Arc<Store>) -> Result<ToolRegistry, RegistryError> {
-    // Security applies to authenticated calls only: `--approval ask`.
+    registry_with(store, gonk_tools::security::SecurityOptions::new())
+}
+
+/// [`registry`] with `security` for authenticated calls (see
+/// [`crate::approval::security`]).
+pub fn registry_with(
+    store: Arc<Store>,
+    security: gonk_tools::security::SecurityOptions,
+) -> Result<ToolRegistry, RegistryError> {
     let registry = ToolRegistry::builder()
         .state_arc(Arc::clone(&store))
-        .security(crate::approval::security_options())
+        .security(security)
         .build();
     NotesTools::register_tools(&registry)?;
     crate::jobs::install(&registry, store)?;

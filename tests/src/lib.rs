@@ -10,6 +10,7 @@ pub mod golden;
 pub mod log_capture;
 pub mod pi;
 pub mod process;
+pub mod pty;
 pub mod security;
 pub mod workspace;
 

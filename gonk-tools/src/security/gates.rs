@@ -723,17 +723,6 @@ fn approval_outcome<'c>(
     impl FnOnce(SystemTime) -> AuditReceipt + 'c,
     Result<(), ToolError>,
 ) {
-    let decision = match decision {
-        ApprovalDecision::AskCaller {
-            approval_request_id,
-            reason,
-        } => ApprovalDecision::Required {
-            approval_request_id,
-            reason,
-            expires_at: None,
-        },
-        decision => decision,
-    };
     let (approval_request_id, outcome, reason, grant_id, grant_scope, result) = match decision {
         ApprovalDecision::Approved {
             grant_id,
@@ -766,12 +755,20 @@ fn approval_outcome<'c>(
                 Err(error),
             )
         }
-        ApprovalDecision::AskCaller { .. } => unreachable!("converted above"),
-        ApprovalDecision::Required {
-            approval_request_id,
-            reason,
-            expires_at,
-        } => {
+        // `ask_caller` answered every ask it could; one left is required.
+        pending @ (ApprovalDecision::Required { .. } | ApprovalDecision::AskCaller { .. }) => {
+            let (approval_request_id, reason, expires_at) = match pending {
+                ApprovalDecision::Required {
+                    approval_request_id,
+                    reason,
+                    expires_at,
+                } => (approval_request_id, reason, expires_at),
+                ApprovalDecision::AskCaller {
+                    approval_request_id,
+                    reason,
+                } => (approval_request_id, reason, None),
+                _ => (None, None, None),
+            };
             let reason = reason.unwrap_or_else(|| APPROVAL_REQUIRED.to_owned());
             let details = RequiredDetails {
                 tool_name: &def.name,

@@ -166,3 +166,19 @@ fn an_abort_from_pi_drops_the_notes_handler() {
         "the handler was dropped, not finished"
     );
 }
+
+#[test]
+fn a_question_through_pi_is_input_unavailable_at_once() {
+    // `diag.ask` asks an order form; Pi's bridge carries no questions.
+    let run = session("notes-testbed", &[turn(&[("diag_ask", json!({}))])], None);
+    let asked = run.result_of("diag_ask");
+    assert!(asked.is_error, "{asked:?}");
+    let text = asked.text();
+    assert!(
+        text.starts_with(
+            "[INPUT_UNAVAILABLE] This call needs the caller to answer (elicitation), and the \
+             Pi bridge does not carry questions to Pi"
+        ),
+        "{text}"
+    );
+}

@@ -61,11 +61,27 @@
 //!
 //! The first Ctrl-C cancels the running call's token: dispatch drops the
 //! handler and the process exits with 130. A second Ctrl-C exits at once.
+//!
+//! # Asking on the terminal
+//!
+//! A tool's question (`ctx.elicit`) and an approval the provider hands to
+//! the caller ([`ApprovalDecision::AskCaller`](crate::security::ApprovalDecision::AskCaller))
+//! are asked on the terminal when stdin and stderr are both terminals: the
+//! form is shown field by field on stderr and answered on stdin (an empty
+//! line takes a field's default; `/decline` declines, `/cancel` or Ctrl-D
+//! cancels). Without a terminal a question is refused at once with
+//! `INPUT_UNAVAILABLE` (an approval stays `APPROVAL_REQUIRED`), so the CLI
+//! never waits on a pipe. Sampling and roots are refused: the command line
+//! has neither a model nor roots. The wait is bounded by
+//! [`Cli::ask_timeout`] ([`DEFAULT_ASK_TIMEOUT`], five minutes); past it
+//! the call gets the answer it would have had without asking.
 
 mod argv;
+mod ask;
 mod cancel;
 mod coerce;
 pub mod exit;
+mod form;
 mod help;
 mod list;
 mod progress;
@@ -78,12 +94,14 @@ use std::future::Future;
 use std::pin::Pin;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use futures::StreamExt;
 
 use self::argv::{ToolArgs, JSON_ID};
+pub use self::ask::DEFAULT_ASK_TIMEOUT;
 use self::render::{Mode, Renderer};
 use crate::context::{LogRecord, LogSink, ToolContext};
 use crate::definition::{Exposure, HiddenReason, SurfaceProfile, ToolDefinition};
@@ -100,6 +118,7 @@ pub type CommandFuture = Pin<Box<dyn Future<Output = ExitCode> + Send + 'static>
 
 type CommandFn = dyn Fn(ArgMatches) -> CommandFuture + Send + Sync;
 type ParsedHook = dyn Fn(&ArgMatches) -> Result<(), String> + Send + Sync;
+type ContextHook = dyn Fn(&ArgMatches, ToolContext) -> Result<ToolContext, String> + Send + Sync;
 
 /// The name of the built-in listing subcommand.
 const LIST: &str = "list";
@@ -118,6 +137,8 @@ pub struct Cli {
     commands: Vec<(Command, Arc<CommandFn>)>,
     on_parsed: Option<Arc<ParsedHook>>,
     context: ToolContext,
+    context_hook: Option<Arc<ContextHook>>,
+    ask_timeout: Duration,
 }
 
 /// The parser and the routing tables of one run.
@@ -169,6 +190,8 @@ impl Cli {
             commands: Vec::new(),
             on_parsed: None,
             context: ToolContext::new(),
+            context_hook: None,
+            ask_timeout: DEFAULT_ASK_TIMEOUT,
         }
     }
 
@@ -228,6 +251,28 @@ impl Cli {
     /// that is a child of this context's.
     pub fn context(mut self, context: ToolContext) -> Self {
         self.context = context;
+        self
+    }
+
+    /// Derives a tool call's base context from the parsed argv (global
+    /// arguments included), e.g. to authenticate the local user when a
+    /// flag asks for approvals. Runs once per tool call, after
+    /// [`on_parsed`](Self::on_parsed), with the [`context`](Self::context);
+    /// an `Err` is a usage error (its message is printed, exit code 2).
+    pub fn context_from_args(
+        mut self,
+        hook: impl Fn(&ArgMatches, ToolContext) -> Result<ToolContext, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.context_hook = Some(Arc::new(hook));
+        self
+    }
+
+    /// How long a question asked on the terminal waits for its answer
+    /// (default [`DEFAULT_ASK_TIMEOUT`], five minutes). Past it the
+    /// question has no answer: a tool's `ctx.elicit` fails with
+    /// `INPUT_UNAVAILABLE`, an approval stays `APPROVAL_REQUIRED`.
+    pub fn ask_timeout(mut self, timeout: Duration) -> Self {
+        self.ask_timeout = timeout;
         self
     }
 
@@ -463,8 +508,18 @@ impl Cli {
         if let Some(run) = built.apps.get(name) {
             return run(sub.clone()).await;
         }
+        let base = match &self.context_hook {
+            None => self.context.clone(),
+            Some(hook) => match hook(&matches, self.context.clone()) {
+                Ok(context) => context,
+                Err(message) => {
+                    terminal::stderr(&format!("Error: {message}\n"));
+                    return exit::code(exit::USAGE);
+                }
+            },
+        };
         match built.tools.get(name) {
-            Some(args) => exit::code(self.call(args, sub, mode).await),
+            Some(args) => exit::code(self.call(&base, args, sub, mode).await),
             None => {
                 terminal::stderr(&format!("Error: unknown command `{name}`\n"));
                 exit::code(exit::USAGE)
@@ -495,7 +550,13 @@ impl Cli {
     }
 
     /// Runs one tool call and renders its events; returns the exit code.
-    async fn call(&self, args: &ToolArgs, matches: &ArgMatches, mode: Mode) -> u8 {
+    async fn call(
+        &self,
+        base: &ToolContext,
+        args: &ToolArgs,
+        matches: &ArgMatches,
+        mode: Mode,
+    ) -> u8 {
         let input = match args.input(matches) {
             Ok(input) => input,
             Err(error) => {
@@ -504,11 +565,20 @@ impl Cli {
             }
         };
         let renderer = Arc::new(Mutex::new(Renderer::new(mode)));
-        let token = self.context.cancellation().child_token();
+        let token = base.cancellation().child_token();
         let notify = Arc::clone(&renderer);
-        let ctx = self
-            .context
-            .clone()
+        let mut ctx = base.clone();
+        // An asker the host installed wins over the terminal.
+        let mut terminal_asker = None;
+        if ctx.ask_slot().is_none() {
+            let asker = Arc::new(ask::TerminalAsker::new(
+                self.ask_timeout,
+                Arc::clone(&renderer),
+            ));
+            terminal_asker = Some(Arc::clone(&asker));
+            ctx = ctx.with_asker(asker);
+        }
+        let ctx = ctx
             .with_cancellation(token.clone())
             .with_logger(CliLog(Arc::clone(&renderer)))
             .with_notify(move |event| lock(&notify).event(event));
@@ -530,7 +600,7 @@ impl Cli {
                 ToolEvent::Result { data, .. } => {
                     has_result = true;
                     launched = detached
-                        .then(|| self.launched_job(&args.tool, data))
+                        .then(|| self.launched_job(base, &args.tool, data))
                         .flatten();
                     // The handle's message is written for a model; a person
                     // is told below, and gets the job's outcome instead.
@@ -551,19 +621,32 @@ impl Cli {
         }
         lock(&renderer).finish();
         drop(interrupts);
-        if let Some(job) = launched {
-            return self.follow_job(&args.tool, &job, &renderer).await;
+        if error == Some(ErrorCode::ApprovalRequired)
+            && terminal_asker.is_some_and(|asker| asker.wanted_a_terminal())
+        {
+            terminal::stderr(
+                "This call needs an answer on a terminal to be approved, and stdin is not a \
+                 terminal: run it in a terminal to answer the question.\n",
+            );
         }
-        self.await_jobs(None).await;
+        if let Some(job) = launched {
+            return self.follow_job(base, &args.tool, &job, &renderer).await;
+        }
+        self.await_jobs(base, None).await;
         error.map_or(exit::OK, |code| exit::for_error(&code))
     }
 
     /// The id of the job a detached call of `tool` launched, when `data`
     /// is its handle (rather than the result of an inline run).
-    fn launched_job(&self, tool: &str, data: &serde_json::Value) -> Option<String> {
+    fn launched_job(
+        &self,
+        base: &ToolContext,
+        tool: &str,
+        data: &serde_json::Value,
+    ) -> Option<String> {
         let id = data.get("jobId")?.as_str()?;
         let runner = crate::jobs::runner(&self.registry)?;
-        let owner = crate::jobs::owner_of(self.context.auth());
+        let owner = crate::jobs::owner_of(base.auth());
         let record = runner.get(owner.as_deref(), id)?;
         (record.tool == tool).then_some(record.id)
     }
@@ -571,9 +654,15 @@ impl Cli {
     /// Waits for the job a call launched and reports its outcome as a
     /// foreground call would: the result on stdout, or the error on stderr
     /// and its exit code (Ctrl-C cancels it: `ABORTED`, 130).
-    async fn follow_job(&self, tool: &str, job: &str, renderer: &Mutex<Renderer>) -> u8 {
-        self.await_jobs(Some((tool, job))).await;
-        let owner = crate::jobs::owner_of(self.context.auth());
+    async fn follow_job(
+        &self,
+        base: &ToolContext,
+        tool: &str,
+        job: &str,
+        renderer: &Mutex<Renderer>,
+    ) -> u8 {
+        self.await_jobs(base, Some((tool, job))).await;
+        let owner = crate::jobs::owner_of(base.auth());
         let record = crate::jobs::runner(&self.registry)
             .and_then(|runner| runner.get(owner.as_deref(), job));
         let outcome = match record {
@@ -612,11 +701,11 @@ impl Cli {
     /// cancels them). `--wait` runs the call in the foreground instead.
     /// `followed` is the (tool, job) this call launched: it is announced
     /// even when it has already ended.
-    async fn await_jobs(&self, followed: Option<(&str, &str)>) {
+    async fn await_jobs(&self, base: &ToolContext, followed: Option<(&str, &str)>) {
         let Some(runner) = crate::jobs::runner(&self.registry) else {
             return;
         };
-        let owner = crate::jobs::owner_of(self.context.auth());
+        let owner = crate::jobs::owner_of(base.auth());
         let pending: Vec<String> = runner
             .list(owner.as_deref())
             .into_iter()

@@ -301,6 +301,10 @@ impl Bridge {
             })
         };
         let mut ctx = self.options.context().with_cancellation(token);
+        // Questions are refused at once (a host's own asker wins).
+        if ctx.ask_slot().is_none() {
+            ctx = ctx.with_asker(Arc::new(super::ask::NoQuestions));
+        }
         if ctx.log_sink().is_none() {
             ctx = ctx.with_logger(CallLog {
                 bridge: Arc::clone(self),

@@ -63,7 +63,22 @@
 //! details]}`, and Pi's abort signal cancels the call (the handler is
 //! dropped). A bridge that dies turns its running calls into tool errors in
 //! Pi; the next call starts a new bridge.
+//!
+//! ## Asking the caller: not through Pi (yet)
+//!
+//! A tool's question (`ctx.elicit`, `ctx.sample`, `ctx.roots`) through the
+//! bridge is `INPUT_UNAVAILABLE` at once, with a message that says where it
+//! can be answered, and an approval that asks the caller
+//! ([`ApprovalDecision::AskCaller`](crate::security::ApprovalDecision::AskCaller))
+//! stays `APPROVAL_REQUIRED`: nothing waits. Pi's extension API could
+//! carry a form — a tool's `execute` gets a context whose `ctx.ui` has
+//! `confirm`, `input` and `select` when `ctx.hasUI` (not in print or JSON
+//! mode) — but not sampling (an extension cannot ask the session's model
+//! from inside a tool call), roots (Pi has none beyond its working
+//! directory), or a multi-select (no such widget). Carrying forms over the
+//! bridge is not done; `docs/asking.md` ("Pi") has the details.
 
+mod ask;
 mod bridge;
 mod execution;
 mod extension;

@@ -145,6 +145,10 @@ impl Shared {
             Ok(WsOutbound::Broadcast(message)) => {
                 let _ = self.broadcasts.send(message);
             }
+            // This client never says it can answer, so no server asks it.
+            Ok(WsOutbound::Question(question)) => {
+                tracing::debug!(target: "gonk_tools::adapters::ws", id = %question.id, "a question this client did not ask for; the call goes on without an answer");
+            }
             Err(error) => {
                 tracing::warn!(target: "gonk_tools::adapters::ws", %error, "the WebSocket server sent a message this client cannot read");
             }

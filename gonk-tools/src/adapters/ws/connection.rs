@@ -14,7 +14,7 @@ use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::adapters::ws::{WsHandler, WsInbound, WsReply, WsRequest};
+use crate::adapters::ws::{WsHandler, WsInbound, WsQuestions, WsReply, WsRequest};
 use crate::error::{ErrorCode, ToolError};
 
 /// Close codes (RFC 6455 §7.4.1).
@@ -80,6 +80,8 @@ struct Connection<C> {
     tasks: JoinSet<()>,
     next_call: u64,
     out: mpsc::Sender<Outgoing>,
+    /// Questions of this socket's calls waiting for answers.
+    questions: Arc<WsQuestions>,
 }
 
 impl<C: Send + Sync + 'static> Connection<C> {
@@ -89,6 +91,7 @@ impl<C: Send + Sync + 'static> Connection<C> {
         match WsInbound::parse(text) {
             Err(reply) => Some(reply),
             Ok(WsInbound::Cancel { req_id }) => self.cancel(req_id),
+            Ok(WsInbound::Answer { id, answer }) => self.questions.answer(&id, answer).err(),
             Ok(WsInbound::Request(request)) => self.start(request),
         }
     }
@@ -125,16 +128,33 @@ impl<C: Send + Sync + 'static> Connection<C> {
         let handler = self.handler.clone();
         let caller = Arc::clone(&self.caller);
         let out = self.out.clone();
+        let questions = Arc::clone(&self.questions);
         let abort = self.tasks.spawn(async move {
             let events = out.clone();
+            let asks = out.clone();
             let reply = handler
-                .handle_with_events(request, &caller, move |event| {
-                    let _ = events.try_send(Outgoing {
-                        call: id,
-                        text: event.to_text(),
-                        last: false,
-                    });
-                })
+                .handle_asking(
+                    request,
+                    &caller,
+                    move |event| {
+                        let _ = events.try_send(Outgoing {
+                            call: id,
+                            text: event.to_text(),
+                            last: false,
+                        });
+                    },
+                    &questions,
+                    // A question that cannot be queued fails at once
+                    // rather than waiting for an answer to nothing.
+                    move |question| {
+                        asks.try_send(Outgoing {
+                            call: id,
+                            text: question.to_text(),
+                            last: false,
+                        })
+                        .is_ok()
+                    },
+                )
                 .await;
             let _ = out
                 .send(Outgoing {
@@ -169,6 +189,7 @@ pub(crate) async fn serve<C: Send + Sync + 'static>(
         tasks: JoinSet::new(),
         next_call: 0,
         out,
+        questions: Arc::new(WsQuestions::new()),
     };
     let mut ping =
         tokio::time::interval_at(Instant::now() + limits.ping_interval, limits.ping_interval);
@@ -240,7 +261,9 @@ pub(crate) async fn serve<C: Send + Sync + 'static>(
             }
         }
     };
-    // Abort every call still in flight: their handlers are dropped now.
+    // Fail every question still waiting, then abort every call still in
+    // flight: their handlers are dropped now.
+    connection.questions.close();
     connection.tasks.abort_all();
     if let End::Close(code, reason) = end {
         let frame = CloseFrame {

@@ -6,15 +6,17 @@
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::Value;
 
+use super::ask::{QuestionSender, WsAsker, WsQuestions, DEFAULT_ASK_TIMEOUT};
 use super::authorize::{AuthorizeFn, WsAuthorize};
 use super::broadcast::{default_policy, BroadcastEmitter, BroadcastPolicy};
 use super::forward;
 use super::hook::{self, HookError};
-use super::message::{WsBroadcast, WsEvent, WsReply, WsRequest};
+use super::message::{WsBroadcast, WsEvent, WsQuestion, WsReply, WsRequest};
 use crate::changes::{ChangeSubscription, ToolChange};
 use crate::context::ToolContext;
 use crate::definition::{SurfaceProfile, ToolDefinition};
@@ -40,6 +42,7 @@ struct Inner<C> {
     /// The broadcast's subscription to the registry's change events
     /// (with an emitter only); dropped with the last clone of the handler.
     _changes: Option<ChangeSubscription>,
+    ask_timeout: Duration,
 }
 
 /// The WebSocket projection of a registry, independent of any socket
@@ -131,6 +134,7 @@ impl<C: Send + Sync + 'static> WsHandler<C> {
             context: None,
             policy: default_policy(),
             emitter: None,
+            ask_timeout: DEFAULT_ASK_TIMEOUT,
         }
     }
 
@@ -147,13 +151,46 @@ impl<C: Send + Sync + 'static> WsHandler<C> {
         &self,
         request: WsRequest,
         caller: &C,
+        on_event: impl FnMut(WsEvent) + Send,
+    ) -> WsReply {
+        self.run(request, caller, on_event, None).await
+    }
+
+    /// Like [`handle_with_events`](Self::handle_with_events), for a
+    /// transport that can carry questions: a request that said it can
+    /// answer (`canAnswer`) may ask its caller during the call. Each
+    /// question goes out through `send` as a [`WsQuestion`] and waits in
+    /// `questions` (the connection's table) until the transport hands it
+    /// the answer ([`WsQuestions::answer`]), at most the
+    /// [ask timeout](WsHandlerBuilder::ask_timeout); then the call goes on
+    /// without one (`INPUT_UNAVAILABLE`, or `APPROVAL_REQUIRED` for an
+    /// approval).
+    pub async fn handle_asking(
+        &self,
+        request: WsRequest,
+        caller: &C,
+        on_event: impl FnMut(WsEvent) + Send,
+        questions: &Arc<WsQuestions>,
+        send: impl Fn(WsQuestion) -> bool + Send + Sync + 'static,
+    ) -> WsReply {
+        let asking: (Arc<WsQuestions>, Arc<QuestionSender>) =
+            (Arc::clone(questions), Arc::new(send));
+        self.run(request, caller, on_event, Some(asking)).await
+    }
+
+    async fn run(
+        &self,
+        request: WsRequest,
+        caller: &C,
         mut on_event: impl FnMut(WsEvent) + Send,
+        asking: Option<(Arc<WsQuestions>, Arc<QuestionSender>)>,
     ) -> WsReply {
         let WsRequest {
             req_id,
             op,
             input,
             stream,
+            can_answer,
         } = request;
         let inner = &*self.inner;
         let found = inner.ops.contains(&op).then(|| inner.registry.get(&op));
@@ -180,7 +217,7 @@ impl<C: Send + Sync + 'static> WsHandler<C> {
                 }
             }
         }
-        let ctx = match &inner.context {
+        let mut ctx = match &inner.context {
             None => ToolContext::new(),
             Some(make) => match hook::call("context", || make(caller)) {
                 Ok(ctx) => ctx,
@@ -189,6 +226,16 @@ impl<C: Send + Sync + 'static> WsHandler<C> {
                 }
             },
         };
+        // Questions only for a caller that said it answers them.
+        if let (Some((questions, send)), false) = (asking, can_answer.is_empty()) {
+            ctx = ctx.with_asker(Arc::new(WsAsker {
+                kinds: can_answer,
+                req_id: req_id.clone(),
+                questions,
+                send,
+                timeout: inner.ask_timeout,
+            }));
+        }
         let mut fold = Fold::default();
         if stream {
             // A streaming request also hears the call's ctx.log() lines and
@@ -330,9 +377,19 @@ pub struct WsHandlerBuilder<C> {
     context: Option<Arc<ContextFactory<C>>>,
     policy: Arc<BroadcastPolicy>,
     emitter: Option<Arc<BroadcastEmitter>>,
+    ask_timeout: Duration,
 }
 
 impl<C: Send + Sync + 'static> WsHandlerBuilder<C> {
+    /// How long a call waits for the answer to a question it asks its
+    /// caller (default [`DEFAULT_ASK_TIMEOUT`], five minutes). Past it the
+    /// call goes on without the answer: a tool's question fails with
+    /// `INPUT_UNAVAILABLE`, an approval stays `APPROVAL_REQUIRED`.
+    pub fn ask_timeout(mut self, timeout: Duration) -> Self {
+        self.ask_timeout = timeout;
+        self
+    }
+
     /// The entry gate, as a synchronous closure: `Ok(true)` lets the
     /// request through. See [`WsAuthorize`] for what it covers (the
     /// requested op, not composed children) and for an asynchronous gate.
@@ -474,6 +531,7 @@ impl<C: Send + Sync + 'static> WsHandlerBuilder<C> {
                 authorize: self.authorize,
                 context: self.context,
                 _changes: changes,
+                ask_timeout: self.ask_timeout,
             }),
         }
     }

@@ -1,13 +1,16 @@
 //! The wire messages of the WebSocket projection, as JSON text frames.
 //!
-//! Client → server: a request `{"reqId"?, "op", "input"?, "stream"?}` or a
-//! cancellation `{"type": "cancel", "reqId"}`. Server → client: a reply
-//! (`result` or `error`), an `event` of a streaming request, or a
+//! Client → server: a request `{"reqId"?, "op", "input"?, "stream"?,
+//! "canAnswer"?}`, a cancellation `{"type": "cancel", "reqId"}`, or the
+//! answer to a question `{"type": "answer", "id", "answer"}`. Server →
+//! client: a reply (`result` or `error`), an `event` of a streaming
+//! request, a `question` of a request that said it can answer, or a
 //! `broadcast`. Absent optionals are absent keys, never `null`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::ask::{InputKind, InputRequest};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
 
@@ -31,6 +34,11 @@ pub struct WsRequest {
     /// Whether the caller wants the call's progress, log and data events
     /// (as `event` messages) before the reply.
     pub stream: bool,
+    /// The kinds of question the caller can answer during the call
+    /// (`"canAnswer": ["elicitation"]`): the call may send
+    /// [`WsQuestion`]s of these kinds and wait for their answers. Empty:
+    /// nothing is asked, a question is `INPUT_UNAVAILABLE` at once.
+    pub can_answer: Vec<InputKind>,
 }
 
 impl WsRequest {
@@ -41,7 +49,14 @@ impl WsRequest {
             op: op.into(),
             input,
             stream: false,
+            can_answer: Vec::new(),
         }
+    }
+
+    /// Says the caller can answer questions of `kinds` during the call.
+    pub fn answering(mut self, kinds: impl IntoIterator<Item = InputKind>) -> Self {
+        self.can_answer = kinds.into_iter().collect();
+        self
     }
 
     /// Sets the `reqId`.
@@ -67,6 +82,12 @@ impl WsRequest {
         if self.stream {
             object.insert("stream".into(), Value::Bool(true));
         }
+        if !self.can_answer.is_empty() {
+            object.insert(
+                "canAnswer".into(),
+                serde_json::to_value(&self.can_answer).unwrap_or_default(),
+            );
+        }
         Value::Object(object)
     }
 }
@@ -81,6 +102,17 @@ pub enum WsInbound {
     Cancel {
         /// The call's id.
         req_id: Value,
+    },
+    /// `{"type": "answer", "id": …, "answer": {…}}`: the answer to the
+    /// [`WsQuestion`] with that id (for an elicitation, `{"action":
+    /// "accept", "content": {…}}`, `{"action": "decline"}` or `{"action":
+    /// "cancel"}`).
+    Answer {
+        /// The question's id.
+        id: String,
+        /// The answer, in the shape of the MCP result of the question's
+        /// method.
+        answer: Value,
     },
 }
 
@@ -110,6 +142,24 @@ impl WsInbound {
         };
         match object.remove("type") {
             None => {}
+            Some(Value::String(kind)) if kind == "answer" => {
+                let id = match object.remove("id") {
+                    Some(Value::String(id)) => id,
+                    _ => {
+                        return Err(WsReply::invalid_request(
+                            req_id,
+                            "An answer needs the id of the question it answers (a string)",
+                        ))
+                    }
+                };
+                return match object.remove("answer") {
+                    Some(answer @ Value::Object(_)) => Ok(WsInbound::Answer { id, answer }),
+                    _ => Err(WsReply::invalid_request(
+                        req_id,
+                        "An answer needs an answer object, e.g. {\"action\": \"accept\", \"content\": {…}}",
+                    )),
+                };
+            }
             Some(Value::String(kind)) if kind == "cancel" => {
                 return match req_id {
                     Some(req_id) => Ok(WsInbound::Cancel { req_id }),
@@ -123,7 +173,7 @@ impl WsInbound {
                 return Err(WsReply::invalid_request(
                     req_id,
                     format!(
-                        "Unknown message type {}; send a request {{\"reqId\"?, \"op\", \"input\"?}} or {{\"type\": \"cancel\", \"reqId\"}}",
+                        "Unknown message type {}; send a request {{\"reqId\"?, \"op\", \"input\"?}}, {{\"type\": \"cancel\", \"reqId\"}} or {{\"type\": \"answer\", \"id\", \"answer\"}}",
                         capped(&other.to_string())
                     ),
                 ))
@@ -154,6 +204,18 @@ impl WsInbound {
                 ))
             }
         };
+        let can_answer = match object.remove("canAnswer") {
+            None => Vec::new(),
+            Some(kinds) => match serde_json::from_value::<Vec<InputKind>>(kinds) {
+                Ok(kinds) => kinds,
+                Err(_) => {
+                    return Err(WsReply::invalid_request(
+                        req_id,
+                        "canAnswer must be a list of the questions the caller can answer: \"elicitation\", \"sampling\", \"roots\"",
+                    ))
+                }
+            },
+        };
         let input = object
             .remove("input")
             .unwrap_or_else(|| Value::Object(Map::new()));
@@ -162,6 +224,7 @@ impl WsInbound {
             op,
             input,
             stream,
+            can_answer,
         }))
     }
 }
@@ -288,6 +351,35 @@ impl WsEvent {
     }
 }
 
+/// A question from a call to its caller, sent only for a request that
+/// said it can answer its kind (`canAnswer`):
+/// `{"type": "question", "reqId"?, "id", "key", "request": {"method",
+/// "params"}}`. The caller answers with `{"type": "answer", "id",
+/// "answer"}` on the same socket; the call waits for it (bounded), and
+/// its reply ends the question either way.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "question")]
+pub struct WsQuestion {
+    /// The `reqId` of the call that asks.
+    #[serde(rename = "reqId", default, skip_serializing_if = "Option::is_none")]
+    pub req_id: Option<Value>,
+    /// The question's id on this socket: the answer names it.
+    pub id: String,
+    /// The call's key for the question (`approval-1`, `elicitation-1`).
+    pub key: String,
+    /// The question, as an MCP request: `elicitation/create` with its
+    /// `message` and `requestedSchema`, `sampling/createMessage`,
+    /// `roots/list`.
+    pub request: InputRequest,
+}
+
+impl WsQuestion {
+    /// The question as JSON text.
+    pub fn to_text(&self) -> String {
+        to_text(self)
+    }
+}
+
 /// A succeeded op fanned out to every connection:
 /// `{"type": "broadcast", "op", "payload"}` (the payload is the result's
 /// data).
@@ -316,6 +408,8 @@ pub enum WsOutbound {
     Event(WsEvent),
     /// A broadcast.
     Broadcast(WsBroadcast),
+    /// A question of a call that said it can answer.
+    Question(WsQuestion),
 }
 
 impl WsOutbound {
@@ -330,6 +424,7 @@ impl WsOutbound {
         Ok(match &*kind.kind {
             "event" => WsOutbound::Event(serde_json::from_str(text)?),
             "broadcast" => WsOutbound::Broadcast(serde_json::from_str(text)?),
+            "question" => WsOutbound::Question(serde_json::from_str(text)?),
             _ => WsOutbound::Reply(serde_json::from_str(text)?),
         })
     }
@@ -425,6 +520,37 @@ mod tests {
     }
 
     #[test]
+    fn answers_and_can_answer_parse() {
+        assert_eq!(
+            WsInbound::parse(r#"{"type": "answer", "id": "q1", "answer": {"action": "decline"}}"#),
+            Ok(WsInbound::Answer {
+                id: "q1".into(),
+                answer: json!({"action": "decline"})
+            })
+        );
+        assert_eq!(
+            parse_err(r#"{"type": "answer", "answer": {}}"#)["code"],
+            INVALID_REQUEST
+        );
+        assert_eq!(
+            parse_err(r#"{"type": "answer", "id": "q1", "answer": 3}"#)["code"],
+            INVALID_REQUEST
+        );
+        let request = WsRequest::new("a", json!({}))
+            .with_req_id(1)
+            .answering([InputKind::Elicitation]);
+        let text = request.to_json().to_string();
+        assert!(text.contains(r#""canAnswer":["elicitation"]"#), "{text}");
+        assert_eq!(WsInbound::parse(&text), Ok(WsInbound::Request(request)));
+        assert!(
+            parse_err(r#"{"op": "a", "canAnswer": ["telepathy"]}"#)["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("canAnswer must be a list")
+        );
+    }
+
+    #[test]
     fn cancel_messages_parse() {
         assert_eq!(
             WsInbound::parse(r#"{"type": "cancel", "reqId": "r9"}"#),
@@ -477,11 +603,18 @@ mod tests {
                 op: "x".into(),
                 payload: json!(null),
             }),
+            WsOutbound::Question(WsQuestion {
+                req_id: Some(json!(4)),
+                id: "q1".into(),
+                key: "approval-1".into(),
+                request: InputRequest::elicit("Go?", json!({"type": "object"})),
+            }),
         ] {
             let text = match &message {
                 WsOutbound::Reply(m) => m.to_text(),
                 WsOutbound::Event(m) => m.to_text(),
                 WsOutbound::Broadcast(m) => m.to_text(),
+                WsOutbound::Question(m) => m.to_text(),
             };
             assert_eq!(WsOutbound::parse(&text).unwrap(), message);
         }

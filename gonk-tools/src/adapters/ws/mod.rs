@@ -74,6 +74,24 @@
 //! "payload"}`. Calls on one socket run concurrently; match replies by
 //! `reqId`.
 //!
+//! ## Asking the caller
+//!
+//! A request may say which questions its caller can answer:
+//! `"canAnswer": ["elicitation"]` (also `"sampling"`, `"roots"`). Then a
+//! tool's `ctx.elicit` — or an approval the provider hands to the caller
+//! ([`ApprovalDecision::AskCaller`](crate::security::ApprovalDecision::AskCaller))
+//! — reaches the socket as `{"type": "question", "reqId", "id", "key",
+//! "request": {"method": "elicitation/create", "params": {"message",
+//! "requestedSchema"}}}`, and the call waits for `{"type": "answer", "id",
+//! "answer": {"action": "accept", "content": {…}}}` (or `"decline"`,
+//! `"cancel"`) on the same socket. The wait is bounded
+//! ([`WsHandlerBuilder::ask_timeout`], five minutes by default): past it
+//! the call goes on without the answer (`INPUT_UNAVAILABLE`; an approval
+//! stays `APPROVAL_REQUIRED`). A socket that closes fails its questions at
+//! once. A request without `canAnswer` is never asked anything: its
+//! questions are `INPUT_UNAVAILABLE` at once. An answer naming no waiting
+//! question, or of the wrong shape, gets an `INVALID_REQUEST` error reply.
+//!
 //! ## Defaults (as for MCP over HTTP)
 //!
 //! * Loopback bind, unless an API key, an identify hook or
@@ -93,6 +111,7 @@
 //! * A socket that closes aborts its calls in flight: their handlers are
 //!   dropped.
 
+mod ask;
 mod authorize;
 mod broadcast;
 mod forward;
@@ -100,12 +119,13 @@ mod handler;
 mod hook;
 mod message;
 
+pub use ask::{QuestionSender, WsQuestions, DEFAULT_ASK_TIMEOUT};
 pub use authorize::WsAuthorize;
 pub use broadcast::{broadcasts_by_default, is_restricted, BroadcastEmitter, BroadcastPolicy};
 pub use handler::{ContextFactory, WsHandler, WsHandlerBuilder};
 pub use hook::HookError;
 pub use message::{
-    WsBroadcast, WsEvent, WsInbound, WsOutbound, WsReply, WsRequest, INVALID_REQUEST,
+    WsBroadcast, WsEvent, WsInbound, WsOutbound, WsQuestion, WsReply, WsRequest, INVALID_REQUEST,
 };
 
 #[cfg(feature = "ws")]
