@@ -190,7 +190,7 @@ pub fn serve_command() -> Command {
             Arg::new("allow-writes")
                 .long("allow-writes")
                 .action(ArgAction::SetTrue)
-                .help("Expose the write tools (create, rename, archive) over MCP and WebSocket; by default HTTP withholds them"),
+                .help("Expose the write tools (notes.create, notes.rename, notes.archive, notes.export_file, notes.reindex) over MCP and WebSocket; by default HTTP withholds them"),
         )
         .arg(
             Arg::new("allow-insecure-remote")
@@ -250,6 +250,13 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
             .filter(|k| !k.is_empty())
     });
     let withheld = !matches.get_flag("allow-writes");
+    // Named from the registry, so the start-up line lists every one.
+    let write_tools: Vec<String> = registry
+        .list()
+        .iter()
+        .filter(|def| gonk_tools::adapters::mcp::is_write_tool(def))
+        .map(|def| def.name.clone())
+        .collect();
     let allowed_hosts: Vec<String> = matches
         .get_many::<String>("allow-host")
         .into_iter()
@@ -301,10 +308,10 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
             "notes: write tools ask the MCP client for approval before they run (--approval ask)"
         );
     }
-    if withheld && from_matches(&matches) != Approval::Ask {
+    if withheld && from_matches(&matches) != Approval::Ask && !write_tools.is_empty() {
         eprintln!(
-            "notes: write tools (notes.create, notes.rename, notes.archive) are withheld over HTTP; \
-             pass --allow-writes to expose them"
+            "notes: write tools ({}) are withheld over HTTP; pass --allow-writes to expose them",
+            write_tools.join(", ")
         );
     }
     let stop = server.shutdown_token();

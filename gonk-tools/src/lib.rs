@@ -160,6 +160,7 @@
 
 pub mod adapters;
 pub mod ask;
+pub mod changes;
 pub mod client;
 pub mod context;
 pub mod definition;

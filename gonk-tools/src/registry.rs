@@ -33,6 +33,17 @@ pub enum RegistryError {
         /// The source that owns it.
         source_id: String,
     },
+    /// A source catalog claims a name another source catalog owns; the
+    /// message names both sides.
+    #[error("Source catalog {source_id} conflicts with source {owner}: {name}")]
+    SourcesConflict {
+        /// The source claiming the name.
+        source_id: String,
+        /// The source that owns it.
+        owner: String,
+        /// The clashing name.
+        name: String,
+    },
     /// A source catalog would shadow a locally registered tool.
     #[error("Source catalog {source_id} conflicts with registered tool: {name}")]
     SourceConflict {
@@ -119,7 +130,7 @@ impl Catalog {
     }
 
     /// Why source `source_id` cannot take `name`: a local tool has it, or
-    /// another source owns it (named in the error).
+    /// another source owns it (both sources named in the error).
     fn claim_for_source(&self, source_id: &str, name: &str) -> Result<(), RegistryError> {
         if self.local.contains_key(name) {
             return Err(RegistryError::SourceConflict {
@@ -128,9 +139,10 @@ impl Catalog {
             });
         }
         match self.source_of(name) {
-            Some(owner) if owner != source_id => Err(RegistryError::OwnedBySource {
+            Some(owner) if owner != source_id => Err(RegistryError::SourcesConflict {
+                source_id: source_id.to_owned(),
+                owner: owner.to_owned(),
                 name: name.to_owned(),
-                source_id: owner.to_owned(),
             }),
             _ => Ok(()),
         }
@@ -159,6 +171,9 @@ pub(crate) struct RegistryInner {
     pub(crate) generation: std::sync::atomic::AtomicU64,
     /// Tells [`CatalogChanges`] watchers the new generation.
     changes: tokio::sync::watch::Sender<u64>,
+    /// Told every succeeded call ([`ToolRegistry::on_change`]); shared
+    /// with the registries derived from this one.
+    pub(crate) listeners: Arc<crate::changes::ChangeListeners>,
 }
 
 /// A watch on a registry's catalog, from [`ToolRegistry::catalog_changes`].
@@ -278,6 +293,7 @@ impl ToolRegistryBuilder {
                 default_cache_ttl: self.default_cache_ttl,
                 generation: Default::default(),
                 changes: tokio::sync::watch::Sender::new(0),
+                listeners: Default::default(),
             }),
         }
     }
@@ -632,8 +648,52 @@ impl ToolRegistry {
                 default_cache_ttl: self.inner.default_cache_ttl,
                 generation: Default::default(),
                 changes: tokio::sync::watch::Sender::new(0),
+                listeners: Arc::clone(&self.inner.listeners),
             }),
         }
+    }
+
+    /// Calls `listener` after every succeeded call this registry runs,
+    /// from any surface — MCP, the command line, WebSocket, Pi, a model
+    /// provider, a background job, a composed `ctx.invoke` — with the tool
+    /// and its result's data ([`ToolChange`](crate::changes::ToolChange);
+    /// reads included, [`is_write`](crate::changes::ToolChange::is_write)
+    /// picks the rest). The one source of change events: the WebSocket
+    /// broadcast reads it. Registries derived from this one
+    /// ([`filter`](Self::filter), [`merge`](Self::merge), …) share its
+    /// listeners.
+    ///
+    /// The listener runs on the calling task just before the result
+    /// reaches the caller, so it must not block (send to a channel); a
+    /// panic is logged and changes nothing. Dropping the returned
+    /// subscription unsubscribes it.
+    ///
+    /// ```
+    /// # use gonk_tools::prelude::*;
+    /// # use std::sync::{Arc, Mutex};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = ToolRegistry::new();
+    /// registry.register(
+    ///     ToolDefinition::builder("note.add")
+    ///         .description("Add a note.")
+    ///         .handler(|title: String, _| async move { Ok::<_, ToolError>(title) })
+    ///         .build(),
+    /// ).unwrap();
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let record = Arc::clone(&seen);
+    /// let _subscription = registry.on_change(move |change| {
+    ///     record.lock().unwrap().push((change.tool.name.clone(), change.data.clone()));
+    /// });
+    /// let events = registry.invoke("note.add", serde_json::json!("hello"), ToolContext::new());
+    /// collect_tool_outcome(events, |_| {}).await.unwrap();
+    /// assert_eq!(*seen.lock().unwrap(), [("note.add".to_owned(), serde_json::json!("hello"))]);
+    /// # }
+    /// ```
+    pub fn on_change(
+        &self,
+        listener: impl Fn(&crate::changes::ToolChange<'_>) + Send + Sync + 'static,
+    ) -> crate::changes::ChangeSubscription {
+        self.inner.listeners.subscribe(Arc::new(listener))
     }
 
     /// A new registry with this one's tools and then `other`'s (sources

@@ -109,6 +109,7 @@ try {
   const c = await open(false);
   await c.waitForSelector('#status[data-state="disconnected"]', { timeout: WAIT });
   report.no_key_status = await c.textContent("#status");
+  report.no_key_error = await c.textContent("#error");
 } catch (error) {
   report.failure = String(error && error.stack ? error.stack : error);
 } finally {

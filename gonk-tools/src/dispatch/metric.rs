@@ -17,6 +17,8 @@ pub(super) struct CallMetric {
     sink: Option<(Arc<dyn MetricsSink>, Instant)>,
     tool: Arc<str>,
     recorded: bool,
+    /// `false` for a call refused before it was anything to time.
+    measured: bool,
 }
 
 impl CallMetric {
@@ -25,7 +27,16 @@ impl CallMetric {
             sink: sink.map(|sink| (Arc::clone(sink), Instant::now())),
             tool,
             recorded: false,
+            measured: true,
         }
+    }
+
+    /// Records `outcome` with a zero duration: a call refused before it
+    /// started (not found, hidden, a cycle) took no time of its own, and
+    /// its record is the same however long the look-up took.
+    pub(super) fn unmeasured(&mut self, outcome: ToolEvent) -> ToolEvent {
+        self.measured = false;
+        self.outcome(outcome)
     }
 
     /// The tool, as requested.
@@ -53,7 +64,11 @@ impl CallMetric {
         };
         let record = MetricRecord {
             tool: self.tool.to_string(),
-            duration: start.elapsed(),
+            duration: if self.measured {
+                start.elapsed()
+            } else {
+                std::time::Duration::ZERO
+            },
             outcome,
             error_code,
         };

@@ -201,7 +201,16 @@ impl ToolRegistry {
             let (def, token, call, limit) = match prepared.and_then(|p| start(p, default_timeout)) {
                 Ok(started) => started,
                 Err(error) => {
-                    yield metric.outcome(ToolEvent::error(error));
+                    // Not found (hidden included) and cycles are refused
+                    // before the call is anything to time: duration 0.
+                    let unmeasured =
+                        matches!(error.code, ErrorCode::ToolNotFound | ErrorCode::Cycle);
+                    let event = ToolEvent::error(error);
+                    yield if unmeasured {
+                        metric.unmeasured(event)
+                    } else {
+                        metric.outcome(event)
+                    };
                     return;
                 }
             };
@@ -258,10 +267,15 @@ impl ToolRegistry {
                 }
             };
             let outcome = settled(outcome, &token);
-            yield metric.outcome(match &limit {
+            let outcome = match &limit {
                 Some(limit) => limit.settled(outcome),
                 None => outcome,
-            });
+            };
+            // A succeeded call is a change event, whichever surface made it.
+            if let ToolEvent::Result { data, .. } = &outcome {
+                registry.inner.listeners.publish(&def, data);
+            }
+            yield metric.outcome(outcome);
         })
     }
 

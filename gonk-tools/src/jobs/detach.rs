@@ -251,8 +251,8 @@ pub async fn dispatch_detached_with_wait<T>(
 /// The default message for a dispatched job.
 pub fn default_message(kind: &str, job_id: &str) -> String {
     format!(
-        "{kind} dispatched as background job {job_id}; you'll be surfaced the result in a \
-         follow-up on completion (poll jobs.status sooner if needed)."
+        "{kind} started as background job {job_id}; call jobs.result with this jobId for its \
+         outcome (waitMs waits for it to finish) or jobs.status for its progress."
     )
 }
 

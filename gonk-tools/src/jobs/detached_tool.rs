@@ -24,7 +24,9 @@ impl ToolBuilder {
     /// or `sync: true`; both are added to the advertised input schema (the
     /// handler never sees them, so the input type must not have fields of
     /// those names). With no runner installed the call runs inline and its
-    /// result says `ranSyncFallback: true`. See [`crate::jobs`].
+    /// result says `ranSyncFallback: true`. Its output schema, when it has
+    /// one, becomes [`detached_output_schema`] of it: the result or the job
+    /// handle. See [`crate::jobs`].
     ///
     /// It takes effect when the tool is built, so it may come before or
     /// after the handler; a second call changes nothing.
@@ -40,6 +42,9 @@ fn detach(meta: &mut ToolMetadata, handler: Option<ErasedHandler>) -> Option<Era
     }
     meta.detached = true;
     add_wait_flags(&mut meta.input_schema);
+    if let Some(output) = &mut meta.output_schema {
+        add_job_handle(output);
+    }
     if let Some(schema) = &mut meta.input_json_schema {
         add_wait_flags(schema);
     }
@@ -68,6 +73,81 @@ fn add_wait_flags(schema: &mut Value) {
     properties
         .entry("sync")
         .or_insert_with(|| json!({ "type": "boolean", "description": "The same as wait." }));
+}
+
+/// The `anyOf` branch of a detached tool's output schema that a launching
+/// call answers: the job handle of [`default_async_output`].
+fn job_handle_schema() -> Value {
+    json!({
+        "type": "object",
+        "description": "The call was started as a background job: poll jobs.status or jobs.result with jobId (or call again with wait: true to get the result itself).",
+        "properties": {
+            "jobId": { "type": "string", "description": "The job's id, for jobs.status, jobs.result and jobs.cancel." },
+            "kind": { "type": "string", "description": "The tool the job runs." },
+            "message": { "type": "string", "description": "What happened and how to get the result." }
+        },
+        "required": ["jobId", "kind", "message"]
+    })
+}
+
+/// The output schema of a tool whose calls answer either `result` (an
+/// object schema: the tool's own result) or the job handle of
+/// [`default_async_output`]: what `#[tool(detached)]` advertises, and what
+/// a hand-written handler using
+/// [`dispatch_detached_with_wait`](super::dispatch_detached_with_wait)
+/// with the default handle should advertise, so a client that validates
+/// `structuredContent` against the advertised schema (the MCP SDKs do)
+/// accepts both answers. See `docs/contract.md#detached-dispatch`.
+///
+/// ```
+/// # use serde_json::json;
+/// let schema = gonk_tools::jobs::detached_output_schema(json!({
+///     "type": "object",
+///     "properties": { "count": { "type": "integer" } },
+///     "required": ["count"],
+/// }));
+/// assert_eq!(schema["type"], "object");
+/// assert_eq!(schema["anyOf"][1]["required"], json!(["jobId", "kind", "message"]));
+/// ```
+pub fn detached_output_schema(result: Value) -> Value {
+    let mut schema = result;
+    add_job_handle(&mut schema);
+    schema
+}
+
+/// Makes a detached tool's output schema say what its calls answer: the
+/// tool's own result (with `ranSyncFallback`, which an inline fallback
+/// adds), or the job handle of a launching call. Definitions (`$defs`)
+/// move to the root, where the result's `$ref`s still find them. A
+/// non-object schema is left as it is: it is not advertised over MCP.
+fn add_job_handle(schema: &mut Value) {
+    let Some(result) = schema.as_object_mut() else {
+        return;
+    };
+    if result.get("type").and_then(Value::as_str) != Some("object") {
+        return;
+    }
+    let mut root = serde_json::Map::new();
+    root.insert("type".into(), json!("object"));
+    for key in ["$schema", "$id", "$defs", "definitions"] {
+        if let Some(value) = result.remove(key) {
+            root.insert(key.into(), value);
+        }
+    }
+    if let Some(description) = result.get("description") {
+        root.insert("description".into(), description.clone());
+    }
+    if let Some(Value::Object(properties)) = result.get_mut("properties") {
+        properties.entry("ranSyncFallback").or_insert_with(|| {
+            json!({
+                "type": "boolean",
+                "description": "Present (true) when no job runner was installed and the call ran inline."
+            })
+        });
+    }
+    let result = Value::Object(std::mem::take(result));
+    root.insert("anyOf".into(), json!([result, job_handle_schema()]));
+    *schema = Value::Object(root);
 }
 
 /// Wraps a detached tool's handler, routed as

@@ -95,6 +95,7 @@ pub use detach::{
     default_async_output, default_message, dispatch_detached_with_wait, mark_fallback,
     DetachedWithWait, InlineRun, JobHandle, WaitFlags,
 };
+pub use detached_tool::detached_output_schema;
 pub use record::{JobLog, JobProgress, JobRecord, JobStatus};
 pub use runner::{owner_of, EmbeddedRunner, JobLaunch, JobRunner, Retention};
 pub use store::JobStore;

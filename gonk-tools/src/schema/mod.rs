@@ -399,13 +399,70 @@ pub fn is_object_schema(schema: &Value) -> bool {
 /// are always an object (MCP, model providers): `{"value": …}`.
 pub const WRAPPED_INPUT_KEY: &str = "value";
 
-/// For a surface that only passes objects as arguments: `None` when
-/// `schema` already describes objects, else the object schema that carries
-/// the value under [`WRAPPED_INPUT_KEY`] (`{"value": <schema>}`, required,
-/// nothing else allowed). Calls of such a tool arrive wrapped and are
-/// unwrapped before dispatch.
-pub fn wrap_non_object(schema: &Value) -> Option<Value> {
+/// Keywords that only annotate: a schema made of them alone accepts any
+/// value.
+const ANNOTATIONS: [&str; 10] = [
+    "$schema",
+    "$id",
+    "$comment",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
+
+/// Whether `schema` accepts any value: `true`, `{}`, or annotations only
+/// (a tool that declares no input shape, or takes any JSON).
+pub fn is_open_schema(schema: &Value) -> bool {
+    match schema {
+        Value::Bool(accepts) => *accepts,
+        Value::Object(map) => map.keys().all(|key| ANNOTATIONS.contains(&key.as_str())),
+        _ => false,
+    }
+}
+
+/// The input schema a surface that only passes objects as arguments (MCP,
+/// Pi, model providers) advertises, and whether calls arrive wrapped as
+/// `{"value": …}`:
+///
+/// * an object schema, as it is;
+/// * an open schema ([`is_open_schema`]), as an open object — `{"type":
+///   "object"}` with its annotations — whose arguments pass through as
+///   they are (the original's `{}` advertised as is);
+/// * any other schema, wrapped ([`wrap_non_object`]).
+pub fn object_input_schema(schema: &Value) -> (std::borrow::Cow<'_, Value>, bool) {
     if is_object_schema(schema) {
+        return (std::borrow::Cow::Borrowed(schema), false);
+    }
+    if let Some(map) = schema.as_object().filter(|_| is_open_schema(schema)) {
+        let mut open = map.clone();
+        open.insert("type".into(), Value::String("object".into()));
+        return (std::borrow::Cow::Owned(Value::Object(open)), false);
+    }
+    if schema.as_bool() == Some(true) {
+        return (
+            std::borrow::Cow::Owned(serde_json::json!({ "type": "object" })),
+            false,
+        );
+    }
+    match wrap_non_object(schema) {
+        Some(wrapped) => (std::borrow::Cow::Owned(wrapped), true),
+        None => (std::borrow::Cow::Borrowed(schema), false),
+    }
+}
+
+/// For a surface that only passes objects as arguments: `None` when
+/// `schema` already describes objects or accepts any value
+/// ([`is_open_schema`]: arguments pass through), else the object schema
+/// that carries the value under [`WRAPPED_INPUT_KEY`] (`{"value":
+/// <schema>}`, required, nothing else allowed). Calls of such a tool
+/// arrive wrapped and are unwrapped before dispatch. What such a surface
+/// advertises is [`object_input_schema`].
+pub fn wrap_non_object(schema: &Value) -> Option<Value> {
+    if is_object_schema(schema) || is_open_schema(schema) {
         return None;
     }
     Some(serde_json::json!({
@@ -414,4 +471,38 @@ pub fn wrap_non_object(schema: &Value) -> Option<Value> {
         "required": [WRAPPED_INPUT_KEY],
         "additionalProperties": false,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn open_schemas_are_open_objects_and_others_are_wrapped() {
+        for (schema, advertised) in [
+            (json!({}), json!({"type": "object"})),
+            (json!(true), json!({"type": "object"})),
+            (
+                json!({"title": "Any", "description": "d"}),
+                json!({"type": "object", "title": "Any", "description": "d"}),
+            ),
+            (
+                json!({"type": "object", "properties": {}}),
+                json!({"type": "object", "properties": {}}),
+            ),
+        ] {
+            let (object, wrapped) = super::object_input_schema(&schema);
+            assert_eq!(
+                (object.into_owned(), wrapped),
+                (advertised, false),
+                "{schema}"
+            );
+            assert!(super::wrap_non_object(&schema).is_none(), "{schema}");
+        }
+        let integer = json!({"type": "integer"});
+        let (object, wrapped) = super::object_input_schema(&integer);
+        assert!(wrapped);
+        assert_eq!(object["required"], json!(["value"]));
+        assert!(!super::is_open_schema(&json!({"minimum": 1})));
+    }
 }

@@ -160,13 +160,11 @@ impl<'a> Gate<'a> {
         Gate { options }
     }
 
-    /// A fresh clock reading: after a deciding component had to wait, the
-    /// receipt that records its decision gets its own time. Gates that
-    /// decide without waiting share one reading.
-    fn restamp(&self, now: &mut SystemTime, waited: bool) -> Result<(), ToolError> {
-        if waited {
-            *now = self.options.read_clock().ok_or_else(check_failed)?;
-        }
+    /// A fresh clock reading for the receipt that records a decision just
+    /// made: every receipt carries its own time, whether or not the
+    /// deciding component had to wait (`_waited`, kept for the call sites).
+    fn restamp(&self, now: &mut SystemTime, _waited: bool) -> Result<(), ToolError> {
+        *now = self.options.read_clock().ok_or_else(check_failed)?;
         Ok(())
     }
 
@@ -847,27 +845,19 @@ enum Discover {
 }
 
 /// Checks a resolved resource against the declaration: same kind, every
-/// required field present.
+/// required field present. A mismatch records the contract's reason; the
+/// receipt's related resource shows what was resolved instead.
 fn check_resource(
     declared: &AuthorizationResource,
     resource: ResourceRef,
 ) -> Result<ResourceRef, (Cow<'static, str>, Option<RedactedResource>)> {
-    if *resource.kind != *declared.kind {
-        return Err((
-            Cow::Owned(format!(
-                "Resolved resource has kind {}, expected {}",
-                resource.kind, declared.kind
-            )),
-            Some(resource.redacted()),
-        ));
-    }
-    if let Some(field) = declared
+    let complete = declared
         .required_fields
         .iter()
-        .find(|f| !resource.has_field(f))
-    {
+        .all(|field| resource.has_field(field));
+    if *resource.kind != *declared.kind || !complete {
         return Err((
-            Cow::Owned(format!("Resolved resource lacks required field {field}")),
+            Cow::Borrowed(RESOURCE_UNRESOLVED),
             Some(resource.redacted()),
         ));
     }

@@ -1,7 +1,8 @@
-//! `notes.export_file` is detached: on the command line it prints a job id
-//! (and the process stays until the job ends), `--wait` runs it in the
-//! foreground with the result and a normal call's exit code, and the
-//! `jobs.*` commands read the job back from the database afterwards.
+//! `notes.export_file` is detached: on the command line it says which job
+//! it started, waits for it and reports the job's outcome as a foreground
+//! call would (result on stdout, or the error and its exit code); `--wait`
+//! runs it in the foreground; the `jobs.*` commands read the job back from
+//! the database afterwards.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -47,31 +48,31 @@ fn a_detached_command_prints_its_job_id_and_wait_prints_the_result() {
         assert!(notes(dir.path(), &["notes.create", title]).status.success());
     }
 
-    // By default: the job's id, at once; the process stays until it ends.
+    // By default: a job; the command says so on stderr, waits for it and
+    // prints its result like a foreground call.
     let launched = notes(dir.path(), &["notes.export_file", "all.md"]);
     assert_eq!(launched.status.code(), Some(0), "{}", stderr(&launched));
-    let out = stdout(&launched);
+    let err = stderr(&launched);
     assert!(
-        out.starts_with("notes.export_file dispatched as background job job-"),
-        "{out}"
+        err.starts_with("notes.export_file started as background job job-"),
+        "{err}"
     );
-    let id = out
+    assert!(
+        err.contains("Ctrl-C cancels it; --wait runs notes.export_file in the foreground"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("follow-up"),
+        "the model's wording is not shown: {err}"
+    );
+    let id = err
         .split_whitespace()
         .find(|w| w.starts_with("job-"))
         .unwrap()
         .trim_end_matches(';')
         .to_owned();
-    // The process stays until its job ends (the file below is complete).
-    // The notice shows only when the job is still running by the time the
-    // command is done, which a fast export may not be: when it shows, it
-    // names this job.
-    let err = stderr(&launched);
-    if err.contains("Waiting for background job") {
-        assert!(
-            err.contains(&format!("Waiting for background job {id}")),
-            "{err}"
-        );
-    }
+    let out = stdout(&launched);
+    assert!(out.starts_with("Exported 3 notes to "), "{out}");
     let file = std::fs::read_to_string(dir.path().join("all.md")).unwrap();
     assert_eq!(file.matches("# ").count(), 3, "{file}");
 
@@ -84,14 +85,22 @@ fn a_detached_command_prints_its_job_id_and_wait_prints_the_result() {
     let listed = notes(dir.path(), &["jobs.list"]);
     assert!(stdout(&listed).contains(&format!("{id} (notes.export_file): succeeded")));
 
-    // --json: the handle as data.
-    let handle = notes(dir.path(), &["notes.export_file", "b.md", "--json"]);
-    let handle = json_result(&handle);
-    assert_eq!(handle["data"]["kind"], "notes.export_file");
-    assert!(handle["data"]["jobId"]
+    // --json: the launch's handle, then the job's outcome as the last line.
+    let launched = notes(dir.path(), &["notes.export_file", "b.md", "--json"]);
+    let lines: Vec<Value> = stdout(&launched)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["data"]["kind"], "notes.export_file");
+    assert!(lines[0]["data"]["jobId"]
         .as_str()
         .unwrap()
         .starts_with("job-"));
+    assert_eq!(
+        (lines[1]["type"].as_str(), &lines[1]["data"]["count"]),
+        (Some("result"), &Value::from(3))
+    );
 
     // --wait: in the foreground, progress and the result, no job.
     let waited = notes(
@@ -128,12 +137,33 @@ fn a_detached_command_prints_its_job_id_and_wait_prints_the_result() {
     );
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
 
-    // A job that fails is reported by jobs.result with the tool's own exit code.
+    // A job that fails fails the command: its error and its exit code, as
+    // in the foreground (before, the command printed the job id and exited 0).
+    let absolute = dir.path().join("abs.md");
+    let refused = notes(
+        dir.path(),
+        &["notes.export_file", absolute.to_str().unwrap()],
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    let err = stderr(&refused);
+    assert!(err.contains("Error [INVALID_INPUT]"), "{err}");
+    assert!(
+        err.contains("give a path relative to the working directory"),
+        "{err}"
+    );
+    assert_eq!(stdout(&refused), "");
     let failing = notes(dir.path(), &["notes.export_file", "all.md", "--json"]);
-    let failing_id = json_result(&failing)["data"]["jobId"]
+    assert_eq!(failing.status.code(), Some(2), "{}", stderr(&failing));
+    let failing_id = stdout(&failing)
+        .lines()
+        .next()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .unwrap()["data"]["jobId"]
         .as_str()
         .unwrap()
         .to_owned();
+    assert_eq!(json_result(&failing)["type"], "error");
+    // jobs.result reports it the same way afterwards.
     let failed = notes(dir.path(), &["jobs.result", &failing_id]);
     assert_eq!(failed.status.code(), Some(2), "{}", stderr(&failed));
     assert!(stderr(&failed).contains("the file exists"));
@@ -176,14 +206,21 @@ fn ctrl_c_while_a_command_waits_for_its_job_cancels_the_job() {
     let mut notice = String::new();
     std::io::BufRead::read_line(&mut stderr, &mut notice).unwrap();
     assert!(
-        notice.starts_with(&format!("Waiting for background job {id}")),
+        notice.starts_with(&format!(
+            "notes.export_file started as background job {id}; waiting"
+        )),
         "{notice}"
     );
     let pid = child.id() as libc::pid_t;
     // SAFETY: signalling a child process this test spawned.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "the launch itself succeeded");
+    // The job's outcome is the command's: cancelled, 130.
+    assert_eq!(status.code(), Some(130));
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let outcome: Value = serde_json::from_str(rest.trim()).unwrap();
+    assert_eq!(outcome["code"], "ABORTED", "{outcome}");
     let after = json_result(&notes(dir.path(), &["jobs.status", &id, "--json"]));
     assert_eq!(after["data"]["status"], "cancelled", "{after}");
 }

@@ -115,6 +115,40 @@ async fn one_record_per_outcome() {
 }
 
 #[tokio::test]
+async fn calls_refused_before_they_start_record_no_duration() {
+    // Not found and a cycle: the call never started, so its record's
+    // duration is 0 (as the contract records), whatever the look-up took.
+    let (registry, metrics) = registry();
+    registry
+        .register(
+            ToolDefinition::builder("loop")
+                .description("Call itself.")
+                .raw_handler(|_, ctx: ToolContext| async move {
+                    collect_tool_outcome(ctx.invoke("loop", json!({})), |_| {}).await
+                })
+                .build(),
+        )
+        .unwrap();
+    run(&registry, "ghost", json!({})).await;
+    run(&registry, "loop", json!({})).await;
+    let records = metrics.snapshot();
+    assert_eq!(
+        summary(&records),
+        [
+            (
+                "ghost".into(),
+                MetricOutcome::Error,
+                Some("TOOL_NOT_FOUND".into())
+            ),
+            ("loop".into(), MetricOutcome::Error, Some("CYCLE".into())),
+            ("loop".into(), MetricOutcome::Error, Some("CYCLE".into())),
+        ]
+    );
+    assert_eq!(records[0].duration, Duration::ZERO, "{:?}", records[0]);
+    assert_eq!(records[1].duration, Duration::ZERO, "{:?}", records[1]);
+}
+
+#[tokio::test]
 async fn a_child_is_recorded_before_its_parent() {
     let (registry, metrics) = registry();
     run(&registry, "parent", json!({})).await;

@@ -268,11 +268,11 @@ fn source_and_local_names_cannot_collide() {
         "overwrite must not take a source's name"
     );
 
-    // Another source owns it: the error names that source.
+    // Another source owns it: the error names both sources.
     let err = registry.replace_source("b", [tool("y")]).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "Tool y is owned by a source catalog (a); change it with replace_source on that catalog"
+        "Source catalog b conflicts with source a: y"
     );
 }
 
@@ -419,17 +419,16 @@ fn a_name_owned_by_another_source_names_that_source() {
     let err = registry.replace_source("b", [tool("y")]).unwrap_err();
     assert_eq!(
         err,
-        RegistryError::OwnedBySource {
+        RegistryError::SourcesConflict {
+            source_id: "b".into(),
+            owner: "a".into(),
             name: "y".into(),
-            source_id: "a".into()
         }
     );
-    let message = err.to_string();
-    assert!(
-        message.starts_with("Tool y is owned by a source catalog"),
-        "{message}"
+    assert_eq!(
+        err.to_string(),
+        "Source catalog b conflicts with source a: y"
     );
-    assert!(message.contains("(a)"), "names the owner: {message}");
     assert!(!registry.sources().contains(&"b".to_owned()));
 
     // Merging a registry whose source holds a name another source owns.
@@ -437,9 +436,10 @@ fn a_name_owned_by_another_source_names_that_source() {
     other.replace_source("c", [tool("y")]).unwrap();
     assert_eq!(
         registry.merge(&other).unwrap_err(),
-        RegistryError::OwnedBySource {
+        RegistryError::SourcesConflict {
+            source_id: "c".into(),
+            owner: "a".into(),
             name: "y".into(),
-            source_id: "a".into()
         }
     );
 }

@@ -50,7 +50,8 @@ async fn default_dispatches_once_and_never_runs_inline() {
         .await
         .unwrap();
     assert_eq!(counts.get(), (1, 0));
-    let message = "subagent dispatched as background job job-1; you'll be surfaced the result in a follow-up on completion (poll jobs.status sooner if needed).";
+    // Says what to do next; no promise of a follow-up no surface makes.
+    let message = "subagent started as background job job-1; call jobs.result with this jobId for its outcome (waitMs waits for it to finish) or jobs.status for its progress.";
     assert_eq!(default_message("subagent", "job-1"), message);
     assert_eq!(
         output.data,

@@ -475,3 +475,79 @@ async fn a_job_is_visible_only_to_the_principal_that_launched_it() {
         .await
         .unwrap();
 }
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Counted {
+    /// How many.
+    count: u32,
+}
+
+/// A detached tool whose output is checked strictly against `Counted`.
+fn strict_counter() -> ToolDefinition {
+    ToolDefinition::builder("count")
+        .description("Count, in the background.")
+        .approval(ApprovalTier::Read)
+        .output_schema_for::<Counted>()
+        .validate_output(ValidateOutput::Strict)
+        .detached()
+        .handler(|_: Value, _ctx| async move { Ok::<_, ToolError>(json!({ "count": 3 })) })
+        .build()
+}
+
+#[tokio::test]
+async fn a_detached_tool_advertises_and_passes_both_of_its_answers() {
+    // The advertised output schema is the result or the job handle, so a
+    // strict tool's handle is no OUTPUT_INVALID (it was, checked against
+    // the result alone), and neither is its waited result.
+    let registry = ToolRegistry::new();
+    registry.register(strict_counter()).unwrap();
+    jobs::install(&registry, Arc::new(EmbeddedRunner::new())).unwrap();
+    let def = registry.get("count").unwrap();
+    let schema = def.output_schema.as_ref().unwrap();
+    assert_eq!(schema["type"], "object");
+    let branches = schema["anyOf"].as_array().unwrap();
+    assert_eq!(branches[0]["required"], json!(["count"]));
+    assert_eq!(branches[1]["required"], json!(["jobId", "kind", "message"]));
+
+    let handle = collect_tool_outcome(
+        registry.invoke("count", json!({}), ToolContext::new()),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    let id = handle.data["jobId"].as_str().unwrap().to_owned();
+    let result = collect_tool_outcome(
+        registry.invoke(
+            "jobs.result",
+            json!({ "jobId": id, "waitMs": 10000 }),
+            ToolContext::new(),
+        ),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(result.data, json!({ "count": 3 }));
+    let waited = collect_tool_outcome(
+        registry.invoke("count", json!({ "wait": true }), ToolContext::new()),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(waited.data, json!({ "count": 3 }));
+
+    // Without a runner the inline fallback's `ranSyncFallback` passes too,
+    // even against a result schema that allows no other property.
+    let registry = ToolRegistry::new();
+    registry.register(strict_counter()).unwrap();
+    let fallback = collect_tool_outcome(
+        registry.invoke("count", json!({}), ToolContext::new()),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        fallback.data,
+        json!({ "count": 3, "ranSyncFallback": true })
+    );
+}

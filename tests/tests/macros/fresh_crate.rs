@@ -1,20 +1,24 @@
 //! A new user's first crate: a fresh package whose dependencies are added
-//! by running the README's `cargo add` lines (with `gonk-tools` from this
-//! checkout), then `tests/fixtures/fresh_crate/main.rs` built and run. It
-//! proves the README's set-up is enough for the prelude's derives
-//! (`Deserialize`, `JsonSchema`) and for a tool returning `anyhow::Result`.
+//! by running the README's `cargo add` lines **as written** (through `sh`,
+//! with `GONK_TOOLS_GIT` — the README's "URL you cloned this repository
+//! from" — set to this checkout as a `file://` git URL), then
+//! `tests/fixtures/fresh_crate/main.rs` built and run. It proves the
+//! README's set-up is enough for the prelude's derives (`Deserialize`,
+//! `JsonSchema`) and for a tool returning `anyhow::Result`.
 //!
-//! The package lives in `target/fresh-crate` (its own workspace, its own
-//! target directory, kept between runs) and resolves offline against the
-//! workspace's `Cargo.lock`.
+//! gonk-tools comes from git, as for a user: the checkout's committed
+//! `HEAD`, not uncommitted changes. The package lives in
+//! `target/fresh-crate` (its own workspace and target directory, kept
+//! between runs), starts from the workspace's `Cargo.lock`, and needs
+//! crates.io (the README's commands resolve there).
 
 use std::path::Path;
 use std::process::Command;
 
 use gonk_tools_tests::workspace::root;
 
-/// Every `cargo add ...` line of the README's `sh` blocks.
-fn readme_cargo_adds() -> Vec<Vec<String>> {
+/// Every `cargo add ...` line of the README's `sh` blocks, as written.
+fn readme_cargo_adds() -> Vec<String> {
     let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
     let mut in_sh = false;
     let mut lines = Vec::new();
@@ -23,58 +27,28 @@ fn readme_cargo_adds() -> Vec<Vec<String>> {
             in_sh = line.trim() == "```sh" && !in_sh;
             continue;
         }
-        if in_sh {
-            if let Some(rest) = line.trim().strip_prefix("cargo add ") {
-                lines.push(rest.split_whitespace().map(str::to_owned).collect());
-            }
+        if in_sh && line.trim().starts_with("cargo add ") {
+            lines.push(line.trim().to_owned());
         }
     }
     lines
 }
 
-/// One `cargo add` line as the invocations that run it here: one per
-/// crate, `gonk-tools` by path, each with its features.
-fn invocations(args: &[String]) -> Vec<Vec<String>> {
-    let mut crates = Vec::new();
-    let mut features: Vec<String> = Vec::new();
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "-F" | "--features" => {
-                let list = args.next().expect("a feature list after -F");
-                features.extend(list.split(',').map(str::to_owned));
-            }
-            flag if flag.starts_with('-') => panic!("unexpected flag in the README: {flag}"),
-            name => crates.push(name.to_owned()),
-        }
-    }
-    let single = crates.len() == 1;
-    crates
-        .iter()
-        .map(|name| {
-            let mut argv = vec!["add".to_owned(), "--offline".to_owned()];
-            if name == "gonk-tools" {
-                argv.push("--path".to_owned());
-                argv.push(root().join("gonk-tools").display().to_string());
-            } else {
-                argv.push(name.clone());
-            }
-            let mine: Vec<String> = features
-                .iter()
-                .filter_map(|f| match f.split_once('/') {
-                    Some((krate, feature)) if krate == name => Some(feature.to_owned()),
-                    Some(_) => None,
-                    None if single => Some(f.clone()),
-                    None => panic!("`{f}` needs a crate prefix when several crates are added"),
-                })
-                .collect();
-            if !mine.is_empty() {
-                argv.push("-F".to_owned());
-                argv.push(mine.join(","));
-            }
-            argv
-        })
-        .collect()
+/// Runs one README line in `dir` with `sh`, as a user would paste it.
+fn shell(dir: &Path, line: &str) {
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .current_dir(dir)
+        .env("GONK_TOOLS_GIT", format!("file://{}", root().display()))
+        .env("CARGO_TARGET_DIR", dir.join("target"))
+        .output()
+        .expect("sh runs");
+    assert!(
+        output.status.success(),
+        "{line}:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 fn cargo(dir: &Path, args: &[String]) -> std::process::Output {
@@ -96,9 +70,11 @@ fn cargo(dir: &Path, args: &[String]) -> std::process::Output {
 #[test]
 fn a_crate_set_up_as_the_readme_says_builds_and_runs() {
     let adds = readme_cargo_adds();
-    assert!(
-        adds.iter().any(|a| a.contains(&"gonk-tools".to_owned())),
-        "the README adds gonk-tools: {adds:?}"
+    // Not on crates.io yet: the README's first line is a git dependency.
+    assert_eq!(
+        adds.first().map(String::as_str),
+        Some("cargo add gonk-tools --git \"$GONK_TOOLS_GIT\""),
+        "{adds:?}"
     );
     let dir = root().join("target").join("fresh-crate");
     std::fs::create_dir_all(dir.join("src")).unwrap();
@@ -115,18 +91,20 @@ fn a_crate_set_up_as_the_readme_says_builds_and_runs() {
     )
     .unwrap();
     for add in &adds {
-        for argv in invocations(add) {
-            cargo(&dir, &argv);
-        }
+        shell(&dir, add);
     }
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("\ngonk-tools = { git = \"file://"),
+        "gonk-tools from git:\n{manifest}"
+    );
     for dependency in ["gonk-tools", "serde", "schemars", "tokio", "anyhow"] {
         assert!(
             manifest.contains(&format!("\n{dependency} = ")),
             "{dependency} missing:\n{manifest}"
         );
     }
-    let run = cargo(&dir, &["run".into(), "--offline".into(), "--quiet".into()]);
+    let run = cargo(&dir, &["run".into(), "--quiet".into()]);
     assert_eq!(
         String::from_utf8_lossy(&run.stdout),
         "Hello, Ada! 42 `x` is not a number: invalid digit found in string\n"

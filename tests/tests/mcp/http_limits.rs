@@ -160,7 +160,8 @@ async fn past_the_session_cap_initialize_gets_503_until_a_session_closes() {
             ),
             b"",
         );
-        assert!(closed.status < 300, "{}", closed.text());
+        // 200 or 204, what clients expect (rmcp itself answers 202).
+        assert!(matches!(closed.status, 200 | 204), "{} {}", closed.status, closed.text());
         let mut third = Session::open(&url, &[]);
         third.call_succeeds("quick", json!({}), "a session closed");
     })

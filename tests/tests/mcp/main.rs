@@ -12,6 +12,7 @@ mod client_conformance;
 mod client_killed;
 mod conformance;
 mod connection_close;
+mod detached_schema;
 mod era_clients;
 mod hostile_2026;
 mod hostile_http;

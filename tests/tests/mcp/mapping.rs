@@ -159,3 +159,61 @@ async fn listing_and_calling_follow_the_mapping_rules() {
     client.close().await.unwrap();
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_input_schema_is_an_open_object_and_arguments_pass_through() {
+    // `{}` declares no shape: advertised as an open object (not wrapped as
+    // `{value}`), and the arguments reach the tool as they were sent.
+    let registry = ToolRegistry::new();
+    for (name, schema) in [
+        ("open", json!({})),
+        ("annotated", json!({"description": "Anything goes."})),
+    ] {
+        registry
+            .register(
+                ToolDefinition::builder(name)
+                    .description("Echo the arguments.")
+                    .approval(ApprovalTier::Read)
+                    .input_json_schema(schema)
+                    .handler(|input: Value, _ctx| async move { Ok::<_, ToolError>(input) })
+                    .build(),
+            )
+            .unwrap();
+    }
+    let server = serve_http(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        registry,
+        McpHttpOptions::new(McpServerOptions::new("open", "1.0.0")),
+    )
+    .await
+    .unwrap();
+    let client = McpClient::connect_http(&server.url(), McpHttpClientOptions::new())
+        .await
+        .unwrap();
+    let tools: Vec<Value> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| serde_json::to_value(t).unwrap())
+        .collect();
+    assert_eq!(
+        tools[0]["inputSchema"],
+        json!({"type": "object"}),
+        "{}",
+        tools[0]
+    );
+    assert!(tools[0].get("_meta").is_none(), "not wrapped: {}", tools[0]);
+    assert_eq!(
+        tools[1]["inputSchema"],
+        json!({"type": "object", "description": "Anything goes."})
+    );
+    for name in ["open", "annotated"] {
+        let output = collect_tool_outcome(client.invoke(name, json!({"a": 1, "b": [2]})), |_| {})
+            .await
+            .unwrap();
+        assert_eq!(output.data, json!({"a": 1, "b": [2]}), "{name}");
+    }
+    client.close().await.unwrap();
+    server.shutdown().await.unwrap();
+}

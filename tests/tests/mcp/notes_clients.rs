@@ -96,7 +96,8 @@ fn check(report: &Value, marker: &Path, sdk: Sdk) {
         "{}",
         text(empty)
     );
-    assert!(text(empty).contains("/query"), "{}", text(empty));
+    let details = empty["content"][1]["text"].as_str().unwrap_or_default();
+    assert!(details.contains("/query"), "{empty}");
     // notes.search advertises an output schema, so the error object rides in
     // _meta (clients validate any structuredContent against the schema).
     assert!(empty.get("structuredContent").is_none());
@@ -107,6 +108,14 @@ fn check(report: &Value, marker: &Path, sdk: Sdk) {
     // A tool's own error code.
     assert_eq!(report["get_missing"]["isError"], true);
     assert!(text(&report["get_missing"]).starts_with("Error [NOT_FOUND]: No note with id 999"));
+    // Its details follow the message as a text item of their own.
+    let content = report["get_missing"]["content"].as_array().unwrap();
+    assert_eq!(content.len(), 2, "{content:?}");
+    assert!(
+        !content[0]["text"].as_str().unwrap().contains('{'),
+        "{content:?}"
+    );
+    assert_eq!(content[1]["text"], "{\n  \"id\": 999\n}", "{content:?}");
 
     // Missing and duplex tools give the same answer.
     for (key, name) in [("unknown", "no.such.tool"), ("duplex", "diag.duplex")] {
@@ -156,6 +165,18 @@ fn check(report: &Value, marker: &Path, sdk: Sdk) {
     );
     let logs = report["cancel_logs"].to_string();
     assert!(logs.contains("sleeping for 60000 ms"), "{logs}");
+    // A log line without meta is `{message}` too: every line parses alike.
+    let sleeping = report["cancel_logs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l.to_string().contains("sleeping for"))
+        .unwrap();
+    assert_eq!(
+        sleeping["data"],
+        json!({"message": "sleeping for 60000 ms"}),
+        "{sleeping}"
+    );
     assert!(logs.contains("diag.sleep"), "{logs}");
     assert_eq!(
         wait_for_file(marker, Duration::from_secs(15)).as_deref(),
@@ -241,7 +262,13 @@ fn http_withholds_write_tools_unless_allowed() {
     for read in ["notes.get", "notes.search", "notes.export"] {
         assert!(names.contains(&read), "{read} is listed: {names:?}");
     }
-    for write in ["notes.create", "notes.rename", "notes.archive"] {
+    for write in [
+        "notes.create",
+        "notes.rename",
+        "notes.archive",
+        "notes.export_file",
+        "notes.reindex",
+    ] {
         assert!(!names.contains(&write), "{write} is withheld: {names:?}");
     }
     assert_eq!(report["create"]["isError"], true);

@@ -105,7 +105,10 @@ fn progress_needs_a_token_and_logs_follow_the_level() {
     assert_eq!(logs.len(), 1, "{notifications:?}");
     assert_eq!(logs[0]["params"]["level"], "info");
     assert_eq!(logs[0]["params"]["logger"], "notes.export");
-    assert_eq!(logs[0]["params"]["data"], "exporting 4 notes");
+    assert_eq!(
+        logs[0]["params"]["data"],
+        json!({"message": "exporting 4 notes"})
+    );
 
     // With a token: one notification per note, with the token, out of 100,
     // never decreasing.

@@ -8,6 +8,7 @@ mod support;
 mod asking;
 mod notes_browser;
 mod notes_clients;
+mod notes_live;
 mod notes_typed;
 mod projection;
 mod server;

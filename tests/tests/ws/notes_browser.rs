@@ -48,6 +48,14 @@ fn two_pages_see_each_others_notes_live_and_search() {
 
     assert_eq!(titles(&r["a_after_reload"]), [hostile, "Browser note"]);
     assert_eq!(r["no_key_status"], "disconnected (1006)");
+    // ... and what to do about it, not only a red badge.
+    let hint = r["no_key_error"].as_str().unwrap();
+    assert!(
+        hint.starts_with(
+            "The server refused the connection. If it was started with --api-key KEY, open http://"
+        ) && hint.contains("/#key=KEY"),
+        "{hint}"
+    );
     // The only console errors are the refused socket's.
     for line in r["console"].as_array().unwrap() {
         let line = line.as_str().unwrap();

@@ -50,6 +50,23 @@ pub fn run_node(script: &str, args: &[&str]) -> Output {
     run_node_in(&ws_clients().node_dir, script, args)
 }
 
+/// Starts a Node script from the Node project with its stdout piped, for
+/// a test that talks to it while it runs.
+pub fn spawn_node(script: &str, args: &[&str]) -> std::process::Child {
+    let node_dir = &ws_clients().node_dir;
+    let copy = node_dir.join(script);
+    std::fs::copy(gonk_tools_tests::clients::client_script(script), &copy)
+        .expect("copy the script next to node_modules");
+    std::process::Command::new("node")
+        .arg(&copy)
+        .args(args)
+        .current_dir(node_dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("node runs")
+}
+
 /// `notes serve` on a free port, an in-memory database, with the key and
 /// the write tools; the diagnostic tools are on.
 pub struct NotesServer {
@@ -71,6 +88,11 @@ impl NotesServer {
             .trim_end_matches("/mcp")
             .to_owned();
         NotesServer { process, addr }
+    }
+
+    /// `http://ADDR/mcp` (MCP on the same server).
+    pub fn mcp_url(&self) -> String {
+        self.process.url.clone()
     }
 
     /// `ws://ADDR/ws`.

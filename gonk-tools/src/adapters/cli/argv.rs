@@ -360,7 +360,7 @@ fn parse_input(text: &str) -> Result<Value, InputError> {
     } else {
         text
     };
-    serde_json::from_str(text).map_err(|e| InputError(format!("--input is not valid JSON: {e}")))
+    serde_json::from_str(text).map_err(|e| InputError(format!("--input must be valid JSON: {e}")))
 }
 
 #[cfg(test)]
@@ -496,7 +496,7 @@ mod tests {
         );
         assert!(parse(&tool, &["--input", "{"])
             .unwrap_err()
-            .contains("--input is not valid JSON"));
+            .contains("--input must be valid JSON"));
         assert!(parse(&tool, &["--input", "[1]", "--limit", "2"])
             .unwrap_err()
             .contains("must be a JSON object"));

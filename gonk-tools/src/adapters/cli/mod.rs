@@ -299,7 +299,18 @@ impl Cli {
                     .help("Print every event as one JSON line on stdout (JSON Lines)"),
             );
         if let Some(version) = &self.version {
-            root = root.version(version.clone());
+            // `-v` as well; what is printed is decided in `argv_error`.
+            root = root
+                .version(version.clone())
+                .disable_version_flag(true)
+                .arg(
+                    Arg::new("version")
+                        .short('v')
+                        .long("version")
+                        .action(ArgAction::Version)
+                        .display_order(GLOBAL_ORDER)
+                        .help("Print the version"),
+                );
         }
         if let Some(about) = &self.about {
             root = root.about(about.clone());
@@ -469,7 +480,7 @@ impl Cli {
         let mut command = built.command;
         let matches = match matches {
             Ok(matches) => matches,
-            Err(error) => return exit::code(argv_error(error, &built.duplex)),
+            Err(error) => return exit::code(argv_error(error, &built.duplex, self)),
         };
         if let Some(hook) = &self.on_parsed {
             if let Err(message) = hook(&matches) {
@@ -549,7 +560,7 @@ impl Cli {
         let input = match args.input(matches) {
             Ok(input) => input,
             Err(error) => {
-                terminal::stderr(&format!("Error: {}\n", error.0));
+                terminal::stderr(&format!("Input error: {}\n", error.0));
                 return exit::USAGE;
             }
         };
@@ -576,12 +587,27 @@ impl Cli {
             lock(&notice).notice("Cancelling (press Ctrl-C again to exit at once)");
         });
 
+        let detached = self
+            .registry
+            .get(&args.tool)
+            .is_some_and(|def| def.detached);
         let mut events = self.registry.invoke(&args.tool, input, ctx);
         let mut error: Option<ErrorCode> = None;
         let mut has_result = false;
+        let mut launched = None;
         while let Some(event) = events.next().await {
             match &event {
-                ToolEvent::Result { .. } => has_result = true,
+                ToolEvent::Result { data, .. } => {
+                    has_result = true;
+                    launched = detached
+                        .then(|| self.launched_job(base, &args.tool, data))
+                        .flatten();
+                    // The handle's message is written for a model; a person
+                    // is told below, and gets the job's outcome instead.
+                    if launched.is_some() && mode == Mode::Human {
+                        continue;
+                    }
+                }
                 ToolEvent::Error { code, .. } => error = Some(code.clone()),
                 _ => {}
             }
@@ -603,14 +629,79 @@ impl Cli {
                  terminal: run it in a terminal to answer the question.\n",
             );
         }
-        self.await_jobs(base).await;
+        if let Some(job) = launched {
+            return self.follow_job(base, &args.tool, &job, &renderer).await;
+        }
+        self.await_jobs(base, None).await;
         error.map_or(exit::OK, |code| exit::for_error(&code))
+    }
+
+    /// The id of the job a detached call of `tool` launched, when `data`
+    /// is its handle (rather than the result of an inline run).
+    fn launched_job(
+        &self,
+        base: &ToolContext,
+        tool: &str,
+        data: &serde_json::Value,
+    ) -> Option<String> {
+        let id = data.get("jobId")?.as_str()?;
+        let runner = crate::jobs::runner(&self.registry)?;
+        let owner = crate::jobs::owner_of(base.auth());
+        let record = runner.get(owner.as_deref(), id)?;
+        (record.tool == tool).then_some(record.id)
+    }
+
+    /// Waits for the job a call launched and reports its outcome as a
+    /// foreground call would: the result on stdout, or the error on stderr
+    /// and its exit code (Ctrl-C cancels it: `ABORTED`, 130).
+    async fn follow_job(
+        &self,
+        base: &ToolContext,
+        tool: &str,
+        job: &str,
+        renderer: &Mutex<Renderer>,
+    ) -> u8 {
+        self.await_jobs(base, Some((tool, job))).await;
+        let owner = crate::jobs::owner_of(base.auth());
+        let record = crate::jobs::runner(&self.registry)
+            .and_then(|runner| runner.get(owner.as_deref(), job));
+        let outcome = match record {
+            Some(record) => match (record.output, record.error) {
+                (_, Some(error)) => Err(error),
+                (Some(output), None) => Ok(output),
+                (None, None) => Err(ToolError::new(
+                    ErrorCode::NoResult,
+                    format!("Background job {job} ended without a result"),
+                )),
+            },
+            None => Err(ToolError::new(
+                ErrorCode::custom("JOB_NOT_FOUND"),
+                format!("Background job {job} is gone; `jobs.list` shows the jobs still kept"),
+            )),
+        };
+        let event = match outcome {
+            Ok(output) => ToolEvent::Result {
+                data: output.data,
+                display: output.display,
+            },
+            Err(error) => ToolEvent::error(error),
+        };
+        let code = match &event {
+            ToolEvent::Error { code, .. } => exit::for_error(code),
+            _ => exit::OK,
+        };
+        let mut renderer = lock(renderer);
+        renderer.event(&event);
+        renderer.finish();
+        code
     }
 
     /// A detached call launched its job in this process, which ends the
     /// job when it exits: stay until this caller's jobs end (Ctrl-C
     /// cancels them). `--wait` runs the call in the foreground instead.
-    async fn await_jobs(&self, base: &ToolContext) {
+    /// `followed` is the (tool, job) this call launched: it is announced
+    /// even when it has already ended.
+    async fn await_jobs(&self, base: &ToolContext, followed: Option<(&str, &str)>) {
         let Some(runner) = crate::jobs::runner(&self.registry) else {
             return;
         };
@@ -621,17 +712,34 @@ impl Cli {
             .filter(|record| !record.status.is_terminal())
             .map(|record| record.id)
             .collect();
-        if pending.is_empty() {
+        if pending.is_empty() && followed.is_none() {
             return;
         }
         // Listening before the notice, so a Ctrl-C right after it counts.
         let interrupted = tokio::signal::ctrl_c();
         let mut interrupted = std::pin::pin!(interrupted);
         let early = futures::FutureExt::now_or_never(interrupted.as_mut()).is_some();
-        terminal::stderr(&format!(
-            "Waiting for background job {} to finish before exiting (Ctrl-C cancels it; --wait runs a call in the foreground)\n",
-            pending.join(", ")
-        ));
+        if let Some((tool, job)) = followed {
+            terminal::stderr(&format!(
+                "{tool} started as background job {job}; waiting for it to finish \
+                 (Ctrl-C cancels it; --wait runs {tool} in the foreground; \
+                 `jobs.status {job}` shows its progress from another shell)\n"
+            ));
+        }
+        if pending.is_empty() {
+            return;
+        }
+        let others: Vec<&str> = pending
+            .iter()
+            .map(String::as_str)
+            .filter(|id| Some(*id) != followed.map(|(_, job)| job))
+            .collect();
+        if !others.is_empty() {
+            terminal::stderr(&format!(
+                "Waiting for background job {} to finish before exiting (Ctrl-C cancels it; --wait runs a call in the foreground)\n",
+                others.join(", ")
+            ));
+        }
         let cancelled = early
             || tokio::select! {
                 _ = runner.idle() => false,
@@ -657,8 +765,23 @@ fn gave_input(matches: &ArgMatches) -> bool {
 }
 
 /// Prints a clap error (or help / version) and picks the exit code: 0 for
-/// help and version, 3 for a duplex tool, 2 otherwise.
-fn argv_error(error: clap::Error, duplex: &HashMap<String, String>) -> u8 {
+/// help and version (`--version` / `-v` print the version alone), and for
+/// the help a bare command prints, which is not a mistake; 3 for a duplex
+/// tool; 2 otherwise. An unknown
+/// subcommand is `Unknown tool: NAME`, as on every other surface.
+fn argv_error(error: clap::Error, duplex: &HashMap<String, String>, cli: &Cli) -> u8 {
+    let program = &cli.name;
+    if error.kind() == ErrorKind::DisplayVersion {
+        // The version alone, for scripts (clap would print the name too).
+        if let Some(version) = &cli.version {
+            terminal::stdout(&format!("{version}\n"));
+            return exit::OK;
+        }
+    }
+    if error.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        terminal::stdout(&error.render().to_string());
+        return exit::OK;
+    }
     if error.kind() == ErrorKind::InvalidSubcommand {
         if let Some(ContextValue::String(name)) = error.get(ContextKind::InvalidSubcommand) {
             if let Some(tool) = duplex.get(name) {
@@ -668,6 +791,17 @@ fn argv_error(error: clap::Error, duplex: &HashMap<String, String>) -> u8 {
                 ));
                 return exit::DUPLEX;
             }
+            // clap lists the similar names least similar first.
+            let similar = match error.get(ContextKind::SuggestedSubcommand) {
+                Some(ContextValue::String(similar)) => Some(similar),
+                Some(ContextValue::Strings(similar)) => similar.last(),
+                _ => None,
+            };
+            let hint = similar.map_or(String::new(), |s| format!("did you mean `{s}`? "));
+            terminal::stderr(&format!(
+                "Unknown tool: {name}\n  {hint}`{program} list` shows the tools\n"
+            ));
+            return exit::USAGE;
         }
     }
     let text = error.render().to_string();

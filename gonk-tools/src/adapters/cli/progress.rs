@@ -69,13 +69,9 @@ impl Progress {
     }
 }
 
+/// A whole percent, as the bar shows it: `49.6` is `50`.
 fn format_percent(percent: f64) -> String {
-    let percent = percent.clamp(0.0, 100.0);
-    if percent.fract() == 0.0 {
-        format!("{percent:.0}")
-    } else {
-        format!("{percent:.1}")
-    }
+    format!("{:.0}", percent.clamp(0.0, 100.0).round())
 }
 
 fn new_bar() -> ProgressBar {
@@ -94,7 +90,8 @@ mod tests {
     #[test]
     fn percents_are_short() {
         assert_eq!(format_percent(50.0), "50");
-        assert_eq!(format_percent(33.333), "33.3");
+        assert_eq!(format_percent(33.333), "33");
+        assert_eq!(format_percent(49.6), "50");
         assert_eq!(format_percent(250.0), "100");
     }
 }

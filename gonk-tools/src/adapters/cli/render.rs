@@ -1,7 +1,7 @@
 //! Output rendering: which channel each event goes to, and how a result's
 //! display looks in a terminal.
 //!
-//! * human mode — the result's display (or its data as pretty JSON) and
+//! * human mode — the result's display (or its data as compact JSON) and
 //!   data chunks (one JSON line each) on stdout; logs (`[level] message`),
 //!   progress and errors (`Error [CODE]: message` + details) on stderr;
 //! * `--json` — every event as one JSON line on stdout.
@@ -38,7 +38,7 @@ fn with_newline(mut text: String) -> String {
     text
 }
 
-/// A result as terminal text: its display, else its data as pretty JSON
+/// A result as terminal text: its display, else its data as compact JSON
 /// (nothing for `null` data).
 pub(crate) fn render_result(data: &Value, display: Option<&ToolDisplay>) -> String {
     match display {
@@ -47,7 +47,8 @@ pub(crate) fn render_result(data: &Value, display: Option<&ToolDisplay>) -> Stri
             with_newline(display_text(display))
         }
         _ if data.is_null() => String::new(),
-        _ => with_newline(crate::adapters::render::pretty(data)),
+        // Compact: one line a script can pipe on (a JSON display is pretty).
+        _ => with_newline(data.to_string()),
     }
 }
 
@@ -128,8 +129,8 @@ mod tests {
     #[test]
     fn results_without_display_print_their_data() {
         assert_eq!(
-            render_result(&json!({"id": 1}), None),
-            "{\n  \"id\": 1\n}\n"
+            render_result(&json!({"id": 1, "tags": ["a"]}), None),
+            "{\"id\":1,\"tags\":[\"a\"]}\n"
         );
         assert_eq!(
             render_result(&json!(3), Some(&ToolDisplay::Blocks(vec![]))),

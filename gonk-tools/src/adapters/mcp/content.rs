@@ -109,14 +109,19 @@ pub(crate) enum ErrorPlacement {
 }
 
 /// A failed outcome: an `isError` result with `"Error [CODE]: message"`
-/// (and the details as pretty JSON) as text, and the error object
+/// as text (and the details, as pretty JSON, in a second text item), and
+/// the error object
 /// `{error: {code, message, details?}}` as `structuredContent` (or, for a
 /// tool with an output schema, in `_meta`).
 pub(crate) fn error_result(error: &ToolError, placement: ErrorPlacement) -> CallToolResult {
-    let mut text = format!("Error [{}]: {}", error.code, error.message);
+    // The message, then the details as a text item of their own, so a
+    // client shows them apart.
+    let mut content = vec![ContentBlock::text(format!(
+        "Error [{}]: {}",
+        error.code, error.message
+    ))];
     if let Some(details) = &error.details {
-        text.push('\n');
-        text.push_str(&pretty(details));
+        content.push(ContentBlock::text(pretty(details)));
     }
     let mut body = Map::new();
     body.insert("code".into(), Value::String(error.code.as_str().to_owned()));
@@ -124,7 +129,7 @@ pub(crate) fn error_result(error: &ToolError, placement: ErrorPlacement) -> Call
     if let Some(details) = &error.details {
         body.insert("details".into(), details.clone());
     }
-    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+    let mut result = CallToolResult::error(content);
     match placement {
         ErrorPlacement::Structured => result.structured_content = Some(json!({ "error": body })),
         ErrorPlacement::Meta => {
@@ -136,7 +141,8 @@ pub(crate) fn error_result(error: &ToolError, placement: ErrorPlacement) -> Call
     result
 }
 
-/// Parses `"Error [CODE]: message\n{details}"`, the text of an error result.
+/// Parses `"Error [CODE]: message"`, the text of an error result (and
+/// `"…\n{details}"`, as other servers may send the details).
 fn parse_error_text(text: &str) -> Option<ToolError> {
     let rest = text.strip_prefix("Error [")?;
     let (code, rest) = rest.split_once("]: ")?;
@@ -232,9 +238,18 @@ pub(crate) fn result_to_outcome(result: CallToolResult) -> Result<ToolOutput<Val
             }
         }
         let message = first_text(&result).unwrap_or("the tool reported an error without a message");
-        return Err(
-            parse_error_text(message).unwrap_or_else(|| ToolError::internal(message.to_owned()))
-        );
+        let mut error =
+            parse_error_text(message).unwrap_or_else(|| ToolError::internal(message.to_owned()));
+        // The details as a second text item (how this crate's servers send them).
+        if error.details.is_none() {
+            error.details = result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text())
+                .nth(1)
+                .and_then(|t| serde_json::from_str(&t.text).ok());
+        }
+        return Err(error);
     }
     let blocks: Vec<DisplayBlock> = result.content.iter().filter_map(content_to_block).collect();
     let meta_data = result
@@ -316,9 +331,14 @@ mod tests {
         let result =
             serde_json::to_value(error_result(&error, ErrorPlacement::Structured)).unwrap();
         assert_eq!(result["isError"], true);
-        let text = result["content"][0]["text"].as_str().unwrap();
-        assert!(text.starts_with("Error [INVALID_INPUT]: Input validation failed\n"));
-        assert!(text.contains("\"/query\""));
+        // The message, then the details as a second text item.
+        assert_eq!(
+            result["content"],
+            json!([
+                {"type": "text", "text": "Error [INVALID_INPUT]: Input validation failed"},
+                {"type": "text", "text": "[\n  {\n    \"message\": \"too short\",\n    \"path\": \"/query\"\n  }\n]"},
+            ])
+        );
         assert_eq!(
             result["structuredContent"]["error"]["code"],
             "INVALID_INPUT"

@@ -42,9 +42,11 @@
 //!   [`WriteToolPolicy`].
 //! * `tools/call`: display blocks become content, object data becomes
 //!   `structuredContent`, errors become `isError` results
-//!   (`"Error [CODE]: message"` and `structuredContent.error`), progress
-//!   becomes `notifications/progress` (with a progress token), log lines
-//!   become `notifications/message` (filtered by `logging/setLevel`), and
+//!   (`"Error [CODE]: message"`, the details as a second text item, and
+//!   `structuredContent.error`), progress becomes
+//!   `notifications/progress` (with a progress token), log lines become
+//!   `notifications/message` whose data is `{message}` or `{message,
+//!   meta}` (filtered by `logging/setLevel`), and
 //!   `notifications/cancelled` or a closed connection cancels the call.
 //! * A tool reaches the MCP peer (to request sampling or elicitation) with
 //!   `ctx.host::<McpRequestContext>()`.

@@ -212,8 +212,9 @@ impl Notifier {
         if !self.level.allows(level) {
             return;
         }
+        // Always an object, so a client parses every log line the same way.
         let data = match meta {
-            None => Value::String(message.to_owned()),
+            None => json!({ "message": message }),
             Some(meta) => json!({ "message": message, "meta": meta }),
         };
         let mut param = LoggingMessageNotificationParam::new(to_mcp_level(level), data)

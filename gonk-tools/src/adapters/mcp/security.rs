@@ -219,7 +219,12 @@ pub(crate) async fn guard(
         auth,
     });
     let method = request.method().clone();
-    let response = next.run(request).await;
+    let mut response = next.run(request).await;
+    // rmcp answers a closed session 202; the spec's clients expect 200 or
+    // 204 (the Python SDK logs a failure for anything else).
+    if method == Method::DELETE && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
 
     match (&session, response.headers().get(SESSION_HEADER)) {
         (None, Some(created)) if response.status().is_success() => {

@@ -48,18 +48,16 @@ pub(crate) fn profile(options: &McpServerOptions, policy: WriteToolPolicy) -> Su
 pub(crate) use crate::schema::is_object_schema;
 
 /// The advertised input schema and whether it wraps the tool's own schema
-/// as `{value}` ([`crate::schema::wrap_non_object`]).
+/// as `{value}` ([`crate::schema::object_input_schema`]: an open schema is
+/// an open object, its arguments passed through).
 pub(crate) fn input_schema(def: &ToolDefinition) -> (JsonObject, bool) {
-    let schema = def.effective_input_schema();
-    match crate::schema::wrap_non_object(schema) {
-        Some(Value::Object(map)) => (map, true),
-        _ => (schema.as_object().cloned().unwrap_or_default(), false),
-    }
+    let (schema, wrapped) = crate::schema::object_input_schema(def.effective_input_schema());
+    (schema.as_object().cloned().unwrap_or_default(), wrapped)
 }
 
 /// Whether calls of `def` arrive wrapped as `{value}`.
 pub(crate) fn input_is_wrapped(def: &ToolDefinition) -> bool {
-    !is_object_schema(def.effective_input_schema())
+    crate::schema::wrap_non_object(def.effective_input_schema()).is_some()
 }
 
 fn annotations(def: &ToolDefinition) -> Option<ToolAnnotations> {

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::PiOptions;
 use crate::adapters::names::{NameMap, SurfaceNameError, SurfaceNameRules};
@@ -192,19 +192,10 @@ pub fn project_tool(def: &ToolDefinition) -> PiToolSpec {
 }
 
 /// The enforced input schema as an object schema, and whether it had to be
-/// wrapped as `{value}`.
+/// wrapped as `{value}` (an open schema is an open object, not wrapped).
 fn parameters(def: &ToolDefinition) -> (Value, bool) {
-    let schema = def.effective_input_schema();
-    if schema.get("type").and_then(Value::as_str) == Some("object") {
-        return (schema.clone(), false);
-    }
-    let wrapped = json!({
-        "type": "object",
-        "properties": { "value": schema },
-        "required": ["value"],
-        "additionalProperties": false,
-    });
-    (wrapped, true)
+    let (schema, wrapped) = crate::schema::object_input_schema(def.effective_input_schema());
+    (schema.into_owned(), wrapped)
 }
 
 /// The description Pi shows the model, and a warning when the capability

@@ -265,9 +265,10 @@ pub(crate) fn required_str<'a>(
 }
 
 /// The input schema as a provider takes it: the schema dispatch enforces,
-/// a non-object one wrapped as `{"value": …}` (calls are unwrapped before
-/// dispatch).
+/// an open one as an open object, another non-object one wrapped as
+/// `{"value": …}` (calls are unwrapped before dispatch).
 pub(crate) fn input_parameters(def: &ToolDefinition) -> Value {
-    let schema = def.effective_input_schema();
-    crate::schema::wrap_non_object(schema).unwrap_or_else(|| schema.clone())
+    crate::schema::object_input_schema(def.effective_input_schema())
+        .0
+        .into_owned()
 }

@@ -1,6 +1,7 @@
 //! [`WsHandler`]: one request in, one reply out — the entry gate, the
-//! call through [`ToolRegistry::invoke`], the reply, and the broadcast of
-//! a succeeded op.
+//! call through [`ToolRegistry::invoke`], the reply — and the broadcast of
+//! every succeeded call of a served op, read from the registry's change
+//! events whichever surface made the call.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -16,6 +17,7 @@ use super::broadcast::{default_policy, BroadcastEmitter, BroadcastPolicy};
 use super::forward;
 use super::hook::{self, HookError};
 use super::message::{WsBroadcast, WsEvent, WsQuestion, WsReply, WsRequest};
+use crate::changes::{ChangeSubscription, ToolChange};
 use crate::context::ToolContext;
 use crate::definition::{SurfaceProfile, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
@@ -34,11 +36,12 @@ struct Inner<C> {
     registry: ToolRegistry,
     /// The ops a request may name (the snapshot minus filtered and duplex
     /// tools).
-    ops: HashSet<String>,
+    ops: Arc<HashSet<String>>,
     authorize: Option<Arc<dyn WsAuthorize<C>>>,
     context: Option<Arc<ContextFactory<C>>>,
-    policy: Arc<BroadcastPolicy>,
-    emitter: Option<Arc<BroadcastEmitter>>,
+    /// The broadcast's subscription to the registry's change events
+    /// (with an emitter only); dropped with the last clone of the handler.
+    _changes: Option<ChangeSubscription>,
     ask_timeout: Duration,
 }
 
@@ -99,7 +102,7 @@ impl<C> fmt::Debug for WsHandler<C> {
             .field("ops", &self.ops())
             .field("authorize", &self.inner.authorize.is_some())
             .field("context", &self.inner.context.is_some())
-            .field("emitter", &self.inner.emitter.is_some())
+            .field("broadcasts", &self.inner._changes.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -289,32 +292,41 @@ impl<C: Send + Sync + 'static> WsHandler<C> {
                 )
             }
         };
-        self.broadcast(&tool, &op, &result);
+        // The broadcast (if any) went out from the registry's change
+        // event, before this reply: see `broadcast`.
         WsReply::result(req_id, result)
     }
+}
 
-    /// Broadcasts a succeeded op when the policy says so. Failures are
-    /// warnings: they never reach the requester's reply.
-    fn broadcast(&self, tool: &ToolDefinition, op: &str, result: &Value) {
-        let Some(emit) = &self.inner.emitter else {
+/// Broadcasts a succeeded call of a served op when the policy says so —
+/// whichever surface made the call (this socket, MCP, a job, …): it is fed
+/// by the registry's change events ([`ToolRegistry::on_change`]). Failures
+/// are warnings: they never reach a requester's reply.
+fn broadcast(
+    ops: &HashSet<String>,
+    policy: &BroadcastPolicy,
+    emit: &BroadcastEmitter,
+    change: &ToolChange<'_>,
+) {
+    let (tool, result) = (change.tool, change.data);
+    let op = tool.name.as_str();
+    if !ops.contains(op) {
+        return;
+    }
+    match hook::call("broadcast policy", || policy(tool, result)) {
+        Ok(false) => return,
+        Ok(true) => {}
+        Err(failure) => {
+            tracing::warn!(target: "gonk_tools::adapters::ws", op, error = %failure.message, "the broadcast policy failed; nothing was broadcast");
             return;
-        };
-        let policy = &self.inner.policy;
-        match hook::call("broadcast policy", || policy(tool, result)) {
-            Ok(false) => return,
-            Ok(true) => {}
-            Err(failure) => {
-                tracing::warn!(target: "gonk_tools::adapters::ws", op, error = %failure.message, "the broadcast policy failed; nothing was broadcast");
-                return;
-            }
         }
-        let message = WsBroadcast {
-            op: op.to_owned(),
-            payload: result.clone(),
-        };
-        if let Err(failure) = hook::call("broadcast emitter", || emit(&message)) {
-            tracing::warn!(target: "gonk_tools::adapters::ws", op, error = %failure.message, "the broadcast emitter failed");
-        }
+    }
+    let message = WsBroadcast {
+        op: op.to_owned(),
+        payload: result.clone(),
+    };
+    if let Err(failure) = hook::call("broadcast emitter", || emit(&message)) {
+        tracing::warn!(target: "gonk_tools::adapters::ws", op, error = %failure.message, "the broadcast emitter failed");
     }
 }
 
@@ -500,20 +512,25 @@ impl<C: Send + Sync + 'static> WsHandlerBuilder<C> {
     pub fn build(self) -> WsHandler<C> {
         let registry = self.registry.filter(|_| true);
         let profile = SurfaceProfile::new().filter(self.keep.as_deref());
-        let ops = registry
-            .list()
-            .into_iter()
-            .filter(|tool| !profile.exposure(tool).is_hidden())
-            .map(|tool| tool.name.clone())
-            .collect();
+        let ops: Arc<HashSet<String>> = Arc::new(
+            registry
+                .list()
+                .into_iter()
+                .filter(|tool| !profile.exposure(tool).is_hidden())
+                .map(|tool| tool.name.clone())
+                .collect(),
+        );
+        let changes = self.emitter.map(|emit| {
+            let (ops, policy) = (Arc::clone(&ops), self.policy);
+            registry.on_change(move |change| broadcast(&ops, &*policy, &*emit, change))
+        });
         WsHandler {
             inner: Arc::new(Inner {
                 registry,
                 ops,
                 authorize: self.authorize,
                 context: self.context,
-                policy: self.policy,
-                emitter: self.emitter,
+                _changes: changes,
                 ask_timeout: self.ask_timeout,
             }),
         }

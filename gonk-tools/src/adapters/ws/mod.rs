@@ -10,10 +10,13 @@
 //! * The host's entry gate ([`WsAuthorize`]): `authorize(tool, caller,
 //!   input)` before dispatch; `false` → `Not authorized to invoke <op>`
 //!   and the tool never runs.
-//! * Broadcast: after a *succeeded* op, a [`WsBroadcast`]
-//!   `{type: "broadcast", op, payload}` through the host's emitter, when
-//!   the [broadcast policy](broadcasts_by_default) selects it (default:
-//!   unrestricted writes only).
+//! * Broadcast: after a *succeeded* call of a served op — made over this
+//!   socket or any other surface of the same registry (MCP, the command
+//!   line, Pi, a background job, a composed call): the broadcast reads the
+//!   registry's change events ([`ToolRegistry::on_change`](crate::ToolRegistry::on_change)) —
+//!   a [`WsBroadcast`] `{type: "broadcast", op, payload}` through the
+//!   host's emitter, when the [broadcast policy](broadcasts_by_default)
+//!   selects it (default: unrestricted writes only).
 //! * [`WsInbound`] / [`WsOutbound`] — parsing frames on either side.
 //!
 //! ## Two authorization models

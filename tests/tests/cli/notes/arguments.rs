@@ -87,7 +87,7 @@ fn input_json_gives_the_whole_input_and_arguments_override_it() {
             fails(
                 &["diag.echo", "--input", "{\"text\": "],
                 2,
-                Is("Error: --input is not valid JSON: EOF while parsing a value at line 1 column 9\n"),
+                Is("Input error: --input must be valid JSON: EOF while parsing a value at line 1 column 9\n"),
             ),
             // JSON without a required field: the schema says so (exit 2).
             fails(
@@ -118,7 +118,7 @@ fn input_json_gives_the_whole_input_and_arguments_override_it() {
     let piped = Run::from(child.wait_with_output().unwrap());
     assert_eq!(piped.code, 0, "{}", piped.stderr);
     assert!(
-        piped.stdout.contains("\"text\": \"from stdin\""),
+        piped.stdout.contains("\"text\":\"from stdin\""),
         "{}",
         piped.stdout
     );

@@ -46,6 +46,21 @@ fn list_groups_tools_by_category_with_uncategorized_last() {
     )
     .check(notes(), &[]);
     assert!(!plain.stdout.contains("diag."));
+
+    // The notes README shows this very listing (every tool, as printed).
+    let readme = std::fs::read_to_string(
+        gonk_tools_tests::workspace::root().join("examples/notes/README.md"),
+    )
+    .unwrap();
+    let shown = readme
+        .split("--bin notes -- list\n```\n\n```text\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the README shows `notes list` in a text block");
+    assert_eq!(
+        shown, plain.stdout,
+        "examples/notes/README.md shows another list"
+    );
 }
 
 #[test]

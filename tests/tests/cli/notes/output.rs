@@ -44,15 +44,18 @@ fn exit_codes_follow_the_outcome() {
             argv_error(&["notes.search", "x", "--nope"]),
             argv_error(&["notes.get", "1", "2"]),
             argv_error(&["--nope"]),
-            // 2: an unknown tool at the argv layer, with a suggestion.
+            // 2: an unknown tool at the argv layer, in the words every
+            // surface uses, with a suggestion.
             fails(
                 &["notes.serch", "x"],
                 2,
                 All(vec![
-                    Has("unrecognized subcommand 'notes.serch'"),
-                    Has("notes.search"),
+                    Starts("Unknown tool: notes.serch\n"),
+                    Has("did you mean `notes.search`?"),
+                    Has("`notes list` shows the tools"),
                 ]),
             ),
+            fails(&["ghost"], 2, Starts("Unknown tool: ghost\n")),
             // 1: any other error, with its details.
             fails(
                 &["notes.get", "7"],
@@ -67,8 +70,8 @@ fn exit_codes_follow_the_outcome() {
         testbed(),
         &[],
         &[
-            // 2: no subcommand prints the help on stderr.
-            fails(&[], 2, Has("Usage: notes [OPTIONS] <COMMAND>")),
+            // 0: no subcommand prints the help on stdout (asking for it is no mistake).
+            ok(&[], Has("Usage: notes [OPTIONS] <COMMAND>")).stderr(Is("")),
             // 127: TOOL_NOT_FOUND reported by dispatch (a nested call to a missing tool).
             fails(
                 &["diag.invoke", "no.such.tool"],
@@ -85,10 +88,9 @@ fn exit_codes_follow_the_outcome() {
             fails(&["diag.duplex"], 3, Has("tool diag.duplex is duplex")),
             // 0: help (duplex tools hidden) and version.
             ok(&["--help"], Has("Commands:")),
-            ok(
-                &["--version"],
-                Is(concat!("notes ", env!("CARGO_PKG_VERSION"), "\n")),
-            ),
+            // The version alone, for scripts; `-v` too.
+            ok(&["--version"], Is(concat!(env!("CARGO_PKG_VERSION"), "\n"))),
+            ok(&["-v"], Is(concat!(env!("CARGO_PKG_VERSION"), "\n"))),
         ],
     );
     let help = run_on(testbed(), &["--help"]);
@@ -102,7 +104,7 @@ fn exit_codes_follow_the_outcome() {
 fn events_go_to_their_channels() {
     // stdout: data chunks as JSON lines, then the result's display.
     // stderr: logs (context logger and stream) and progress (notify and
-    // stream), in order.
+    // stream), in order; a percent is whole, as the bar shows it (49.6 is 50).
     ok(&["diag.events"], Is("{\"chunk\":1}\n{\"chunk\":2}\ndone\n"))
         .stderr(Is("[warn] from the context logger\n[progress] 25% notified\n[debug] debug line\n[info] info line\n[progress] 50% halfway\n"))
         .check(testbed(), &[]);
@@ -151,8 +153,8 @@ fn displays_render_per_block_kind() {
                 &["text", "link"],
                 Is("plain text\nDocs: https://example.invalid/docs\n"),
             ),
-            // No display: the data, as pretty JSON.
-            ok(&[], Is("{\n  \"blocks\": 0\n}\n")),
+            // No display: the data, as compact JSON (one line to pipe on).
+            ok(&[], Is("{\"blocks\":0}\n")),
         ],
     );
 }

@@ -1,6 +1,6 @@
 //! Receipts: a successful call writes three with one base, optional
-//! fields absent when unset, a fresh request id per root call, and a gate
-//! that waits stamped with its own time.
+//! fields absent when unset, a fresh request id per root call, and every
+//! receipt stamped with its own clock reading.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -154,9 +154,10 @@ async fn each_root_call_gets_a_fresh_request_id_visible_to_the_handler() {
 }
 
 #[tokio::test]
-async fn a_gate_that_waits_gets_its_own_timestamp() {
+async fn every_receipt_is_stamped_when_its_decision_is_made() {
     // The policy moves the clock by a minute on each question; at invoke it
-    // also has to wait (yields once) before it answers.
+    // also has to wait (yields once) before it answers. Each receipt reads
+    // the clock itself, whether its gate waited or not.
     struct SlowInvoke(TestClock);
     impl AuthorizationPolicy for SlowInvoke {
         fn authorize<'a>(
@@ -180,7 +181,13 @@ async fn a_gate_that_waits_gets_its_own_timestamp() {
     let events = run(&f.registry, "notes.read", json!({"q": "x"}), ctx).await;
     assert_eq!(events[0].kind(), "result");
     let stamps: Vec<_> = audit.snapshot().iter().map(|r| r.timestamp()).collect();
-    // Discover decided without waiting: the admission reading. Invoke
-    // waited: read again after its answer (two minutes on).
-    assert_eq!(stamps, [t0(), t0() + Duration::from_secs(120)]);
+    // Discover decided at once, a minute on (it shared the admission
+    // reading, t0, before); invoke waited, two minutes on.
+    assert_eq!(
+        stamps,
+        [
+            t0() + Duration::from_secs(60),
+            t0() + Duration::from_secs(120)
+        ]
+    );
 }

@@ -74,13 +74,14 @@ async fn a_resource_that_cannot_be_resolved_is_unresolved() {
             resolver: Some(TestResolver::new(|_| {
                 Ok(Some(ResourceRef::new("folder").with_target("f1")))
             })),
-            reason: "Resolved resource has kind folder, expected note",
+            // The contract's reason; the receipt shows the resolved kind.
+            reason: "Required authorization resource could not be resolved",
             related: json!([{"kind": "folder", "target": "f1"}]),
             resolver_calls: 1,
         },
         Unresolved {
             resolver: Some(TestResolver::new(|_| Ok(Some(ResourceRef::new("note"))))),
-            reason: "Resolved resource lacks required field target",
+            reason: "Required authorization resource could not be resolved",
             related: json!([{"kind": "note"}]),
             resolver_calls: 1,
         },
@@ -191,9 +192,15 @@ async fn declared_required_fields_are_all_checked() {
     )
     .await;
     assert_eq!(error_of(&events).code, ErrorCode::AuthResourceUnresolved);
+    // The contract's reason; the receipt shows what was resolved (no tenant).
+    let receipt = authz(&audit.snapshot()[1]).clone();
     assert_eq!(
-        authz(&audit.snapshot()[1]).reason.as_deref(),
-        Some("Resolved resource lacks required field tenantId")
+        receipt.reason.as_deref(),
+        Some("Required authorization resource could not be resolved")
+    );
+    assert_eq!(
+        serde_json::to_value(&receipt.related_resources).unwrap(),
+        json!([{"kind": "note", "target": "n1"}])
     );
 }
 

@@ -135,3 +135,38 @@ async fn a_failing_broadcast_policy_or_emitter_never_masks_the_success_reply() {
     }
     assert!(logs.contains("WARN"), "{logs}");
 }
+
+#[tokio::test]
+async fn a_write_made_on_any_surface_is_broadcast() {
+    // The broadcast reads the registry's change events: a call that never
+    // went through this handler (MCP, the CLI, Pi, a job all call the
+    // registry) and a composed call are broadcast as well; a dropped
+    // handler broadcasts nothing more.
+    let f = fixture();
+    let broadcasts = Broadcasts::default();
+    let handler = WsHandler::<()>::builder(&f.registry)
+        .emitter(broadcasts.emitter())
+        .build();
+    let direct = f.registry.invoke(
+        "note.write",
+        json!({"text": "elsewhere"}),
+        ToolContext::new(),
+    );
+    collect_tool_outcome(direct, |_| {}).await.unwrap();
+    assert_eq!(broadcasts.ops(), ["note.write"]);
+    let sent = broadcasts.0.lock().unwrap()[0].clone();
+    assert_eq!(sent.payload["text"], "elsewhere");
+    // A read elsewhere is not broadcast (the default policy).
+    let read = f
+        .registry
+        .invoke("echo", json!({"text": "r"}), ToolContext::new());
+    collect_tool_outcome(read, |_| {}).await.unwrap();
+    assert_eq!(broadcasts.ops(), ["note.write"]);
+
+    drop(handler);
+    let after = f
+        .registry
+        .invoke("note.write", json!({"text": "later"}), ToolContext::new());
+    collect_tool_outcome(after, |_| {}).await.unwrap();
+    assert_eq!(broadcasts.ops(), ["note.write"], "the handler is gone");
+}
