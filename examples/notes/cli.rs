@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use gonk_tools::adapters::cli::clap::{value_parser, Arg, Command};
+use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgAction, Command};
 use gonk_tools::adapters::cli::{exit, Cli};
 use gonk_tools::{ToolDefinition, ToolRegistry};
 
 use crate::store::{self, Store};
-use crate::{mcp, pi, saved, tools};
+use crate::{mcp, otel, pi, saved, tools};
 
 /// The id of the global `--db` option.
 const DB: &str = "db";
@@ -43,8 +43,22 @@ fn failure(message: impl std::fmt::Display) -> ExitCode {
 /// searches of `NOTES_SAVED_SEARCHES`, and `extra` tools (none in the
 /// `notes` binary; the test fixture adds its diagnostic tools).
 pub fn run(extra: Vec<ToolDefinition>) -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let telemetry = otel::start(&args);
+    let metrics = telemetry.as_ref().map(|(_, metrics)| Arc::clone(metrics));
+    let code = run_with(extra, metrics);
+    if let Some((pipeline, _)) = telemetry {
+        otel::stop(pipeline);
+    }
+    code
+}
+
+fn run_with(
+    extra: Vec<ToolDefinition>,
+    metrics: Option<Arc<dyn gonk_tools::metrics::MetricsSink>>,
+) -> ExitCode {
     let store = Arc::new(Store::new(store::default_path()));
-    let registry = match tools::registry(Arc::clone(&store)) {
+    let registry = match tools::registry_with_metrics(Arc::clone(&store), metrics) {
         Ok(registry) => registry,
         Err(error) => return failure(format!("the notes tools could not be registered: {error}")),
     };
@@ -74,6 +88,15 @@ pub fn run(extra: Vec<ToolDefinition>) -> ExitCode {
                 .help(
                     "The SQLite database [default: $XDG_DATA_HOME/gonk-notes/notes.db or \
                      ~/.local/share/gonk-notes/notes.db]; ':memory:' for a throwaway one",
+                ),
+        )
+        .global_arg(
+            Arg::new(otel::FLAG)
+                .long(otel::FLAG)
+                .action(ArgAction::SetTrue)
+                .help(
+                    "Export traces and metrics over OTLP (also on when OTEL_EXPORTER_OTLP_ENDPOINT is set; \
+                     the standard OTEL_* variables configure it)",
                 ),
         )
         .command(mcp::stdio_command(), {

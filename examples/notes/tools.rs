@@ -441,9 +441,21 @@ toolset! {
 /// A registry holding `store` as state, every notes tool, and the job
 /// runner (with the `jobs.*` tools) that `notes.export_file` runs on.
 pub fn registry(store: Arc<Store>) -> Result<ToolRegistry, RegistryError> {
-    let registry = ToolRegistry::builder()
-        .state_arc(Arc::clone(&store))
-        .build();
+    registry_with_metrics(store, None)
+}
+
+/// [`registry`], recording each call's metric to `metrics` (the OTLP
+/// pipeline's sink under `--otel`).
+pub fn registry_with_metrics(
+    store: Arc<Store>,
+    metrics: Option<Arc<dyn gonk_tools::metrics::MetricsSink>>,
+) -> Result<ToolRegistry, RegistryError> {
+    let builder = ToolRegistry::builder().state_arc(Arc::clone(&store));
+    let registry = match metrics {
+        Some(metrics) => builder.metrics(metrics),
+        None => builder,
+    }
+    .build();
     NotesTools::register_tools(&registry)?;
     crate::jobs::install(&registry, store)?;
     Ok(registry)

@@ -11,6 +11,7 @@ pub mod log_capture;
 pub mod pi;
 pub mod process;
 pub mod security;
+pub mod span_capture;
 pub mod workspace;
 
 /// The workspace `README.md`.

@@ -17,14 +17,22 @@ pub(super) struct CallMetric {
     sink: Option<(Arc<dyn MetricsSink>, Instant)>,
     tool: Arc<str>,
     recorded: bool,
+    /// The call's span: the outcome is recorded on it too (nothing is when
+    /// no subscriber wants it).
+    span: tracing::Span,
 }
 
 impl CallMetric {
-    pub(super) fn start(sink: Option<&Arc<dyn MetricsSink>>, tool: Arc<str>) -> Self {
+    pub(super) fn start(
+        sink: Option<&Arc<dyn MetricsSink>>,
+        tool: Arc<str>,
+        span: tracing::Span,
+    ) -> Self {
         CallMetric {
             sink: sink.map(|sink| (Arc::clone(sink), Instant::now())),
             tool,
             recorded: false,
+            span,
         }
     }
 
@@ -48,6 +56,7 @@ impl CallMetric {
 
     fn record(&mut self, outcome: MetricOutcome, error_code: Option<ErrorCode>) {
         self.recorded = true;
+        crate::telemetry::record_outcome(&self.span, outcome, error_code.as_ref());
         let Some((sink, start)) = &self.sink else {
             return;
         };

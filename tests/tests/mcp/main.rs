@@ -21,6 +21,7 @@ mod http_nodelay;
 mod http_security;
 mod mapping;
 mod notes_clients;
+mod otel;
 mod param_headers;
 mod rust_client;
 mod shutdown;

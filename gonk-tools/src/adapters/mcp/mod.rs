@@ -86,6 +86,7 @@ mod security;
 mod server;
 mod stdio;
 mod tasks;
+mod telemetry;
 mod tools;
 
 use std::collections::HashSet;

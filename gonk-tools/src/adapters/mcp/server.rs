@@ -17,6 +17,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionConte
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use super::content::{error_result, success_result, unknown_tool, ErrorPlacement};
 use super::inflight::InFlight;
@@ -24,6 +25,7 @@ use super::listing::Listings;
 use super::notify::{LevelFilter, Notifier, Outbound, OutboundQueue};
 use super::security::RequestState;
 use super::tasks;
+use super::telemetry::ServerSpan;
 use super::tools;
 use super::{McpServerOptions, WriteToolPolicy};
 use crate::context::{LogSink, ToolContext};
@@ -628,7 +630,13 @@ impl ServerHandler for McpServer {
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<RequestState>());
         let base = self.base_context(request_state, context.ct.child_token());
-        Ok(self.list_in(&base).await)
+        let telemetry = ServerSpan::start("tools/list", None, &context);
+        let listed = self
+            .list_in(&base)
+            .instrument(telemetry.span().clone())
+            .await;
+        telemetry.finish(None);
+        Ok(listed)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -654,7 +662,11 @@ impl ServerHandler for McpServer {
         if let Some(refused) = refused {
             return refused.map(Into::into);
         }
-        let result = self.call(request, &mut context).await?;
+        let telemetry = ServerSpan::start("tools/call", Some(&request.name), &context);
+        let span = telemetry.span().clone();
+        let result = self.call(request, &mut context).instrument(span).await;
+        telemetry.finish_call(&result);
+        let result = result?;
         let owner = || self.owner(&context);
         Ok(
             match tasks::as_task(&shared.registry, &result, &context, owner) {

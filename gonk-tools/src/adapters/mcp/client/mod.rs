@@ -459,13 +459,25 @@ impl McpClient {
                 ));
                 return;
             };
-            let options = match shared.era {
-                McpEra::Stateless => {
+            // The call's CLIENT span; its trace context goes in `_meta`
+            // so the server's spans join this trace (both eras).
+            let span = super::telemetry::client_span(&name);
+            let trace = span.in_scope(crate::telemetry::TraceContext::current);
+            let options = match (shared.era, trace) {
+                (McpEra::Stateless, trace) => {
                     let mut meta = RequestMetaObject::new();
                     meta.set_log_level(to_mcp_level(shared.log_level()));
+                    if let Some(trace) = trace {
+                        trace.write_meta(&mut meta);
+                    }
                     PeerRequestOptions::no_options().with_meta(meta)
                 }
-                McpEra::Session => PeerRequestOptions::no_options(),
+                (McpEra::Session, Some(trace)) => {
+                    let mut meta = RequestMetaObject::new();
+                    trace.write_meta(&mut meta);
+                    PeerRequestOptions::no_options().with_meta(meta)
+                }
+                (McpEra::Session, None) => PeerRequestOptions::no_options(),
             };
             let params = CallToolRequestParams::new(name.clone()).with_arguments(arguments);
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
