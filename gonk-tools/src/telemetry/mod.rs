@@ -161,7 +161,8 @@ pub fn set_parent(span: &Span, parent: &TraceContext) {
 }
 
 /// One MCP server operation, as `mcp.server.operation.duration` records it.
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // The MCP adapter's.
+// Made by the MCP adapter, read by the OTLP exporter.
+#[cfg_attr(not(all(feature = "mcp", feature = "otel")), allow(dead_code))]
 pub(crate) struct McpOperation<'a> {
     /// `tools/call`, `tools/list`, …
     pub(crate) method: &'a str,
