@@ -132,7 +132,14 @@ impl OtelPipeline {
     where
         S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
     {
-        tracing_opentelemetry::layer().with_tracer(self.tracer_provider.tracer(SCOPE))
+        // The conventions' attributes only: no source location, thread or
+        // busy/idle times on every span (they cost per span, and say
+        // nothing an operator asks).
+        tracing_opentelemetry::layer()
+            .with_tracer(self.tracer_provider.tracer(SCOPE))
+            .with_location(false)
+            .with_threads(false)
+            .with_tracked_inactivity(false)
     }
 
     /// The pipeline's meter, for instruments of the host's own.

@@ -299,3 +299,65 @@ fn notes_exports_the_mcp_spans_and_metrics_to_a_real_otlp_receiver() {
         "the secret leaked into telemetry:\n{all}"
     );
 }
+
+/// `Span.SpanKind` CLIENT.
+const KIND_CLIENT: i64 = 3;
+
+#[test]
+fn an_mcp_client_carries_its_trace_into_the_server() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let out = dir.path().join("otlp.jsonl");
+    let db = dir.path().join("notes.db").display().to_string();
+    let receiver = Receiver::start(&out);
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+
+    let mut command = notes_command();
+    command
+        .args(["--db", &db, "serve", "--port", "0"])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .env("OTEL_BSP_SCHEDULE_DELAY", "100");
+    let mut server = ServerProcess::start(command);
+
+    // Another process: McpClient inside a root span, exporting its own spans.
+    let client = Command::new(gonk_tools_tests::workspace::bin("otel-client"))
+        .arg(&server.url)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .stdin(Stdio::null())
+        .output()
+        .expect("otel-client runs");
+    let stderr = String::from_utf8_lossy(&client.stderr);
+    assert!(client.status.success(), "otel-client failed:\n{stderr}");
+    let trace = String::from_utf8_lossy(&client.stdout).trim().to_owned();
+    assert_eq!(trace.len(), 32, "a trace id: {trace:?} ({stderr})");
+
+    server.terminate();
+    assert!(server.wait(Duration::from_secs(30)).success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let lines = loop {
+        let lines = received(&out);
+        let server_span = spans(&lines, "tools/call notes.search", &trace)
+            .iter()
+            .any(|s| s["kind"] == KIND_SERVER);
+        if server_span || Instant::now() > deadline {
+            break lines;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    drop(receiver);
+
+    let in_trace = spans(&lines, "tools/call notes.search", &trace);
+    let client_span = in_trace
+        .iter()
+        .find(|s| s["kind"] == KIND_CLIENT)
+        .unwrap_or_else(|| panic!("the client's span: {in_trace:?}"));
+    assert_eq!(client_span["service"], "otel-client");
+    let server_span = in_trace
+        .iter()
+        .find(|s| s["kind"] == KIND_SERVER)
+        .unwrap_or_else(|| panic!("the server's span in the client's trace: {in_trace:?}"));
+    assert_eq!(server_span["service"], "notes");
+    assert_eq!(server_span["parent_span_id"], client_span["span_id"]);
+    let dispatch = spans(&lines, "execute_tool notes.search", &trace);
+    assert_eq!(dispatch.len(), 1, "{lines:?}");
+    assert_eq!(dispatch[0]["parent_span_id"], server_span["span_id"]);
+}
