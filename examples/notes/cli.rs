@@ -43,8 +43,9 @@ fn failure(message: impl std::fmt::Display) -> ExitCode {
 /// searches of `NOTES_SAVED_SEARCHES`, and `extra` tools (none in the
 /// `notes` binary; the test fixture adds its diagnostic tools).
 pub fn run(extra: Vec<ToolDefinition>) -> ExitCode {
-    let args: Vec<String> = std::env::args().collect();
-    let telemetry = otel::start(&args);
+    // `args_os`: a non-UTF-8 argument is the command line's to refuse, not a panic here.
+    let flagged = std::env::args_os().any(|arg| arg == "--otel");
+    let telemetry = otel::start(flagged);
     let metrics = telemetry.as_ref().map(|(_, metrics)| Arc::clone(metrics));
     let code = run_with(extra, metrics);
     if let Some((pipeline, _)) = telemetry {

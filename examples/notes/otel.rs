@@ -11,10 +11,9 @@ use gonk_tools::telemetry::otel::{self, OtelMetrics, OtelPipeline};
 pub const FLAG: &str = "otel";
 
 /// The pipeline and the registry's metrics sink, when export is asked for
-/// by `args` (`--otel`) or the environment. The registry is built before
-/// the command line is parsed, so the flag is looked for here.
-pub fn start(args: &[String]) -> Option<(OtelPipeline, Arc<dyn MetricsSink>)> {
-    let flagged = args.iter().any(|arg| arg == "--otel");
+/// by `--otel` (`flagged`: the registry is built before the command line
+/// is parsed, so the caller looks for the flag) or the environment.
+pub fn start(flagged: bool) -> Option<(OtelPipeline, Arc<dyn MetricsSink>)> {
     if !flagged && !otel::enabled_by_env() {
         return None;
     }

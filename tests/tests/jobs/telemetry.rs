@@ -52,7 +52,11 @@ async fn a_job_span_links_to_the_call_that_launched_it() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let calls = calls();
-    assert_eq!(calls.len(), 2, "the launching call and the job's: {calls:?}");
+    assert_eq!(
+        calls.len(),
+        2,
+        "the launching call and the job's: {calls:?}"
+    );
     let (launching, run) = (&calls[0], &calls[1]);
     let job = capture
         .spans()
@@ -61,7 +65,14 @@ async fn a_job_span_links_to_the_call_that_launched_it() {
         .expect("a job span");
     assert_eq!(job.parent, None, "a job is a trace root of its own");
     assert_eq!(job.follows, [launching.id], "linked to the launching call");
-    assert_eq!(job.fields["gonk.job.id"], handle.data["jobId"].as_str().unwrap());
-    assert_eq!(run.parent, Some(job.id), "the job's dispatch runs in the job span");
+    assert_eq!(
+        job.fields["gonk.job.id"],
+        handle.data["jobId"].as_str().unwrap()
+    );
+    assert_eq!(
+        run.parent,
+        Some(job.id),
+        "the job's dispatch runs in the job span"
+    );
     assert_eq!(run.fields["gonk.outcome"], "ok");
 }
