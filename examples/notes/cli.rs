@@ -7,13 +7,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use gonk_tools::adapters::cli::clap::{value_parser, Arg, Command};
+use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgAction, Command};
 use gonk_tools::adapters::cli::{exit, Cli};
 use gonk_tools::{ToolDefinition, ToolRegistry};
 
 use crate::approval::{self, Approval};
 use crate::store::{self, Store};
-use crate::{mcp, pi, saved, tools};
+use crate::{mcp, otel, pi, saved, tools};
 
 /// The id of the global `--db` option.
 const DB: &str = "db";
@@ -45,9 +45,24 @@ fn failure(message: impl std::fmt::Display) -> ExitCode {
 /// searches of `NOTES_SAVED_SEARCHES`, and `extra` tools (none in the
 /// `notes` binary; the test fixture adds its diagnostic tools).
 pub fn run(extra: Vec<ToolDefinition>) -> ExitCode {
+    // `args_os`: a non-UTF-8 argument is the command line's to refuse, not a panic here.
+    let flagged = std::env::args_os().any(|arg| arg == "--otel");
+    let telemetry = otel::start(flagged);
+    let metrics = telemetry.as_ref().map(|(_, metrics)| Arc::clone(metrics));
+    let code = run_with(extra, metrics);
+    if let Some((pipeline, _)) = telemetry {
+        otel::stop(pipeline);
+    }
+    code
+}
+
+fn run_with(
+    extra: Vec<ToolDefinition>,
+    metrics: Option<Arc<dyn gonk_tools::metrics::MetricsSink>>,
+) -> ExitCode {
     let store = Arc::new(Store::new(store::default_path()));
     // The provider only acts on authenticated calls: `--approval ask`.
-    let registry = match tools::registry_with(Arc::clone(&store), approval::security()) {
+    let registry = match tools::registry_with(Arc::clone(&store), approval::security(), metrics) {
         Ok(registry) => registry,
         Err(error) => return failure(format!("the notes tools could not be registered: {error}")),
     };
@@ -86,6 +101,15 @@ pub fn run(extra: Vec<ToolDefinition>) -> ExitCode {
                 Approval::Ask => context.with_auth(approval::local_user()),
             })
         })
+        .global_arg(
+            Arg::new(otel::FLAG)
+                .long(otel::FLAG)
+                .action(ArgAction::SetTrue)
+                .help(
+                    "Export traces and metrics over OTLP (also on when OTEL_EXPORTER_OTLP_ENDPOINT is set; \
+                     the standard OTEL_* variables configure it)",
+                ),
+        )
         .command(mcp::stdio_command(), {
             let registry = served.clone();
             move |matches| mcp::run_stdio(registry.clone(), matches)

@@ -21,6 +21,7 @@ pub mod cli;
 pub mod export_file;
 pub mod jobs;
 pub mod mcp;
+pub mod otel;
 pub mod pi;
 pub mod pool;
 pub mod reindex;

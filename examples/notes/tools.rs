@@ -441,19 +441,25 @@ toolset! {
 /// A registry holding `store` as state, every notes tool, and the job
 /// runner (with the `jobs.*` tools) that `notes.export_file` runs on.
 pub fn registry(store: Arc<Store>) -> Result<ToolRegistry, RegistryError> {
-    registry_with(store, gonk_tools::security::SecurityOptions::new())
+    registry_with(store, gonk_tools::security::SecurityOptions::new(), None)
 }
 
 /// [`registry`] with `security` for authenticated calls (see
-/// [`crate::approval::security`]).
+/// [`crate::approval::security`]) and each call's metric recorded to
+/// `metrics` (the OTLP pipeline's sink under `--otel`).
 pub fn registry_with(
     store: Arc<Store>,
     security: gonk_tools::security::SecurityOptions,
+    metrics: Option<Arc<dyn gonk_tools::metrics::MetricsSink>>,
 ) -> Result<ToolRegistry, RegistryError> {
-    let registry = ToolRegistry::builder()
+    let builder = ToolRegistry::builder()
         .state_arc(Arc::clone(&store))
-        .security(security)
-        .build();
+        .security(security);
+    let registry = match metrics {
+        Some(metrics) => builder.metrics(metrics),
+        None => builder,
+    }
+    .build();
     NotesTools::register_tools(&registry)?;
     crate::jobs::install(&registry, store)?;
     Ok(registry)

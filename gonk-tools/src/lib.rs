@@ -150,6 +150,11 @@
 //! original — is written down in `docs/contract.md`, and the layers in
 //! `docs/architecture.md`, in the repository.
 //!
+//! [`telemetry`] names the `tracing` spans dispatch and the surfaces open
+//! with OpenTelemetry's MCP and GenAI conventions, carries W3C trace
+//! context in and out, and (feature `otel`) exports spans and metrics over
+//! OTLP; without a subscriber the spans cost nothing.
+//!
 //! [`jobs`] is built on the core, not part of it: a definition only carries
 //! the `detached` flag, and `ToolBuilder::detached` (what `#[tool(detached)]`
 //! expands to) is defined in [`jobs`] and reaches the tool through the
@@ -176,6 +181,7 @@ pub mod scope;
 pub mod security;
 pub mod state;
 pub mod surface;
+pub mod telemetry;
 pub mod tool;
 
 pub use context::ToolContext;

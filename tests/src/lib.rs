@@ -12,6 +12,7 @@ pub mod pi;
 pub mod process;
 pub mod pty;
 pub mod security;
+pub mod span_capture;
 pub mod workspace;
 
 /// The workspace `README.md`.

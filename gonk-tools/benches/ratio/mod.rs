@@ -9,6 +9,16 @@ use criterion::Criterion;
 /// `true` when they were measured (not `--list` or `--test`), i.e. when
 /// their estimates can be read back with [`mean_ns`].
 pub fn run(benches: fn()) -> bool {
+    // GONK_BENCH_OTEL=1: the same run with the OTLP pipeline installed
+    // (every span sampled and batched for export; `docs/benchmarks.md`).
+    #[cfg(feature = "otel")]
+    if std::env::var_os("GONK_BENCH_OTEL").is_some() {
+        let pipeline =
+            gonk_tools::telemetry::otel::install("gonk-bench").expect("the OTLP pipeline");
+        // Kept for the whole run; the process exits without flushing.
+        std::mem::forget(pipeline);
+        eprintln!("bench: OpenTelemetry pipeline installed");
+    }
     benches();
     Criterion::default().configure_from_args().final_summary();
     !std::env::args().any(|a| a == "--list" || a == "--test")

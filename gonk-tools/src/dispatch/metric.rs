@@ -19,15 +19,23 @@ pub(super) struct CallMetric {
     recorded: bool,
     /// `false` for a call refused before it was anything to time.
     measured: bool,
+    /// The call's span: the outcome is recorded on it too (nothing is when
+    /// no subscriber wants it).
+    span: tracing::Span,
 }
 
 impl CallMetric {
-    pub(super) fn start(sink: Option<&Arc<dyn MetricsSink>>, tool: Arc<str>) -> Self {
+    pub(super) fn start(
+        sink: Option<&Arc<dyn MetricsSink>>,
+        tool: Arc<str>,
+        span: tracing::Span,
+    ) -> Self {
         CallMetric {
             sink: sink.map(|sink| (Arc::clone(sink), Instant::now())),
             tool,
             recorded: false,
             measured: true,
+            span,
         }
     }
 
@@ -59,6 +67,7 @@ impl CallMetric {
 
     fn record(&mut self, outcome: MetricOutcome, error_code: Option<ErrorCode>) {
         self.recorded = true;
+        crate::telemetry::record_outcome(&self.span, outcome, error_code.as_ref());
         let Some((sink, start)) = &self.sink else {
             return;
         };

@@ -43,6 +43,7 @@ use futures::{FutureExt, Stream, StreamExt};
 use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use self::metric::CallMetric;
 use self::outcome::{returned, settled, Outcome, Step};
@@ -52,6 +53,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
 use crate::registry::ToolRegistry;
 use crate::security::{AuthSlot, Gate};
+use crate::telemetry;
 
 /// The event stream of one call. Every adapter consumes exactly this.
 ///
@@ -187,96 +189,105 @@ impl ToolRegistry {
             Some(def) => Arc::clone(def.name_arc()),
             None => Arc::from(name),
         };
-        let mut metric = CallMetric::start(self.inner.metrics.as_ref(), tool);
-        Box::pin(async_stream::stream! {
-            let mut ctx = ctx;
-            let prepared = match (found, ctx.auth.take()) {
-                (Some(def), None) => registry.prepare(def, input, ctx).await,
-                (Some(def), Some(slot)) => {
-                    registry.prepare_authenticated_boxed(def, input, ctx, slot).await
-                }
-                (None, _) => Err(ToolError::not_found(metric.tool())),
-            };
-            let default_timeout = registry.inner.default_timeout;
-            let (def, token, call, limit) = match prepared.and_then(|p| start(p, default_timeout)) {
-                Ok(started) => started,
-                Err(error) => {
-                    // Not found (hidden included) and cycles are refused
-                    // before the call is anything to time: duration 0.
-                    let unmeasured =
-                        matches!(error.code, ErrorCode::ToolNotFound | ErrorCode::Cycle);
-                    let event = ToolEvent::error(error);
-                    yield if unmeasured {
-                        metric.unmeasured(event)
-                    } else {
-                        metric.outcome(event)
-                    };
-                    return;
-                }
-            };
-            // No timeout: a future that never fires, and no timer.
-            let elapsed = time_limit(limit.as_ref());
-            let mut elapsed = std::pin::pin!(elapsed);
-            let outcome = match call {
-                HandlerCall::Once(future) => {
-                    let mut future = AssertUnwindSafe(future).catch_unwind();
-                    // The handler is polled first: one that finishes without
-                    // waiting never registers with the token or a timer.
-                    let finished = tokio::select! {
-                        biased;
-                        outcome = &mut future => Ok(outcome),
-                        _ = token.cancelled() => Err(ToolError::aborted()),
-                        error = &mut elapsed => Err(error),
-                    };
-                    // Drop the handler before reporting, so its resources are released first.
-                    drop(future);
-                    match finished {
-                        Err(error) => ToolEvent::error(error),
-                        Ok(Err(payload)) => ToolEvent::error(panicked(&def.name, &*payload)),
-                        Ok(Ok(Err(error))) => ToolEvent::error(error),
-                        Ok(Ok(Ok(output))) => returned(&def, output),
+        let span = telemetry::call_span(&tool);
+        let mut metric = CallMetric::start(self.inner.metrics.as_ref(), tool, span.clone());
+        // Polled inside the call's span: the handler, its composed calls
+        // (child spans) and its log lines are in it.
+        Box::pin(telemetry::Instrumented::new(
+            async_stream::stream! {
+                let mut ctx = ctx;
+                let prepared = match (found, ctx.auth.take()) {
+                    (Some(def), None) => registry.prepare(def, input, ctx).await,
+                    (Some(def), Some(slot)) => {
+                        registry.prepare_authenticated_boxed(def, input, ctx, slot).await
                     }
-                }
-                HandlerCall::Stream(events) => {
-                    let mut events = AssertUnwindSafe(events).catch_unwind();
-                    let mut rule = Outcome::new(&def);
-                    let cancelled = token.cancelled();
-                    let mut cancelled = std::pin::pin!(cancelled);
-                    let outcome = loop {
-                        let item = tokio::select! {
-                            biased;
-                            _ = &mut cancelled => break ToolEvent::error(ToolError::aborted()),
-                            error = &mut elapsed => break ToolEvent::error(error),
-                            item = events.next() => item,
+                    (None, _) => Err(ToolError::not_found(metric.tool())),
+                };
+                let default_timeout = registry.inner.default_timeout;
+                let (def, token, call, limit) = match prepared.and_then(|p| start(p, default_timeout)) {
+                    Ok(started) => started,
+                    Err(error) => {
+                        // Not found (hidden included) and cycles are refused
+                        // before the call is anything to time: duration 0.
+                        let unmeasured =
+                            matches!(error.code, ErrorCode::ToolNotFound | ErrorCode::Cycle);
+                        let event = ToolEvent::error(error);
+                        yield if unmeasured {
+                            metric.unmeasured(event)
+                        } else {
+                            metric.outcome(event)
                         };
-                        match item {
-                            None => break rule.end(),
-                            Some(Err(payload)) => {
-                                break ToolEvent::error(panicked(&def.name, &*payload))
-                            }
-                            Some(Ok(event)) => match rule.step(event) {
-                                Step::Pass(event) => yield event,
-                                Step::Held => {}
-                                Step::End(outcome) => break outcome,
-                            },
+                        return;
+                    }
+                };
+                // No timeout: a future that never fires, and no timer.
+                let elapsed = time_limit(limit.as_ref());
+                let mut elapsed = std::pin::pin!(elapsed);
+                let outcome = match call {
+                    HandlerCall::Once(future) => {
+                        let mut future = AssertUnwindSafe(future).catch_unwind();
+                        // The handler is polled first: one that finishes without
+                        // waiting never registers with the token or a timer.
+                        let finished = tokio::select! {
+                            biased;
+                            outcome = &mut future => Ok(outcome),
+                            _ = token.cancelled() => Err(ToolError::aborted()),
+                            error = &mut elapsed => Err(error),
+                        };
+                        // Drop the handler before reporting, so its resources are released first.
+                        drop(future);
+                        match finished {
+                            Err(error) => ToolEvent::error(error),
+                            Ok(Err(payload)) => ToolEvent::error(panicked(&def.name, &*payload)),
+                            Ok(Ok(Err(error))) => ToolEvent::error(error),
+                            Ok(Ok(Ok(output))) => returned(&def, output),
                         }
-                    };
-                    // Drop the handler before reporting, so its resources are released first.
-                    drop(events);
-                    outcome
+                    }
+                    HandlerCall::Stream(events) => {
+                        let mut events = AssertUnwindSafe(events).catch_unwind();
+                        let mut rule = Outcome::new(&def);
+                        let cancelled = token.cancelled();
+                        let mut cancelled = std::pin::pin!(cancelled);
+                        let outcome = loop {
+                            let item = tokio::select! {
+                                biased;
+                                _ = &mut cancelled => break ToolEvent::error(ToolError::aborted()),
+                                error = &mut elapsed => break ToolEvent::error(error),
+                                item = events.next() => item,
+                            };
+                            match item {
+                                None => break rule.end(),
+                                Some(Err(payload)) => {
+                                    break ToolEvent::error(panicked(&def.name, &*payload))
+                                }
+                                Some(Ok(event)) => match rule.step(event) {
+                                    Step::Pass(event) => {
+                                        telemetry::passed(&event);
+                                        yield event
+                                    }
+                                    Step::Held => {}
+                                    Step::End(outcome) => break outcome,
+                                },
+                            }
+                        };
+                        // Drop the handler before reporting, so its resources are released first.
+                        drop(events);
+                        outcome
+                    }
+                };
+                let outcome = settled(outcome, &token);
+                let outcome = match &limit {
+                    Some(limit) => limit.settled(outcome),
+                    None => outcome,
+                };
+                // A succeeded call is a change event, whichever surface made it.
+                if let ToolEvent::Result { data, .. } = &outcome {
+                    registry.inner.listeners.publish(&def, data);
                 }
-            };
-            let outcome = settled(outcome, &token);
-            let outcome = match &limit {
-                Some(limit) => limit.settled(outcome),
-                None => outcome,
-            };
-            // A succeeded call is a change event, whichever surface made it.
-            if let ToolEvent::Result { data, .. } = &outcome {
-                registry.inner.listeners.publish(&def, data);
-            }
-            yield metric.outcome(outcome);
-        })
+                yield metric.outcome(outcome);
+            },
+            span,
+        ))
     }
 
     /// Steps before the handler of an unauthenticated call, after look-up:
@@ -325,9 +336,13 @@ impl ToolRegistry {
         let gate = Gate::new(&self.inner.security);
         let admitted = {
             let gates = async {
-                let admitted = gate.admit(&def, &slot, &stack).await?;
+                let admitted = gate
+                    .admit(&def, &slot, &stack)
+                    .instrument(telemetry::gate_span("authorize tool.discover"))
+                    .await?;
                 validate_input(&def, &input)?;
                 gate.authorize_invoke(&admitted, &def, &input, &stack, ctx.ask_slot())
+                    .instrument(telemetry::gate_span("authorize tool.invoke"))
                     .await?;
                 Ok::<_, ToolError>(admitted)
             };
@@ -344,6 +359,9 @@ impl ToolRegistry {
         };
         let mut ctx = ctx.enter_with_stack(self, stack);
         ctx.auth = Some(admitted.into_slot());
+        if let Some(auth) = ctx.auth() {
+            telemetry::record_principal(&auth.principal().id);
+        }
         Ok(Prepared { def, input, ctx })
     }
 

@@ -595,15 +595,20 @@ impl JobRunner for EmbeddedRunner {
             );
             let runner = self.clone();
             let job = id.clone();
-            runtime.spawn(async move {
-                // The call's panics are contained by dispatch; this guards
-                // the runner's own bookkeeping so a job always ends.
-                let run = AssertUnwindSafe(runner.clone().run(job.clone(), launch, token));
-                if run.catch_unwind().await.is_err() {
-                    let panicked = ToolError::internal("the job's task panicked");
-                    runner.finish(&job, JobStatus::Failed, Err(panicked));
-                }
-            });
+            // Its own trace root, linked to the span that launched it.
+            let span = crate::telemetry::job_span(&job, &launch.tool);
+            runtime.spawn(tracing::Instrument::instrument(
+                async move {
+                    // The call's panics are contained by dispatch; this guards
+                    // the runner's own bookkeeping so a job always ends.
+                    let run = AssertUnwindSafe(runner.clone().run(job.clone(), launch, token));
+                    if run.catch_unwind().await.is_err() {
+                        let panicked = ToolError::internal("the job's task panicked");
+                        runner.finish(&job, JobStatus::Failed, Err(panicked));
+                    }
+                },
+                span,
+            ));
             Ok(JobHandle::new(id))
         })
     }

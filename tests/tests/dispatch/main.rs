@@ -11,6 +11,7 @@ mod input_echo;
 mod metrics;
 mod outcome;
 mod registry;
+mod telemetry;
 mod timeout;
 mod timeout_surfaces;
 mod wire;

@@ -3,3 +3,4 @@
 
 mod detach;
 mod lifecycle;
+mod telemetry;

@@ -85,7 +85,7 @@ async fn an_approval_is_asked_over_the_socket() {
     let store = Arc::new(Store::new(Some(PathBuf::from(MEMORY))));
     let audit = Arc::new(InMemoryAuditSink::new());
     let security = notes::approval::security().audit_sink(Arc::clone(&audit));
-    let registry = notes::tools::registry_with(store, security).unwrap();
+    let registry = notes::tools::registry_with(store, security, None).unwrap();
     let handler = WsHandler::<()>::builder(&registry)
         .context(|_: &()| {
             Ok::<_, String>(ToolContext::new().with_auth(notes::approval::local_user()))

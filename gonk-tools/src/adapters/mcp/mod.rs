@@ -90,6 +90,7 @@ mod security;
 mod server;
 mod stdio;
 mod tasks;
+mod telemetry;
 mod tools;
 
 use std::collections::HashSet;

@@ -17,6 +17,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionConte
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use super::asking::{declared_kinds, kinds_in_meta, Round, SessionAsker};
 use super::content::{error_result, success_result, unknown_tool, ErrorPlacement};
@@ -26,6 +27,7 @@ use super::notify::{LevelFilter, Notifier, Outbound, OutboundQueue};
 use super::request_state::{RequestStateKeys, Sealer};
 use super::security::RequestState;
 use super::tasks;
+use super::telemetry::ServerSpan;
 use super::tools;
 use super::{McpServerOptions, WriteToolPolicy};
 use crate::ask::Asker;
@@ -708,7 +710,13 @@ impl ServerHandler for McpServer {
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<RequestState>());
         let base = self.base_context(request_state, context.ct.child_token());
-        Ok(self.list_in(&base).await)
+        let telemetry = ServerSpan::start("tools/list", None, &context);
+        let listed = self
+            .list_in(&base)
+            .instrument(telemetry.span().clone())
+            .await;
+        telemetry.finish(None);
+        Ok(listed)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -734,12 +742,20 @@ impl ServerHandler for McpServer {
         if let Some(refused) = refused {
             return refused.map(Into::into);
         }
-        let result = match self.call(request, &mut context).await? {
-            Called::Complete(result) => result,
-            Called::InputRequired(questions) => {
-                return Ok(CallToolResponse::InputRequired(questions))
+        let telemetry = ServerSpan::start("tools/call", Some(&request.name), &context);
+        let span = telemetry.span().clone();
+        let called = self.call(request, &mut context).instrument(span).await;
+        let result = match called {
+            // Questions for the client: the operation ends without an error.
+            Ok(Called::InputRequired(questions)) => {
+                telemetry.finish_input_required();
+                return Ok(CallToolResponse::InputRequired(questions));
             }
+            Ok(Called::Complete(result)) => Ok(result),
+            Err(error) => Err(error),
         };
+        telemetry.finish_call(&result);
+        let result = result?;
         let owner = || self.owner(&context);
         Ok(
             match tasks::as_task(&shared.registry, &result, &context, owner) {

@@ -472,11 +472,15 @@ impl McpClient {
                 ));
                 return;
             };
+            // The call's CLIENT span; its trace context goes in `_meta`
+            // so the server's spans join this trace (both eras).
+            let span = super::telemetry::client_span(&name);
+            let trace = span.in_scope(crate::telemetry::TraceContext::current);
             let mut params = CallToolRequestParams::new(name.clone()).with_arguments(arguments);
             let mut state_only_rounds = 0u32;
             for round in 1..=shared.max_input_rounds {
                 let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
-                let options = request_options(&shared);
+                let options = request_options(&shared, trace.as_ref());
                 let mut handle = match peer.send_request_with_option(request, options).await {
                     Ok(handle) => handle,
                     Err(error) => {
@@ -569,14 +573,25 @@ impl crate::client::Transport for McpClient {
 
 /// The options of one `tools/call` request: in the stateless era its
 /// `_meta` asks for the client's log level.
-fn request_options(shared: &Shared) -> PeerRequestOptions {
-    match shared.era {
-        McpEra::Stateless => {
+fn request_options(
+    shared: &Shared,
+    trace: Option<&crate::telemetry::TraceContext>,
+) -> PeerRequestOptions {
+    match (shared.era, trace) {
+        (McpEra::Stateless, trace) => {
             let mut meta = RequestMetaObject::new();
             meta.set_log_level(to_mcp_level(shared.log_level()));
+            if let Some(trace) = trace {
+                trace.write_meta(&mut meta);
+            }
             PeerRequestOptions::no_options().with_meta(meta)
         }
-        McpEra::Session => PeerRequestOptions::no_options(),
+        (McpEra::Session, Some(trace)) => {
+            let mut meta = RequestMetaObject::new();
+            trace.write_meta(&mut meta);
+            PeerRequestOptions::no_options().with_meta(meta)
+        }
+        (McpEra::Session, None) => PeerRequestOptions::no_options(),
     }
 }
 
