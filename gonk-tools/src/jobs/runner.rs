@@ -500,6 +500,17 @@ impl EmbeddedRunner {
         };
         if let Some(record) = started {
             self.persist(&record);
+            // A cancel that ended the job while that write was on its way
+            // wrote its record first; write the ending again so the store
+            // does not keep the job running (read back as INTERRUPTED).
+            let ended = self
+                .lock()
+                .get(&id)
+                .filter(|entry| entry.record.status.is_terminal())
+                .map(|entry| entry.record.clone());
+            if let Some(ended) = ended {
+                self.persist(&ended);
+            }
         }
         let mut ctx = ToolContext::new().with_cancellation(token.clone());
         if let Some(auth) = launch.auth {
