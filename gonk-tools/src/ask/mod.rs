@@ -366,6 +366,24 @@ impl AskSlot {
     }
 }
 
+/// `Ok` when `asker` can ask every kind in `questions`; else the
+/// `Unavailable` error naming the kinds it cannot (each asker's first step).
+pub(crate) fn answerable(
+    asker: &dyn Asker,
+    questions: &[(String, InputRequest)],
+) -> Result<(), AskError> {
+    let missing: Vec<InputKind> = questions
+        .iter()
+        .map(|(_, q)| q.kind)
+        .filter(|kind| !asker.can_ask(*kind))
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(unavailable(&missing))
+    }
+}
+
 /// The error of a question the surface cannot ask at all.
 pub(crate) fn unavailable(kinds: &[InputKind]) -> AskError {
     let names: Vec<&str> = kinds.iter().map(|kind| kind.capability()).collect();

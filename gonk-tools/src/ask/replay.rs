@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use super::{unavailable, AskError, Asker, InputKind, InputRequest};
+use super::{AskError, Asker, InputKind, InputRequest};
 
 /// An [`Asker`] that answers from a record and otherwise collects the
 /// question: the tool's run ends with [`AskError::Pending`], the surface
@@ -127,14 +127,7 @@ impl Asker for ReplayAsker {
         questions: &'a [(String, InputRequest)],
     ) -> BoxFuture<'a, Result<Vec<Value>, AskError>> {
         Box::pin(async move {
-            let missing: Vec<InputKind> = questions
-                .iter()
-                .map(|(_, q)| q.kind)
-                .filter(|kind| !self.can_ask(*kind))
-                .collect();
-            if !missing.is_empty() {
-                return Err(unavailable(&missing));
-            }
+            super::answerable(self, questions)?;
             let mut run = self.lock();
             let mut answers = Vec::with_capacity(questions.len());
             for (key, question) in questions {

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use super::runner::EmbeddedRunner;
-use crate::ask::{unavailable, AskError, Asker, InputKind, InputRequest};
+use crate::ask::{AskError, Asker, InputKind, InputRequest};
 
 /// How long a job waits for an answer by default: 10 minutes, then the
 /// question goes unanswered (`INPUT_UNAVAILABLE`, or an approval
@@ -51,14 +51,7 @@ impl Asker for JobAsker {
         questions: &'a [(String, InputRequest)],
     ) -> BoxFuture<'a, Result<Vec<Value>, AskError>> {
         Box::pin(async move {
-            let missing: Vec<InputKind> = questions
-                .iter()
-                .map(|(_, q)| q.kind)
-                .filter(|kind| !self.can_ask(*kind))
-                .collect();
-            if !missing.is_empty() {
-                return Err(unavailable(&missing));
-            }
+            crate::ask::answerable(self, questions)?;
             let mut answers: Vec<Option<Value>> = Vec::with_capacity(questions.len());
             let mut waits = Vec::new();
             let mut keys = Vec::new();

@@ -85,14 +85,7 @@ impl Asker for SessionAsker {
         questions: &'a [(String, InputRequest)],
     ) -> BoxFuture<'a, Result<Vec<Value>, AskError>> {
         Box::pin(async move {
-            let missing: Vec<InputKind> = questions
-                .iter()
-                .map(|(_, q)| q.kind)
-                .filter(|kind| !self.can_ask(*kind))
-                .collect();
-            if !missing.is_empty() {
-                return Err(crate::ask::unavailable(&missing));
-            }
+            crate::ask::answerable(self, questions)?;
             let asks = questions.iter().map(|(_, question)| self.ask_one(question));
             let answers =
                 match tokio::time::timeout(self.timeout, futures::future::try_join_all(asks)).await
