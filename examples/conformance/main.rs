@@ -27,6 +27,8 @@ use gonk_tools::jobs::{self, EmbeddedRunner};
 use gonk_tools::prelude::*;
 use serde_json::Value;
 
+mod primitives;
+
 /// A 1×1 red PNG.
 const RED_PIXEL_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -720,7 +722,9 @@ async fn main() -> ExitCode {
     let registry = ToolRegistry::new();
     // `test_trigger_tool_change` changes the catalog it is served from.
     registry.insert_state(Dynamic(registry.clone()));
-    if let Err(error) = Conformance::register_tools(&registry) {
+    if let Err(error) = Conformance::register_tools(&registry)
+        .and_then(|()| primitives::register(&registry))
+    {
         eprintln!("conformance: {error}");
         return ExitCode::FAILURE;
     }
