@@ -341,6 +341,22 @@ async fn test_trigger_tool_change(
     Ok(text_output("added test_dynamic_tool"))
 }
 
+/// Adds `test_dynamic_prompt` if it is missing, else removes it (the
+/// suite watches `notifications/prompts/list_changed`).
+#[tool(approval = "read")]
+async fn test_trigger_prompt_change(
+    dynamic: State<Dynamic>,
+) -> Result<ToolOutput<String>, ToolError> {
+    let Dynamic(registry) = &*dynamic;
+    if registry.unregister_prompt("test_dynamic_prompt") {
+        return Ok(text_output("removed test_dynamic_prompt"));
+    }
+    registry
+        .register_prompt(primitives::dynamic_prompt())
+        .map_err(|e| ToolError::internal(e.to_string()))?;
+    Ok(text_output("added test_dynamic_prompt"))
+}
+
 /// A tool that comes and goes with `test_trigger_tool_change`.
 #[tool(approval = "read")]
 async fn test_dynamic_tool() -> ToolOutput<String> {
@@ -655,6 +671,7 @@ toolset! {
         TestStreamingElicitation,
         TestLoggingTool,
         TestTriggerToolChange,
+        TestTriggerPromptChange,
         Greet,
         SlowCompute,
         FailingJob,

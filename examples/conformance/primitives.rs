@@ -48,6 +48,14 @@ async fn city_names(request: CompletionRequest, _ctx: ToolContext) -> Result<Vec
         .collect())
 }
 
+/// The prompt `test_trigger_prompt_change` adds and removes.
+pub fn dynamic_prompt() -> PromptDefinition {
+    PromptDefinition::builder("test_dynamic_prompt")
+        .description("A prompt that comes and goes.")
+        .handler(|_: NoInput, _| async { Ok::<_, ToolError>("dynamic".to_owned()) })
+        .build()
+}
+
 pub fn register(registry: &ToolRegistry) -> Result<(), RegistryError> {
     registry.register_resource(
         ResourceDefinition::builder("test://static-text")
