@@ -739,8 +739,8 @@ async fn main() -> ExitCode {
     let registry = ToolRegistry::new();
     // `test_trigger_tool_change` changes the catalog it is served from.
     registry.insert_state(Dynamic(registry.clone()));
-    if let Err(error) = Conformance::register_tools(&registry)
-        .and_then(|()| primitives::register(&registry))
+    if let Err(error) =
+        Conformance::register_tools(&registry).and_then(|()| primitives::register(&registry))
     {
         eprintln!("conformance: {error}");
         return ExitCode::FAILURE;

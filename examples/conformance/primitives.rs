@@ -40,7 +40,10 @@ fn png() -> Vec<u8> {
 }
 
 /// Completes `arg1` of `test_prompt_with_arguments` from a fixed list.
-async fn city_names(request: CompletionRequest, _ctx: ToolContext) -> Result<Vec<String>, ToolError> {
+async fn city_names(
+    request: CompletionRequest,
+    _ctx: ToolContext,
+) -> Result<Vec<String>, ToolError> {
     Ok(["paris", "park", "party", "prague", "porto"]
         .into_iter()
         .filter(|name| name.starts_with(&request.value))
@@ -156,9 +159,7 @@ pub fn register(registry: &ToolRegistry) -> Result<(), RegistryError> {
                 let context = answer[0]["content"]["context"].as_str().unwrap_or("none");
                 Ok::<_, ToolError>(PromptResult {
                     description: Some("A prompt built from the user's context.".to_owned()),
-                    messages: vec![PromptMessage::user(format!(
-                        "Use this context: {context}"
-                    ))],
+                    messages: vec![PromptMessage::user(format!("Use this context: {context}"))],
                 })
             })
             .build(),

@@ -6,11 +6,11 @@
 use rmcp::model::{
     CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo, ErrorCode as RpcCode,
     GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, Prompt,
-    Reference, ReadResourceResult, Resource, ResourceTemplate, ResultType,
+    ReadResourceResult, Reference, Resource, ResourceTemplate, ResultType,
 };
 use rmcp::ErrorData;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::completion::{Completion, CompletionRequest};
@@ -28,7 +28,10 @@ const RESOURCE_NOT_FOUND_2025: i32 = -32002;
 
 /// One page of `items` from `cursor` (the offset, as the previous page's
 /// `nextCursor` gave it), with the next cursor.
-pub(crate) fn page<T>(items: Vec<T>, cursor: Option<&str>) -> Result<(Vec<T>, Option<String>), ErrorData> {
+pub(crate) fn page<T>(
+    items: Vec<T>,
+    cursor: Option<&str>,
+) -> Result<(Vec<T>, Option<String>), ErrorData> {
     let start = match cursor {
         None => 0,
         Some(cursor) => cursor
@@ -44,7 +47,10 @@ pub(crate) fn page<T>(items: Vec<T>, cursor: Option<&str>) -> Result<(Vec<T>, Op
     };
     let end = (start + PAGE_SIZE).min(items.len());
     let next = (end < items.len()).then(|| end.to_string());
-    Ok((items.into_iter().skip(start).take(end - start).collect(), next))
+    Ok((
+        items.into_iter().skip(start).take(end - start).collect(),
+        next,
+    ))
 }
 
 /// Ours to rmcp's: both are MCP's wire shape.
@@ -131,7 +137,10 @@ pub(crate) fn list_resources(
 ) -> Result<ListResourcesResult, ErrorData> {
     let fixed: Vec<_> = defs.into_iter().filter(|d| !d.is_template()).collect();
     let (items, next) = page(fixed, cursor)?;
-    let items = items.iter().map(project_resource).collect::<Result<_, _>>()?;
+    let items = items
+        .iter()
+        .map(project_resource)
+        .collect::<Result<_, _>>()?;
     let (ttl, scope) = hints(authenticated);
     let mut result = ListResourcesResult::with_all_items(items)
         .with_ttl_ms(ttl)
@@ -147,7 +156,10 @@ pub(crate) fn list_templates(
 ) -> Result<ListResourceTemplatesResult, ErrorData> {
     let templates: Vec<_> = defs.into_iter().filter(|d| d.is_template()).collect();
     let (items, next) = page(templates, cursor)?;
-    let items = items.iter().map(project_template).collect::<Result<_, _>>()?;
+    let items = items
+        .iter()
+        .map(project_template)
+        .collect::<Result<_, _>>()?;
     let (ttl, scope) = hints(authenticated);
     let mut result = ListResourceTemplatesResult::with_all_items(items)
         .with_ttl_ms(ttl)
@@ -198,7 +210,10 @@ pub(crate) fn completion_request(
         Reference::Resource(resource) => CompletionTarget::Resource(resource.uri.clone()),
         other => {
             return Err(ErrorData::invalid_params(
-                format!("Cannot complete a {} reference: use ref/prompt or ref/resource", other.reference_type()),
+                format!(
+                    "Cannot complete a {} reference: use ref/prompt or ref/resource",
+                    other.reference_type()
+                ),
                 None,
             ))
         }
@@ -297,7 +312,9 @@ impl Subscriptions {
     }
 
     pub(crate) fn contains(&self, uri: &str) -> bool {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).contains(uri)
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(uri)
     }
 }
-

@@ -910,7 +910,10 @@ impl ServerHandler for McpServer {
     ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
         let telemetry = ServerSpan::start("resources/read", None, &context);
         let span = telemetry.span().clone();
-        let read = self.read_resource_in(request, &context).instrument(span).await;
+        let read = self
+            .read_resource_in(request, &context)
+            .instrument(span)
+            .await;
         telemetry.finish(read.as_ref().err().map(|_| "resource_error"));
         read
     }
@@ -1141,8 +1144,10 @@ impl McpServer {
         let mut changes = registry.primitive_changes();
         let closed = self.closed.clone();
         let subscriptions = Arc::clone(&self.subscriptions);
-        let (has_resources, has_prompts) =
-            (!registry.resources().is_empty(), !registry.prompts().is_empty());
+        let (has_resources, has_prompts) = (
+            !registry.resources().is_empty(),
+            !registry.prompts().is_empty(),
+        );
         tokio::spawn(async move {
             loop {
                 let sent = tokio::select! {
