@@ -46,6 +46,24 @@ pub enum ErrorCode {
     /// capability) that the surface or client cannot give. `details` may
     /// name what is missing, e.g. `{"requiredCapabilities": {"sampling": {}}}`.
     InputUnavailable,
+    /// A tool imported from a remote MCP server answered with `isError`;
+    /// `details.content` holds what it said.
+    RemoteToolError,
+    /// A remote tool's `structuredContent` does not match the output
+    /// schema the remote advertised.
+    RemoteOutputInvalid,
+    /// The connection to a remote MCP server failed (it is down, it closed,
+    /// it refused the request); `details` are `{name, message}`.
+    RemoteTransportError,
+    /// A call of a remote tool was cancelled (by the caller, or because its
+    /// source was closed or reconnected while it ran).
+    RemoteCancelled,
+    /// A call of a remote tool ran past the source's per-call timeout; the
+    /// remote was told to cancel it.
+    RemoteTimeout,
+    /// A remote MCP server answered a call with something that is not a
+    /// tool result (no `content`, an unknown result type).
+    RemoteProtocolError,
     /// A code raised by a tool itself.
     Custom(Cow<'static, str>),
 }
@@ -68,6 +86,12 @@ impl ErrorCode {
             ErrorCode::NoResult => "NO_RESULT",
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::InputUnavailable => "INPUT_UNAVAILABLE",
+            ErrorCode::RemoteToolError => "REMOTE_TOOL_ERROR",
+            ErrorCode::RemoteOutputInvalid => "REMOTE_OUTPUT_INVALID",
+            ErrorCode::RemoteTransportError => "REMOTE_TRANSPORT_ERROR",
+            ErrorCode::RemoteCancelled => "REMOTE_CANCELLED",
+            ErrorCode::RemoteTimeout => "REMOTE_TIMEOUT",
+            ErrorCode::RemoteProtocolError => "REMOTE_PROTOCOL_ERROR",
             ErrorCode::Custom(code) => code,
         }
     }
@@ -89,6 +113,12 @@ impl ErrorCode {
             "NO_RESULT" => ErrorCode::NoResult,
             "TIMEOUT" => ErrorCode::Timeout,
             "INPUT_UNAVAILABLE" => ErrorCode::InputUnavailable,
+            "REMOTE_TOOL_ERROR" => ErrorCode::RemoteToolError,
+            "REMOTE_OUTPUT_INVALID" => ErrorCode::RemoteOutputInvalid,
+            "REMOTE_TRANSPORT_ERROR" => ErrorCode::RemoteTransportError,
+            "REMOTE_CANCELLED" => ErrorCode::RemoteCancelled,
+            "REMOTE_TIMEOUT" => ErrorCode::RemoteTimeout,
+            "REMOTE_PROTOCOL_ERROR" => ErrorCode::RemoteProtocolError,
             other => ErrorCode::Custom(Cow::Owned(other.to_owned())),
         }
     }
