@@ -697,3 +697,27 @@ async fn plain_http_to_a_remote_host_is_refused_before_headers() {
     assert!(matches!(error, McpSourceError::Connect { .. }), "{error}");
     assert_eq!(resolved.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_call_deadline_reaches_the_remote() {
+    let (_dir, log) = temp_log();
+    let registry = ToolRegistry::builder()
+        .default_timeout(Duration::from_millis(300))
+        .build();
+    let source = McpSource::builder("fx", logged("stdio", &log))
+        .connect(&registry)
+        .await
+        .expect("connects");
+    let error = call(&registry, "fx.slow", json!({"steps": 500, "step_ms": 20}))
+        .await
+        .unwrap_err();
+    // Dispatch's own timeout decides the code; the remote was told to stop.
+    assert_eq!(error.code, ErrorCode::Timeout, "{error:?}");
+    eventually("the remote cancelled its call", || {
+        log_lines(&log)
+            .iter()
+            .any(|l| l.starts_with("cancelled slow"))
+    })
+    .await;
+    source.close().await.unwrap();
+}

@@ -1,6 +1,6 @@
 //! `McpSource` against a malicious upstream (the `rogue` mode of
 //! `mcp-source-fixture`): a huge description, a tool named like a local
-//! one, a `$ref` to a URL, an invalid JSON-RPC line. None of it crashes
+//! one, a `$ref` to a URL, an invalid JSON-RPC line, a 10 MB result. None of it crashes
 //! the importer or reaches another source's or a local tool's names.
 
 use std::time::Duration;
@@ -142,4 +142,29 @@ async fn an_invalid_json_rpc_line_does_not_take_other_tools_down() {
     assert_eq!(echoed.data["structuredContent"]["text"], "still here");
     source.close().await.unwrap();
     good.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_ten_megabyte_result_is_carried_or_refused_cleanly() {
+    let registry = ToolRegistry::new();
+    registry.register(local_search()).unwrap();
+    let source = McpSource::builder("rogue", rogue("big"))
+        .connect(&registry)
+        .await
+        .expect("connects");
+    match call(&registry, "rogue.big", json!({})).await {
+        Ok(output) => {
+            let text = output.data["content"][0]["text"].as_str().unwrap();
+            assert_eq!(text.len(), 10 << 20);
+        }
+        Err(error) => assert!(error.code.as_str().starts_with("REMOTE_"), "{error:?}"),
+    }
+    assert_eq!(
+        call(&registry, "notes.search", json!({}))
+            .await
+            .unwrap()
+            .data,
+        "local"
+    );
+    source.close().await.unwrap();
 }

@@ -357,7 +357,7 @@ fn answer(name: &str, result: ServerResult) -> ToolEvent {
 /// How a `tools/call` ended, before it is mapped to an outcome.
 pub(crate) enum CallEnd {
     /// The server answered (not `input_required`).
-    Answered(ServerResult),
+    Answered(Box<ServerResult>),
     /// The server refused the request with a JSON-RPC error.
     Refused(rmcp::ErrorData),
     /// The request could not be sent or its answer never came.
@@ -369,7 +369,7 @@ pub(crate) enum CallEnd {
 /// (`INTERNAL`).
 fn local_end(name: &str, end: CallEnd) -> ToolEvent {
     match end {
-        CallEnd::Answered(result) => answer(name, result),
+        CallEnd::Answered(result) => answer(name, *result),
         CallEnd::Refused(error) => ToolEvent::error(refusal(name, &error)),
         CallEnd::Broken(error) => ToolEvent::error(transport_error(error)),
     }
@@ -605,7 +605,7 @@ impl McpClient {
                     }
                 };
                 let ServerResult::InputRequiredResult(asked) = result else {
-                    yield finish(&name, CallEnd::Answered(result));
+                    yield finish(&name, CallEnd::Answered(Box::new(result)));
                     return;
                 };
                 if round == shared.max_input_rounds {

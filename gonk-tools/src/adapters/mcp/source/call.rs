@@ -36,41 +36,7 @@ pub(super) struct RemoteTool {
 /// The data an answered call carries until it is mapped: the raw result.
 fn remote_end(name: &str, end: CallEnd) -> ToolEvent {
     match end {
-        CallEnd::Answered(ServerResult::CallToolResult(result)) => {
-            match serde_json::to_value(&result) {
-                Ok(raw) => ToolEvent::Result {
-                    data: raw,
-                    display: None,
-                },
-                Err(e) => {
-                    ToolEvent::error(protocol_error(name, &format!("unreadable result: {e}")))
-                }
-            }
-        }
-        CallEnd::Answered(ServerResult::CustomResult(custom)) => {
-            // A complete result with fields rmcp did not decode (none known).
-            match serde_json::from_value::<CallToolResult>(custom.0.clone()) {
-                Ok(result) => remote_end(
-                    name,
-                    CallEnd::Answered(ServerResult::CallToolResult(result)),
-                ),
-                Err(_) => ToolEvent::error(protocol_error(
-                    name,
-                    "answered tools/call with a result that has no content",
-                )),
-            }
-        }
-        CallEnd::Answered(ServerResult::EmptyResult(_)) => ToolEvent::error(protocol_error(
-            name,
-            "answered tools/call with a result that has no content",
-        )),
-        CallEnd::Answered(other) => ToolEvent::error(protocol_error(
-            name,
-            &format!(
-                "answered tools/call with something else: {}",
-                kind_of(&other)
-            ),
-        )),
+        CallEnd::Answered(result) => answered(name, *result),
         CallEnd::Refused(error) => ToolEvent::error(
             ToolError::new(
                 ErrorCode::RemoteProtocolError,
@@ -82,6 +48,40 @@ fn remote_end(name: &str, end: CallEnd) -> ToolEvent {
             .with_details(json!({"jsonrpcCode": error.code.0, "message": error.message})),
         ),
         CallEnd::Broken(message) => ToolEvent::error(transport_error(name, &message)),
+    }
+}
+
+/// A `tools/call` answer as raw result data, or why it is not a result.
+fn answered(name: &str, result: ServerResult) -> ToolEvent {
+    let no_content = || {
+        ToolEvent::error(protocol_error(
+            name,
+            "answered tools/call with a result that has no content",
+        ))
+    };
+    match result {
+        ServerResult::CallToolResult(result) => match serde_json::to_value(&result) {
+            Ok(raw) => ToolEvent::Result {
+                data: raw,
+                display: None,
+            },
+            Err(e) => ToolEvent::error(protocol_error(name, &format!("unreadable result: {e}"))),
+        },
+        // A complete result with no field rmcp knows.
+        ServerResult::CustomResult(custom) => {
+            match serde_json::from_value::<CallToolResult>(custom.0) {
+                Ok(result) => answered(name, ServerResult::CallToolResult(result)),
+                Err(_) => no_content(),
+            }
+        }
+        ServerResult::EmptyResult(_) => no_content(),
+        other => ToolEvent::error(protocol_error(
+            name,
+            &format!(
+                "answered tools/call with something else: {}",
+                kind_of(&other)
+            ),
+        )),
     }
 }
 

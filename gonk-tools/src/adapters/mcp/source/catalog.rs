@@ -215,10 +215,12 @@ pub(super) fn import(reading: &Reading<'_>, tool: &Tool) -> Result<ToolDefinitio
             idempotent: a.idempotent_hint,
             open_world: a.open_world_hint,
         });
-        let mut hints = Hints::default();
-        hints.mcp = McpHints {
-            annotations: annotations.unwrap_or_default(),
-            ..McpHints::default()
+        let hints = Hints {
+            mcp: McpHints {
+                annotations: annotations.unwrap_or_default(),
+                ..McpHints::default()
+            },
+            ..Hints::default()
         };
         (description, input, hints)
     } else {

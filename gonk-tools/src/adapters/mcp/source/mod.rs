@@ -16,6 +16,10 @@ use super::client::{McpClient, McpClientError, McpEra, McpHttpClientOptions};
 use crate::definition::{ApprovalTier, AuthorizationSpec, Visibility};
 use crate::registry::{RegistryError, ToolRegistry};
 
+/// How long connecting waits for the remote to start announcing tool
+/// changes (a `subscriptions/listen` acknowledgement) before it goes on.
+const WATCH_READY_BOUND: Duration = Duration::from_secs(10);
+
 /// The most characters of a trusted remote description that are kept.
 const TRUSTED_DESCRIPTION_LIMIT: usize = 4096;
 
@@ -788,7 +792,9 @@ impl McpSource {
             old.abort();
         }
         // Dropped unsent when the watcher ends early: nothing to wait for.
-        let _ = heard.await;
+        // A remote that never acknowledges the subscription does not hold
+        // the connect up for longer than the bound.
+        let _ = tokio::time::timeout(WATCH_READY_BOUND, heard).await;
     }
 
     fn stop_watching(&self) {
