@@ -276,7 +276,7 @@ pub struct AuthorizationSpec {
 
 /// Where an imported tool came from: the importer that made the
 /// definition and what it knew of the remote side when it did
-/// (e.g. [`McpSource`](crate::adapters::mcp::McpSource)'s tools).
+/// (the tools the MCP adapter's `McpSource` imports).
 /// Serializes in camelCase (`serverId`, `catalogRevision`, …).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
