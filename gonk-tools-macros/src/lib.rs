@@ -21,6 +21,7 @@ mod expand;
 mod keys;
 mod model;
 mod names;
+mod primitives;
 #[allow(dead_code)] // `gonk_tools` uses the rest through `__rules!`
 mod rules;
 mod toolset;
@@ -206,6 +207,19 @@ mod validate;
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::tool_attribute(args.into(), input.into()).into()
+}
+
+/// Turns an `async fn` into an MCP resource: see the `resource` section
+/// of [`#[tool]`](macro@tool)'s crate docs below.
+#[proc_macro_attribute]
+pub fn resource(args: TokenStream, input: TokenStream) -> TokenStream {
+    primitives::resource_attribute(args.into(), input.into()).into()
+}
+
+/// Turns an `async fn` into an MCP prompt.
+#[proc_macro_attribute]
+pub fn prompt(args: TokenStream, input: TokenStream) -> TokenStream {
+    primitives::prompt_attribute(args.into(), input.into()).into()
 }
 
 /// Makes the `#[tool]` methods of an impl block a tool set: every

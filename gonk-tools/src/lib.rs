@@ -197,6 +197,9 @@ pub use tool::{MethodTool, NoInput, StaticTool, Tool};
 /// Attribute and function-like macros: `#[tool]`, `#[tools]`, `toolset!`.
 #[doc(inline)]
 pub use gonk_tools_macros::{tool, tools, toolset};
+/// `#[resource]` and `#[prompt]`: MCP resources and prompts from `async fn`s.
+#[doc(inline)]
+pub use gonk_tools_macros::{prompt, resource};
 
 /// Writes a streaming tool's body: `yield` events, the stream ends when
 /// the block does. A re-export of [`async_stream::stream!`]; see
@@ -217,7 +220,7 @@ pub mod prelude {
     pub use crate::registry::ToolRegistry;
     pub use crate::state::State;
     pub use crate::tool::{MethodTool, NoInput, StaticTool, Tool};
-    pub use crate::{tool, tools, toolset};
+    pub use crate::{prompt, resource, tool, tools, toolset};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
     pub use serde_json::json;
