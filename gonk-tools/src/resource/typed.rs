@@ -1,0 +1,168 @@
+//! [`Resource`]: a resource known at compile time, as `#[resource]` makes
+//! it — its URI template, the type of its variables, its definition — and
+//! [`UriVariable`], how `Resource::uri` writes a variable into a URI
+//! (RFC 6570 levels 1–2).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::ResourceDefinition;
+
+/// A resource known at compile time: its URI (or URI template), the type
+/// of its template variables, and its definition.
+///
+/// `#[resource("notes://{id}")]` implements it on a unit struct named like
+/// the fn (`async fn note` → `Note`), so code that builds a URI or reads the
+/// resource names a type the compiler checks, not a string.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a resource: it does not implement `gonk_tools::resource::Resource`",
+    label = "not a resource",
+    note = "use the type `#[resource]` generates for an async fn: `async fn note` gives `Note`"
+)]
+pub trait Resource: 'static {
+    /// The URI, or the URI template, as advertised (`"notes://{id}"`).
+    const URI: &'static str;
+    /// The template variables: `()` for a fixed URI, the parameter's type
+    /// for one variable, a generated `{Type}Params` struct with one public
+    /// field per variable for several.
+    type Params;
+    /// The full definition, ready to register.
+    fn definition() -> ResourceDefinition;
+    /// The URI of the resource with these variables: the template
+    /// expanded, `{var}` percent-encoded, `{+var}` and `{#var}` keeping
+    /// reserved characters such as `/`.
+    fn uri(params: &Self::Params) -> String;
+}
+
+/// How a template expression writes its variable (RFC 6570 §3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UriOperator {
+    /// `{var}`: everything but unreserved characters (`A-Z a-z 0-9 - . _ ~`)
+    /// percent-encoded.
+    Simple,
+    /// `{+var}`: reserved characters (`/`, `?`, `:`, …) and existing
+    /// `%XX` escapes kept as they are.
+    Reserved,
+    /// `{#var}`: `#`, then the value as for [`Reserved`](UriOperator::Reserved).
+    Fragment,
+}
+
+/// A value `Resource::uri` can write into a URI: any `Serialize` type. A
+/// string is written as it is, a number or a bool as its JSON text, `None`
+/// (or a value that fails to serialize) as nothing (RFC 6570's undefined
+/// variable), anything else as its JSON text — each percent-encoded for
+/// its operator.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be written into a resource URI: it does not implement `Serialize`",
+    label = "add `#[derive(Serialize)]` to `{Self}`",
+    note = "`Resource::uri` writes each template variable into the URI from its serialized value"
+)]
+pub trait UriVariable {
+    /// Appends the expansion of this value to `uri`.
+    fn write_uri_variable(&self, operator: UriOperator, uri: &mut String);
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: Serialize + ?Sized> UriVariable for T {
+    fn write_uri_variable(&self, operator: UriOperator, uri: &mut String) {
+        let text = match serde_json::to_value(self) {
+            Ok(Value::String(s)) => s,
+            Ok(Value::Null) | Err(_) => return,
+            Ok(other) => other.to_string(),
+        };
+        if operator == UriOperator::Fragment {
+            uri.push('#');
+        }
+        percent_encode(&text, operator != UriOperator::Simple, uri);
+    }
+}
+
+/// RFC 3986's unreserved characters.
+fn unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+/// RFC 3986's reserved characters (gen-delims and sub-delims).
+fn reserved(b: u8) -> bool {
+    matches!(
+        b,
+        b':' | b'/'
+            | b'?'
+            | b'#'
+            | b'['
+            | b']'
+            | b'@'
+            | b'!'
+            | b'$'
+            | b'&'
+            | b'\''
+            | b'('
+            | b')'
+            | b'*'
+            | b'+'
+            | b','
+            | b';'
+            | b'='
+    )
+}
+
+/// Appends `text` to `out`, percent-encoding every byte that is not
+/// unreserved (nor reserved, nor part of a `%XX` escape, with
+/// `keep_reserved`).
+fn percent_encode(text: &str, keep_reserved: bool, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let escape = keep_reserved
+            && b == b'%'
+            && bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+            && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
+        if unreserved(b) || (keep_reserved && reserved(b)) || escape {
+            out.push(char::from(b));
+        } else {
+            out.push('%');
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xF)]));
+        }
+        i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand(value: &(impl Serialize + ?Sized), operator: UriOperator) -> String {
+        let mut uri = String::new();
+        value.write_uri_variable(operator, &mut uri);
+        uri
+    }
+
+    #[test]
+    fn rfc_6570_examples() {
+        // RFC 6570 §1.2, levels 1 and 2.
+        assert_eq!(expand("value", UriOperator::Simple), "value");
+        assert_eq!(expand("Hello World!", UriOperator::Simple), "Hello%20World%21");
+        assert_eq!(expand("Hello World!", UriOperator::Reserved), "Hello%20World!");
+        assert_eq!(expand("/foo/bar", UriOperator::Simple), "%2Ffoo%2Fbar");
+        assert_eq!(expand("/foo/bar", UriOperator::Reserved), "/foo/bar");
+        assert_eq!(expand("value", UriOperator::Fragment), "#value");
+        assert_eq!(expand("Hello World!", UriOperator::Fragment), "#Hello%20World!");
+        // §3.2.3: an escape is kept by `+`, encoded by a simple expansion.
+        assert_eq!(expand("50%25", UriOperator::Reserved), "50%25");
+        assert_eq!(expand("50%25", UriOperator::Simple), "50%2525");
+        assert_eq!(expand("ü", UriOperator::Simple), "%C3%BC");
+    }
+
+    #[test]
+    fn typed_values() {
+        assert_eq!(expand(&42u64, UriOperator::Simple), "42");
+        assert_eq!(expand(&-1.5f64, UriOperator::Simple), "-1.5");
+        assert_eq!(expand(&true, UriOperator::Simple), "true");
+        // Undefined: nothing, not even the fragment's `#`.
+        assert_eq!(expand(&None::<String>, UriOperator::Fragment), "");
+        assert_eq!(expand(&Some("a b"), UriOperator::Simple), "a%20b");
+    }
+}
