@@ -194,12 +194,12 @@ pub use registry::{RegistryError, ToolRegistry};
 pub use state::State;
 pub use tool::{MethodTool, NoInput, StaticTool, Tool};
 
-/// Attribute and function-like macros: `#[tool]`, `#[tools]`, `toolset!`.
-#[doc(inline)]
-pub use gonk_tools_macros::{tool, tools, toolset};
 /// `#[resource]` and `#[prompt]`: MCP resources and prompts from `async fn`s.
 #[doc(inline)]
 pub use gonk_tools_macros::{prompt, resource};
+/// Attribute and function-like macros: `#[tool]`, `#[tools]`, `toolset!`.
+#[doc(inline)]
+pub use gonk_tools_macros::{tool, tools, toolset};
 
 /// Writes a streaming tool's body: `yield` events, the stream ends when
 /// the block does. A re-export of [`async_stream::stream!`]; see

@@ -19,8 +19,8 @@ pub struct FnParam {
     pub kind: Param,
     /// The parameter's name, when its pattern is a plain identifier.
     pub ident: Option<Ident>,
-    /// The whole `name: Type`.
-    pub span: Span,
+    /// The whole `name: Type`, for errors about the parameter.
+    pub pat: syn::PatType,
     pub ty: Type,
 }
 
@@ -88,7 +88,7 @@ impl FnModel {
                     params.push(FnParam {
                         kind: classify_param(&pat.ty),
                         ident,
-                        span: pat.span(),
+                        pat: pat.clone(),
                         ty: (*pat.ty).clone(),
                     });
                 }

@@ -144,22 +144,22 @@ pub fn resource(model: &ResourceModel, errors: &mut Errors) {
             continue;
         }
         if matches!(param.ty, Type::Reference(_)) {
-            errors.push_at(
-                param.span,
+            errors.push_spanned(
+                &param.pat,
                 "a template variable is read from the URI into an owned value: take `String`, not `&str` (or another owned type, e.g. `u64`)",
             );
             continue;
         }
         if matches!(param.ty, Type::ImplTrait(_)) {
-            errors.push_at(
-                param.span,
+            errors.push_spanned(
+                &param.pat,
                 "a template variable cannot be `impl Trait`: use a concrete type that deserializes from the URI text (`String`, `u64`, ..)",
             );
             continue;
         }
         let Some(ident) = &param.ident else {
-            errors.push_at(
-                param.span,
+            errors.push_spanned(
+                &param.pat,
                 "a template variable parameter is a plain name, the variable's: `id: u64` for `{id}`",
             );
             continue;
@@ -174,8 +174,8 @@ pub fn resource(model: &ResourceModel, errors: &mut Errors) {
             } else {
                 format!("the URI template `{uri_text}` has no `{{{name}}}`")
             };
-            errors.push_at(
-                param.span,
+            errors.push_spanned(
+                &param.pat,
                 format!("the parameter `{name}` of `fn {fn_name}` is not a template variable ({has}): add `{{{name}}}` to the template, or take it as `State<T>` or `&ToolContext`"),
             );
         }
@@ -256,16 +256,21 @@ pub fn prompt(model: &PromptModel, errors: &mut Errors) {
     for param in f.values() {
         let this = param.ty.to_token_stream().to_string();
         if let Some(first) = &first {
-            errors.push_at(
-                param.span,
-                format!("a prompt takes its arguments as one struct, and `{first}` is already it: make this a field of `{first}` (each field is one argument of the prompt), or take `State<T>` / `&ToolContext` here"),
+            errors.push_spanned(
+                &param.pat,
+                format!("a prompt takes one arguments struct, here `{first}`, whose fields are the prompt's arguments: make this a field of `{first}`, or take it as `State<T>` or `&ToolContext`"),
             );
             continue;
         }
         if let Some(what) = not_a_struct(&param.ty) {
+            let args = format!("{}Args", names::unraw(&f.type_ident));
+            let fields = match &param.ident {
+                Some(ident) => format!("pub {}: {this}", names::unraw(ident)),
+                None => "pub id: String, pub tag: Option<String>".to_owned(),
+            };
             errors.push_spanned(
                 &param.ty,
-                format!("a prompt's arguments are a struct whose fields are the arguments, and this is {what}: write `struct {}Args {{ id: String, tag: Option<String> }}` deriving `Deserialize` and `JsonSchema`, and take `args: {0}Args`", names::unraw(&f.type_ident)),
+                format!("a prompt's arguments are a struct whose fields are the arguments, and this is {what}: write `struct {args} {{ {fields} }}` deriving `Deserialize` and `JsonSchema`, and take `args: {args}`"),
             );
         }
         first = Some(this);
@@ -399,7 +404,7 @@ mod tests {
         );
         assert_eq!(two.len(), 1);
         assert!(
-            two[0].contains("one struct, and `A` is already it"),
+            two[0].contains("one arguments struct, here `A`"),
             "{two:?}"
         );
         let scalar = prompt_errors(
