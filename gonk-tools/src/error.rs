@@ -46,6 +46,11 @@ pub enum ErrorCode {
     /// capability) that the surface or client cannot give. `details` may
     /// name what is missing, e.g. `{"requiredCapabilities": {"sampling": {}}}`.
     InputUnavailable,
+    /// No resource has that URI (no fixed resource, no template matches),
+    /// or the caller may not see the one that does.
+    ResourceNotFound,
+    /// No prompt has that name, or the caller may not see it.
+    PromptNotFound,
     /// A code raised by a tool itself.
     Custom(Cow<'static, str>),
 }
@@ -68,6 +73,8 @@ impl ErrorCode {
             ErrorCode::NoResult => "NO_RESULT",
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::InputUnavailable => "INPUT_UNAVAILABLE",
+            ErrorCode::ResourceNotFound => "RESOURCE_NOT_FOUND",
+            ErrorCode::PromptNotFound => "PROMPT_NOT_FOUND",
             ErrorCode::Custom(code) => code,
         }
     }
@@ -89,6 +96,8 @@ impl ErrorCode {
             "NO_RESULT" => ErrorCode::NoResult,
             "TIMEOUT" => ErrorCode::Timeout,
             "INPUT_UNAVAILABLE" => ErrorCode::InputUnavailable,
+            "RESOURCE_NOT_FOUND" => ErrorCode::ResourceNotFound,
+            "PROMPT_NOT_FOUND" => ErrorCode::PromptNotFound,
             other => ErrorCode::Custom(Cow::Owned(other.to_owned())),
         }
     }

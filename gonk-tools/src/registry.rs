@@ -89,6 +89,23 @@ pub enum RegistryError {
     /// An operation named a tool that is not registered.
     #[error("Tool not in registry: {0}")]
     NotFound(String),
+    /// A resource's URI template is malformed, or a completer names a
+    /// variable the template does not have.
+    #[error("Resource {uri} cannot be registered: {reason}")]
+    InvalidResource {
+        /// The URI or template as written.
+        uri: String,
+        /// What is wrong, and how to fix it.
+        reason: String,
+    },
+    /// A prompt's completer names an argument the prompt does not have.
+    #[error("Prompt {name} cannot be registered: {reason}")]
+    InvalidPrompt {
+        /// The prompt.
+        name: String,
+        /// What is wrong, and how to fix it.
+        reason: String,
+    },
     /// A source catalog id is empty.
     #[error("Source catalog id must not be empty")]
     EmptySourceId,
@@ -174,6 +191,9 @@ pub(crate) struct RegistryInner {
     /// Told every succeeded call ([`ToolRegistry::on_change`]); shared
     /// with the registries derived from this one.
     pub(crate) listeners: Arc<crate::changes::ChangeListeners>,
+    /// Resources and prompts; shared with the registries derived from
+    /// this one.
+    pub(crate) primitives: Arc<crate::primitives::Primitives>,
 }
 
 /// A watch on a registry's catalog, from [`ToolRegistry::catalog_changes`].
@@ -294,6 +314,7 @@ impl ToolRegistryBuilder {
                 generation: Default::default(),
                 changes: tokio::sync::watch::Sender::new(0),
                 listeners: Default::default(),
+                primitives: Default::default(),
             }),
         }
     }
@@ -496,7 +517,7 @@ impl ToolRegistry {
     }
 
     /// Checks that this registry holds the state `def`'s handler extracts.
-    fn check_state(&self, def: &ToolDefinition) -> Result<(), RegistryError> {
+    pub(crate) fn check_state(&self, def: &ToolDefinition) -> Result<(), RegistryError> {
         let state = self.inner.state.read().unwrap_or_else(|p| p.into_inner());
         match def.required_state().find(|(id, _)| !state.contains(*id)) {
             Some((_, type_name)) => Err(RegistryError::MissingState {
@@ -649,6 +670,7 @@ impl ToolRegistry {
                 generation: Default::default(),
                 changes: tokio::sync::watch::Sender::new(0),
                 listeners: Arc::clone(&self.inner.listeners),
+                primitives: Arc::clone(&self.inner.primitives),
             }),
         }
     }

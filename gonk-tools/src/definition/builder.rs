@@ -38,6 +38,7 @@ pub struct ToolBuilder {
     /// Whether the output schema was written by hand (not derived).
     hand_written_output: bool,
     layers: Vec<BuildLayer>,
+    primitive: super::Primitive,
 }
 
 /// A change to a tool made as it is built, after every other builder call
@@ -95,7 +96,16 @@ impl ToolBuilder {
             hand_written_output: false,
             required_state: Vec::new(),
             layers: Vec::new(),
+            primitive: super::Primitive::Tool,
         }
+    }
+
+    /// What the definition serves: a tool (the default), or the read,
+    /// get or completion handler of a resource or prompt (which a policy
+    /// sees as a resource of that kind).
+    pub(crate) fn primitive(mut self, primitive: super::Primitive) -> Self {
+        self.primitive = primitive;
+        self
     }
 
     /// Adds a [`BuildLayer`]; layers are applied in the order added.
@@ -462,6 +472,7 @@ impl ToolBuilder {
                 required_state: self.required_state,
                 compiled: OnceLock::new(),
                 policy: OnceLock::new(),
+                primitive: self.primitive,
             }),
         }
     }

@@ -198,6 +198,28 @@ pub(crate) struct DefinitionInner {
     /// The tool as an authorization policy sees it, built on the first
     /// authenticated call.
     pub(crate) policy: OnceLock<policy::PolicyResources>,
+    pub(crate) primitive: Primitive,
+}
+
+/// The MCP primitive a definition serves. Resources, prompts and their
+/// completers run through dispatch as definitions that are never listed
+/// as tools; a policy tells them apart by the resource kind it is shown
+/// (`tool`, `resource`, `prompt`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Primitive {
+    Tool,
+    Resource,
+    Prompt,
+}
+
+impl Primitive {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Primitive::Tool => "tool",
+            Primitive::Resource => "resource",
+            Primitive::Prompt => "prompt",
+        }
+    }
 }
 
 /// A complete tool: metadata, schemas and handler. Cheap to clone (one

@@ -33,7 +33,7 @@ impl PolicyResources {
             "capabilities".to_owned(),
             serde_json::to_value(def.capabilities).unwrap_or(Value::Null),
         );
-        let kind: Arc<str> = Arc::from("tool");
+        let kind: Arc<str> = Arc::from(def.inner.primitive.as_str());
         let resource = |metadata: Map<String, Value>| ResourceRef {
             kind: Arc::clone(&kind),
             target: Some(Arc::clone(def.name_arc())),

@@ -25,8 +25,10 @@ use serde_json::{Map, Value};
 
 use crate::error::ValidationIssue;
 
+mod coerce;
 mod encode;
 
+pub use coerce::coerce_string_arguments;
 pub use encode::encode_input;
 
 /// The client-ready JSON Schema of `T`, as adapters advertise it.

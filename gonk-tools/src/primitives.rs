@@ -1,0 +1,435 @@
+//! The registry's resources and prompts — MCP's other two primitives —
+//! beside its tools: registration, listing (only what the caller may
+//! discover), and the read, get and complete calls, each run through
+//! [`invoke_definition`](ToolRegistry::invoke_definition) so it keeps the
+//! whole dispatch contract.
+
+use std::sync::{Arc, RwLock};
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+use tokio::sync::{broadcast, watch};
+
+use crate::completion::{Completion, CompletionRequest};
+use crate::context::ToolContext;
+use crate::definition::ToolDefinition;
+use crate::error::{ErrorCode, ToolError};
+use crate::outcome::collect_tool_outcome;
+use crate::prompt::{PromptDefinition, PromptResult};
+use crate::registry::{RegistryError, ToolRegistry};
+use crate::resource::{ResourceContents, ResourceDefinition, UriTemplate};
+use crate::security::Gate;
+
+/// The resources and prompts of a registry (shared by the registries
+/// derived from it).
+pub(crate) struct Primitives {
+    catalog: RwLock<Catalog>,
+    /// Bumped when a resource or prompt is registered or removed.
+    changes: watch::Sender<u64>,
+    /// URIs of resources whose contents changed.
+    updates: broadcast::Sender<String>,
+}
+
+impl Default for Primitives {
+    fn default() -> Self {
+        Primitives {
+            catalog: RwLock::default(),
+            changes: watch::Sender::new(0),
+            updates: broadcast::channel(256).0,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Catalog {
+    /// Fixed URIs and templates, by the URI as written.
+    resources: IndexMap<String, (ResourceDefinition, UriTemplate)>,
+    prompts: IndexMap<String, PromptDefinition>,
+}
+
+impl Catalog {
+    /// The resource `uri` reads: a fixed URI first, then the first
+    /// template that matches, with its variables.
+    fn resolve(&self, uri: &str) -> Option<(ResourceDefinition, Map<String, Value>)> {
+        if let Some((def, template)) = self.resources.get(uri) {
+            if template.is_fixed() {
+                return Some((def.clone(), Map::new()));
+            }
+        }
+        self.resources
+            .values()
+            .filter(|(_, template)| !template.is_fixed())
+            .find_map(|(def, template)| Some((def.clone(), template.matches(uri)?)))
+    }
+}
+
+/// What a completion is asked about (MCP's `ref`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CompletionTarget {
+    /// An argument of the prompt of that name.
+    Prompt(String),
+    /// A variable of the resource template (or URI) as written.
+    Resource(String),
+}
+
+/// A watch on a registry's resources and prompts, from
+/// [`ToolRegistry::primitive_changes`].
+#[derive(Debug)]
+pub struct PrimitiveChanges(watch::Receiver<u64>);
+
+impl PrimitiveChanges {
+    /// Resolves at the next registration or removal of a resource or
+    /// prompt; `None` once the registry is gone.
+    pub async fn changed(&mut self) -> Option<u64> {
+        self.0.changed().await.ok()?;
+        Some(*self.0.borrow_and_update())
+    }
+}
+
+/// URIs of resources whose contents changed, from
+/// [`ToolRegistry::resource_updates`].
+#[derive(Debug)]
+pub struct ResourceUpdates(broadcast::Receiver<String>);
+
+impl ResourceUpdates {
+    /// The next updated URI; `None` once the registry is gone. A receiver
+    /// that falls more than 256 updates behind skips the oldest.
+    pub async fn next(&mut self) -> Option<String> {
+        loop {
+            match self.0.recv().await {
+                Ok(uri) => return Some(uri),
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+}
+
+fn resource_not_found(uri: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::ResourceNotFound,
+        format!("Resource not found: {uri}"),
+    )
+    .with_details(serde_json::json!({ "uri": uri }))
+}
+
+fn prompt_not_found(name: &str) -> ToolError {
+    ToolError::new(ErrorCode::PromptNotFound, format!("Prompt not found: {name}"))
+}
+
+impl ToolRegistry {
+    fn primitives(&self) -> &Arc<Primitives> {
+        &self.inner.primitives
+    }
+
+    fn primitive_catalog(&self) -> std::sync::RwLockReadGuard<'_, Catalog> {
+        self.primitives()
+            .catalog
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn change_primitives<T>(&self, f: impl FnOnce(&mut Catalog) -> T) -> T {
+        let primitives = self.primitives();
+        let out = f(&mut primitives.catalog.write().unwrap_or_else(|p| p.into_inner()));
+        primitives.changes.send_modify(|generation| *generation += 1);
+        out
+    }
+
+    /// Checks a read, get or completion definition like a tool's handler:
+    /// it has one, and the registry holds the state it extracts.
+    fn check_handler(
+        &self,
+        what: &str,
+        def: Option<&ToolDefinition>,
+    ) -> Result<(), RegistryError> {
+        let def = def.ok_or_else(|| RegistryError::MissingHandler(what.to_owned()))?;
+        self.check_state(def)
+    }
+
+    /// Registers a resource or resource template. Its template must parse
+    /// (RFC 6570 level 1–2), it needs a handler, its completers must name
+    /// template variables, and the registry must hold the state it
+    /// extracts; a URI registered twice is an error.
+    pub fn register_resource(&self, def: ResourceDefinition) -> Result<(), RegistryError> {
+        let template = def
+            .template()
+            .map_err(|error| RegistryError::InvalidResource {
+                uri: def.uri().to_owned(),
+                reason: error.reason().to_owned(),
+            })?;
+        self.check_handler(def.uri(), def.read_definition())?;
+        for (variable, completer) in &def.inner.completers {
+            if !template.variables().any(|v| v == variable) {
+                return Err(RegistryError::InvalidResource {
+                    uri: def.uri().to_owned(),
+                    reason: format!(
+                        "a completer is attached to `{variable}`, which the template does not have"
+                    ),
+                });
+            }
+            self.check_state(completer)?;
+        }
+        self.change_primitives(|catalog| {
+            if catalog.resources.contains_key(def.uri()) {
+                return Err(RegistryError::Duplicate(def.uri().to_owned()));
+            }
+            catalog
+                .resources
+                .insert(def.uri().to_owned(), (def, template));
+            Ok(())
+        })
+    }
+
+    /// Registers a prompt: it needs a handler, its completers must name
+    /// arguments it has, and the registry must hold the state it
+    /// extracts; a name registered twice is an error.
+    pub fn register_prompt(&self, def: PromptDefinition) -> Result<(), RegistryError> {
+        self.check_handler(def.name(), def.get_definition())?;
+        for (argument, completer) in &def.inner.completers {
+            if !def.arguments().iter().any(|a| &a.name == argument) {
+                return Err(RegistryError::InvalidPrompt {
+                    name: def.name().to_owned(),
+                    reason: format!(
+                        "a completer is attached to `{argument}`, which is not one of its arguments"
+                    ),
+                });
+            }
+            self.check_state(completer)?;
+        }
+        self.change_primitives(|catalog| {
+            if catalog.prompts.contains_key(def.name()) {
+                return Err(RegistryError::Duplicate(def.name().to_owned()));
+            }
+            catalog.prompts.insert(def.name().to_owned(), def);
+            Ok(())
+        })
+    }
+
+    /// Removes the resource registered at `uri` (as written); `true` if
+    /// it existed.
+    pub fn unregister_resource(&self, uri: &str) -> bool {
+        self.change_primitives(|catalog| catalog.resources.shift_remove(uri).is_some())
+    }
+
+    /// Removes the prompt `name`; `true` if it existed.
+    pub fn unregister_prompt(&self, name: &str) -> bool {
+        self.change_primitives(|catalog| catalog.prompts.shift_remove(name).is_some())
+    }
+
+    /// Every resource and template, in registration order.
+    pub fn resources(&self) -> Vec<ResourceDefinition> {
+        self.primitive_catalog()
+            .resources
+            .values()
+            .map(|(def, _)| def.clone())
+            .collect()
+    }
+
+    /// Every prompt, in registration order.
+    pub fn prompts(&self) -> Vec<PromptDefinition> {
+        self.primitive_catalog().prompts.values().cloned().collect()
+    }
+
+    /// The prompt `name`, unchecked against any caller.
+    pub fn get_prompt_definition(&self, name: &str) -> Option<PromptDefinition> {
+        self.primitive_catalog().prompts.get(name).cloned()
+    }
+
+    /// The resource a read of `uri` would run, unchecked against any
+    /// caller, with the template variables it matched.
+    pub fn resolve_resource(&self, uri: &str) -> Option<(ResourceDefinition, Map<String, Value>)> {
+        self.primitive_catalog().resolve(uri)
+    }
+
+    /// The resources and templates `ctx`'s caller may discover (all of
+    /// them for an unauthenticated context), in registration order.
+    pub async fn list_resources_for(&self, ctx: &ToolContext) -> Vec<ResourceDefinition> {
+        let all = self.resources();
+        if ctx.auth.is_none() {
+            return all;
+        }
+        let reads: Vec<ToolDefinition> = all
+            .iter()
+            .filter_map(|r| r.read_definition().cloned())
+            .collect();
+        let visible = Gate::new(&self.inner.security)
+            .discoverable(reads, ctx.auth.as_ref())
+            .await;
+        all.into_iter()
+            .filter(|r| {
+                r.read_definition()
+                    .is_some_and(|d| visible.iter().any(|v| v.as_ptr() == d.as_ptr()))
+            })
+            .collect()
+    }
+
+    /// The prompts `ctx`'s caller may discover, in registration order.
+    pub async fn list_prompts_for(&self, ctx: &ToolContext) -> Vec<PromptDefinition> {
+        let all = self.prompts();
+        if ctx.auth.is_none() {
+            return all;
+        }
+        let gets: Vec<ToolDefinition> = all
+            .iter()
+            .filter_map(|p| p.get_definition().cloned())
+            .collect();
+        let visible = Gate::new(&self.inner.security)
+            .discoverable(gets, ctx.auth.as_ref())
+            .await;
+        all.into_iter()
+            .filter(|p| {
+                p.get_definition()
+                    .is_some_and(|d| visible.iter().any(|v| v.as_ptr() == d.as_ptr()))
+            })
+            .collect()
+    }
+
+    /// Reads the resource at `uri`: the fixed resource of that URI, else
+    /// the first template that matches it, its variables validated and
+    /// passed to the handler. Every contents item without a URI gets
+    /// `uri`, and without a MIME type the resource's.
+    ///
+    /// `RESOURCE_NOT_FOUND` when nothing matches or the caller may not
+    /// discover what does (the same error, so a hidden resource reads as
+    /// a missing one); otherwise the handler's outcome under the dispatch
+    /// contract (`INVALID_INPUT` for variables that do not fit their
+    /// types, `AUTHORIZATION_DENIED`, `TIMEOUT`, `ABORTED`, …).
+    pub async fn read_resource(
+        &self,
+        uri: &str,
+        ctx: ToolContext,
+    ) -> Result<Vec<ResourceContents>, ToolError> {
+        let (def, mut vars) = self.resolve_resource(uri).ok_or_else(|| resource_not_found(uri))?;
+        let read = def
+            .read_definition()
+            .cloned()
+            .ok_or_else(|| resource_not_found(uri))?;
+        crate::schema::coerce_string_arguments(read.metadata().effective_input_schema(), &mut vars);
+        let events = self.invoke_definition(read, Value::Object(vars), ctx);
+        let output = collect_tool_outcome(events, |_| {})
+            .await
+            .map_err(|e| hidden_as(e, || resource_not_found(uri)))?;
+        let mut contents: Vec<ResourceContents> = serde_json::from_value(output.data)
+            .map_err(|e| ToolError::internal(format!("resource contents of {uri}: {e}")))?;
+        for item in &mut contents {
+            if item.uri.is_empty() {
+                item.uri = uri.to_owned();
+            }
+            if item.mime_type.is_none() {
+                item.mime_type = def.mime_type().map(str::to_owned);
+            }
+        }
+        Ok(contents)
+    }
+
+    /// Renders prompt `name` with `arguments` (strings, as MCP sends
+    /// them, converted to the types the argument struct asks for and
+    /// validated against its schema).
+    ///
+    /// `PROMPT_NOT_FOUND` when there is none or the caller may not
+    /// discover it; otherwise the handler's outcome under the dispatch
+    /// contract.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        mut arguments: Map<String, Value>,
+        ctx: ToolContext,
+    ) -> Result<PromptResult, ToolError> {
+        let get = self
+            .get_prompt_definition(name)
+            .and_then(|p| p.get_definition().cloned())
+            .ok_or_else(|| prompt_not_found(name))?;
+        crate::schema::coerce_string_arguments(
+            get.metadata().effective_input_schema(),
+            &mut arguments,
+        );
+        let events = self.invoke_definition(get, Value::Object(arguments), ctx);
+        let output = collect_tool_outcome(events, |_| {})
+            .await
+            .map_err(|e| hidden_as(e, || prompt_not_found(name)))?;
+        serde_json::from_value(output.data)
+            .map_err(|e| ToolError::internal(format!("prompt {name} rendered no messages: {e}")))
+    }
+
+    /// Completes `request.argument` of `target` with its attached
+    /// completer. A target the caller may not discover reads as missing
+    /// (`PROMPT_NOT_FOUND` / `RESOURCE_NOT_FOUND`); an argument without a
+    /// completer completes to nothing.
+    pub async fn complete(
+        &self,
+        target: &CompletionTarget,
+        request: CompletionRequest,
+        ctx: ToolContext,
+    ) -> Result<Completion, ToolError> {
+        let (owner, completer, missing) = match target {
+            CompletionTarget::Prompt(name) => {
+                let prompt = self.get_prompt_definition(name);
+                let owner = prompt.as_ref().and_then(|p| p.get_definition().cloned());
+                let completer = prompt.and_then(|p| p.completer(&request.argument).cloned());
+                (owner, completer, prompt_not_found(name))
+            }
+            CompletionTarget::Resource(uri) => {
+                let resource = self
+                    .primitive_catalog()
+                    .resources
+                    .get(uri.as_str())
+                    .map(|(def, _)| def.clone());
+                let owner = resource.as_ref().and_then(|r| r.read_definition().cloned());
+                let completer = resource.and_then(|r| r.completer(&request.argument).cloned());
+                (owner, completer, resource_not_found(uri))
+            }
+        };
+        let owner = owner.ok_or_else(|| missing.clone())?;
+        if ctx.auth.is_some() {
+            let visible = Gate::new(&self.inner.security)
+                .discoverable(vec![owner], ctx.auth.as_ref())
+                .await;
+            if visible.is_empty() {
+                return Err(missing);
+            }
+        }
+        let Some(completer) = completer else {
+            return Ok(Completion::default());
+        };
+        let input = serde_json::to_value(&request)
+            .map_err(|e| ToolError::internal(format!("completion request: {e}")))?;
+        let events = self.invoke_definition(completer, input, ctx);
+        let output = collect_tool_outcome(events, |_| {})
+            .await
+            .map_err(|e| hidden_as(e, || missing.clone()))?;
+        serde_json::from_value(output.data)
+            .map_err(|e| ToolError::internal(format!("completion values: {e}")))
+    }
+
+    /// Tells subscribers that the resource at `uri` changed (MCP's
+    /// `notifications/resources/updated`, to the clients that subscribed
+    /// to it). Call it after a write; `ctx.notify_resource_updated(uri)`
+    /// does the same from a tool.
+    pub fn notify_resource_updated(&self, uri: impl Into<String>) {
+        // No receiver is not an error: nobody is listening.
+        let _ = self.primitives().updates.send(uri.into());
+    }
+
+    /// The URIs of resources that change from now on
+    /// ([`notify_resource_updated`](Self::notify_resource_updated)).
+    pub fn resource_updates(&self) -> ResourceUpdates {
+        ResourceUpdates(self.primitives().updates.subscribe())
+    }
+
+    /// A watch on the registration of resources and prompts (MCP's
+    /// `list_changed` of both).
+    pub fn primitive_changes(&self) -> PrimitiveChanges {
+        PrimitiveChanges(self.primitives().changes.subscribe())
+    }
+}
+
+/// A hidden definition's `TOOL_NOT_FOUND` as the primitive's own
+/// not-found error, the same a missing one gets.
+fn hidden_as(error: ToolError, missing: impl FnOnce() -> ToolError) -> ToolError {
+    if error.code == ErrorCode::ToolNotFound {
+        missing()
+    } else {
+        error
+    }
+}
