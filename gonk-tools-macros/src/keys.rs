@@ -70,6 +70,7 @@ pub const SIZE: &str = "size";
 pub const AUDIENCE: &str = "audience";
 pub const PRIORITY: &str = "priority";
 pub const COMPLETE: &str = "complete";
+pub const ICONS: &str = "icons";
 
 pub const RESOURCE_KEYS: &[&str] = &[
     NAME,
@@ -79,6 +80,7 @@ pub const RESOURCE_KEYS: &[&str] = &[
     SIZE,
     AUDIENCE,
     PRIORITY,
+    ICONS,
     COMPLETE,
     TIMEOUT,
     TYPE_NAME,

@@ -32,6 +32,7 @@ pub struct Common {
     pub title: Option<LitStr>,
     pub description: Option<LitStr>,
     pub timeout: Option<Timeout>,
+    pub icons: Option<Vec<LitStr>>,
     pub complete: Option<Vec<Completer>>,
 }
 
@@ -54,6 +55,7 @@ impl Common {
             keys::DESCRIPTION => set(&mut self.description, lit_str(meta)?, meta)?,
             keys::TIMEOUT => set(&mut self.timeout, timeout(meta)?, meta)?,
             keys::COMPLETE => set(&mut self.complete, completers(meta)?, meta)?,
+            keys::ICONS => set(&mut self.icons, icons(meta)?, meta)?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -63,6 +65,21 @@ impl Common {
     pub fn completers(&self) -> &[Completer] {
         self.complete.as_deref().unwrap_or_default()
     }
+}
+
+/// `icons = ["https://..", "data:image/png;base64,.."]`.
+fn icons(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
+    let icons = str_list(meta)?;
+    for icon in &icons {
+        let src = icon.value();
+        if !(src.starts_with("https://") || src.starts_with("data:")) {
+            return Err(syn::Error::new(
+                icon.span(),
+                format!("the icon `{src}` is neither an `https://` nor a `data:` URI: clients load icons only from those"),
+            ));
+        }
+    }
+    Ok(icons)
 }
 
 /// `complete(id = note_ids, tag = path::to::tags)`.
@@ -311,6 +328,7 @@ mod tests {
             audience = ["user", "assistant"],
             priority = 0.5,
             complete(id = note_ids),
+            icons = ["https://example.com/n.png"],
             timeout = "5s"
         ))
         .unwrap();
@@ -363,6 +381,9 @@ mod tests {
         )))
         .contains("already has"));
         assert!(error(ResourceAttrs::parse(quote!("a://b", complete = f))).contains("takes a list"));
+        assert!(
+            error(ResourceAttrs::parse(quote!("a://b", icons = ["http://x"]))).contains("https://")
+        );
     }
 
     #[test]

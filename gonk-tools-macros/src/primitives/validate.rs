@@ -403,10 +403,7 @@ mod tests {
             ),
         );
         assert_eq!(two.len(), 1);
-        assert!(
-            two[0].contains("one arguments struct, here `A`"),
-            "{two:?}"
-        );
+        assert!(two[0].contains("one arguments struct, here `A`"), "{two:?}");
         let scalar = prompt_errors(
             quote!(),
             syn::parse_quote!(

@@ -40,8 +40,7 @@ pub enum UriOperator {
     /// `{var}`: everything but unreserved characters (`A-Z a-z 0-9 - . _ ~`)
     /// percent-encoded.
     Simple,
-    /// `{+var}`: reserved characters (`/`, `?`, `:`, …) and existing
-    /// `%XX` escapes kept as they are.
+    /// `{+var}`: reserved characters (`/`, `?`, `:`, …) kept as they are.
     Reserved,
     /// `{#var}`: `#`, then the value as for [`Reserved`](UriOperator::Reserved).
     Fragment,
@@ -107,26 +106,20 @@ fn reserved(b: u8) -> bool {
 }
 
 /// Appends `text` to `out`, percent-encoding every byte that is not
-/// unreserved (nor reserved, nor part of a `%XX` escape, with
-/// `keep_reserved`).
+/// unreserved (nor reserved, with `keep_reserved`). A `%` is always
+/// encoded, so the URI reads back to the same value
+/// ([`UriTemplate::matches`](super::UriTemplate::matches) decodes), as
+/// [`UriTemplate::expand`](super::UriTemplate::expand) does.
 fn percent_encode(text: &str, keep_reserved: bool, out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let escape = keep_reserved
-            && b == b'%'
-            && bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
-            && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
-        if unreserved(b) || (keep_reserved && reserved(b)) || escape {
+    for b in text.bytes() {
+        if unreserved(b) || (keep_reserved && reserved(b)) {
             out.push(char::from(b));
         } else {
             out.push('%');
             out.push(char::from(HEX[usize::from(b >> 4)]));
             out.push(char::from(HEX[usize::from(b & 0xF)]));
         }
-        i += 1;
     }
 }
 
@@ -144,14 +137,23 @@ mod tests {
     fn rfc_6570_examples() {
         // RFC 6570 §1.2, levels 1 and 2.
         assert_eq!(expand("value", UriOperator::Simple), "value");
-        assert_eq!(expand("Hello World!", UriOperator::Simple), "Hello%20World%21");
-        assert_eq!(expand("Hello World!", UriOperator::Reserved), "Hello%20World!");
+        assert_eq!(
+            expand("Hello World!", UriOperator::Simple),
+            "Hello%20World%21"
+        );
+        assert_eq!(
+            expand("Hello World!", UriOperator::Reserved),
+            "Hello%20World!"
+        );
         assert_eq!(expand("/foo/bar", UriOperator::Simple), "%2Ffoo%2Fbar");
         assert_eq!(expand("/foo/bar", UriOperator::Reserved), "/foo/bar");
         assert_eq!(expand("value", UriOperator::Fragment), "#value");
-        assert_eq!(expand("Hello World!", UriOperator::Fragment), "#Hello%20World!");
-        // §3.2.3: an escape is kept by `+`, encoded by a simple expansion.
-        assert_eq!(expand("50%25", UriOperator::Reserved), "50%25");
+        assert_eq!(
+            expand("Hello World!", UriOperator::Fragment),
+            "#Hello%20World!"
+        );
+        // `%` is data, not an escape: the URI reads back to the value.
+        assert_eq!(expand("50%25", UriOperator::Reserved), "50%2525");
         assert_eq!(expand("50%25", UriOperator::Simple), "50%2525");
         assert_eq!(expand("ü", UriOperator::Simple), "%C3%BC");
     }
