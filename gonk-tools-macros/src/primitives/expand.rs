@@ -58,12 +58,21 @@ fn complete_calls(common: &Common) -> Vec<TokenStream> {
         .collect()
 }
 
-/// The handler closure over `input` (the pattern and type of the value
-/// the builder hands over), calling the fn with `values` for its value
-/// parameters in order, the states extracted, the context passed, the
-/// error converted.
-fn handler(f: &FnModel, input: TokenStream, mut values: Vec<TokenStream>) -> TokenStream {
+/// `let __builder = <select>.handler(__builder, closure);`: the closure
+/// over `input: input_ty` (the value the builder hands over) calls the fn
+/// with `values` for its value parameters in order, the states extracted,
+/// the context passed, the error converted. The handler is attached only
+/// when the types meet the builder's bounds (`module::__select`); when
+/// they do not, the spanned requirements report it, once.
+fn handler(
+    f: &FnModel,
+    module: &TokenStream,
+    input: TokenStream,
+    input_ty: TokenStream,
+    mut values: Vec<TokenStream>,
+) -> TokenStream {
     let krate = &f.krate;
+    let output = output_type(f);
     let private = quote!(#krate::__private);
     let fn_ident = &f.fn_ident;
     values.reverse();
@@ -108,15 +117,62 @@ fn handler(f: &FnModel, input: TokenStream, mut values: Vec<TokenStream>) -> Tok
             ::std::result::Result::Ok::<_, #tool_error>(#call.await)
         }),
     };
-    // Spanned on the return type: an output the builder cannot take is
-    // reported on it.
-    let span = match &f.sig.output {
-        syn::ReturnType::Type(_, ty) => ty.span(),
-        syn::ReturnType::Default => f.fn_ident.span(),
-    };
-    let method = quote_spanned!(span=> handler);
     quote! {
-        .#method(move |#input, __ctx: #krate::ToolContext| async move #body)
+        let __builder = {
+            #[allow(unused_imports)]
+            use #module::__select::{SelectFallback as _, SelectTyped as _};
+            (&&#module::__select::Select::<#input_ty, #output>::new()).select()
+        }
+        .handler(__builder, move |#input: #input_ty, __ctx: #krate::ToolContext| async move #body);
+    }
+}
+
+/// The output type `O` of the fn (`()` when it returns nothing).
+fn output_type(f: &FnModel) -> TokenStream {
+    match f.ret.output() {
+        Some(ty) => ty.to_token_stream(),
+        None => quote!(()),
+    }
+}
+
+/// `let () = <T as krate::module::Requirement>::CHECK;`, spanned on `ty`:
+/// the requirement's message lands on the user's type when it is not met.
+fn requirement(krate: &Path, module: &str, requirement: &str, ty: &syn::Type) -> TokenStream {
+    let span = ty.span();
+    let module = format_ident!("{module}", span = span);
+    let requirement = format_ident!("{requirement}", span = span);
+    let krate = respan(krate.to_token_stream(), span);
+    quote_spanned!(span=> let () = <#ty as #krate::#module::#requirement>::CHECK;)
+}
+
+/// The requirement check of the output type, spanned on it (on the fn
+/// name when it returns nothing).
+fn output_requirement(f: &FnModel, module: &str, name: &str) -> TokenStream {
+    match (&f.ret, &f.sig.output) {
+        (Return::Plain(ty) | Return::Result { ok: ty, .. }, syn::ReturnType::Type(..)) => {
+            requirement(&f.krate, module, name, ty)
+        }
+        _ => {
+            let span = f.fn_ident.span();
+            let ty: syn::Type = syn::parse_quote_spanned!(span=> ());
+            requirement(&f.krate, module, name, &ty)
+        }
+    }
+}
+
+/// The requirement checks in a fn of their own (never called).
+fn checks(name: &str, checks: Vec<TokenStream>) -> TokenStream {
+    if checks.is_empty() {
+        return quote!();
+    }
+    let name = format_ident!("{name}");
+    quote! {
+        #[allow(clippy::all)]
+        const _: () = {
+            fn #name() {
+                #(#checks)*
+            }
+        };
     }
 }
 
@@ -181,27 +237,42 @@ pub fn resource(model: &ResourceModel, template: &Template) -> TokenStream {
     }
 
     let (serde_crate, schemars_crate) = derive_crates(krate);
-    let (vars_item, input, values) = if variables.is_empty() {
-        (quote!(), quote!(_: #krate::NoInput), Vec::new())
+    // The variables' struct is generic over their types, so a type that
+    // is not `Deserialize` fails its requirement, not the derive.
+    let (vars_item, input_ty, values) = if variables.is_empty() {
+        (quote!(), quote!(#krate::NoInput), Vec::new())
     } else {
+        let params: Vec<_> = (0..variables.len())
+            .map(|i| format_ident!("__V{i}"))
+            .collect();
         let fields = variables
             .iter()
-            .map(|(_, _, ident, ty)| quote!(#ident: #ty));
+            .zip(&params)
+            .map(|((_, _, ident, _), param)| quote!(#ident: #param));
+        let types = variables.iter().map(|(_, _, _, ty)| ty);
         let vars_item = quote! {
             /// The template variables of one read, from the URI.
             #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
             #[serde(crate = #serde_crate)]
             #[schemars(crate = #schemars_crate)]
-            struct __Variables { #(#fields),* }
+            struct __Variables<#(#params),*> { #(#fields),* }
         };
         let values = f
             .values()
             .filter_map(|p| p.ident.as_ref())
             .map(|ident| quote!(__variables.#ident))
             .collect();
-        (vars_item, quote!(__variables: __Variables), values)
+        (vars_item, quote!(__Variables<#(#types),*>), values)
     };
-    let handler = handler(f, input, values);
+    let module = quote!(#krate::resource);
+    let handler = handler(f, &module, quote!(__variables), input_ty, values);
+    let mut requirements = Vec::new();
+    for (_, _, _, ty) in &variables {
+        requirements.push(requirement(krate, "resource", "DeserializeVariable", ty));
+        requirements.push(requirement(krate, "resource", "VariableSchema", ty));
+    }
+    requirements.push(output_requirement(f, "resource", "ResourceOutput"));
+    let requirements = checks("__resource_requirements", requirements);
     let completes = complete_calls(&a.common);
 
     // `Resource::Params` and `Resource::uri`.
@@ -287,15 +358,18 @@ pub fn resource(model: &ResourceModel, template: &Template) -> TokenStream {
 
             fn definition() -> #krate::resource::ResourceDefinition {
                 #vars_item
-                #krate::resource::ResourceDefinition::builder(<Self as #krate::resource::Resource>::URI)
-                    #(#calls)*
-                    #handler
+                let __builder = #krate::resource::ResourceDefinition::builder(<Self as #krate::resource::Resource>::URI)
+                    #(#calls)*;
+                #handler
+                __builder
                     #(#completes)*
                     .build()
             }
 
             #uri_fn
         }
+
+        #requirements
     }
 }
 
@@ -310,21 +384,20 @@ pub fn prompt(model: &PromptModel) -> TokenStream {
     let name = &f.name;
 
     let calls = common_calls(f, common);
-    let (arguments, input, values) = match model.arguments() {
-        Some(args) => (
-            args.to_token_stream(),
-            quote!(__arguments: #args),
-            vec![quote!(__arguments)],
-        ),
-        None => (
-            quote!(#krate::NoInput),
-            quote!(_: #krate::NoInput),
-            Vec::new(),
-        ),
+    let (arguments, values) = match model.arguments() {
+        Some(args) => (args.to_token_stream(), vec![quote!(__arguments)]),
+        None => (quote!(#krate::NoInput), Vec::new()),
     };
-    let handler = handler(f, input, values);
+    let module = quote!(#krate::prompt);
+    let handler = handler(f, &module, quote!(__arguments), arguments.clone(), values);
     let completes = complete_calls(common);
 
+    let mut requirements = Vec::new();
+    if let Some(args) = model.arguments() {
+        requirements.push(requirement(krate, "prompt", "DeserializeArguments", args));
+        requirements.push(requirement(krate, "prompt", "ArgumentsSchema", args));
+    }
+    requirements.push(output_requirement(f, "prompt", "PromptOutput"));
     // `complete(tag = ..)` names a field of the arguments: reading it,
     // spanned on `tag`, makes a missing field rustc's "no field" error
     // there.
@@ -341,18 +414,8 @@ pub fn prompt(model: &PromptModel) -> TokenStream {
             .collect(),
         None => Vec::new(),
     };
-    let checks = if field_checks.is_empty() {
-        quote!()
-    } else {
-        quote! {
-            #[allow(clippy::all)]
-            const _: () = {
-                fn __prompt_requirements() {
-                    #(#field_checks)*
-                }
-            };
-        }
-    };
+    requirements.extend(field_checks);
+    let checks = checks("__prompt_requirements", requirements);
 
     let krate_doc = krate.to_token_stream().to_string().replace(' ', "");
     let doc = format!(
@@ -372,9 +435,10 @@ pub fn prompt(model: &PromptModel) -> TokenStream {
             type Arguments = #arguments;
 
             fn definition() -> #krate::prompt::PromptDefinition {
-                #krate::prompt::PromptDefinition::builder(<Self as #krate::prompt::Prompt>::NAME)
-                    #(#calls)*
-                    #handler
+                let __builder = #krate::prompt::PromptDefinition::builder(<Self as #krate::prompt::Prompt>::NAME)
+                    #(#calls)*;
+                #handler
+                __builder
                     #(#completes)*
                     .build()
             }

@@ -1,12 +1,21 @@
 //! [`Resource`]: a resource known at compile time, as `#[resource]` makes
-//! it — its URI template, the type of its variables, its definition — and
+//! it — its URI template, the type of its variables, its definition —;
 //! [`UriVariable`], how `Resource::uri` writes a variable into a URI
-//! (RFC 6570 levels 1–2).
+//! (RFC 6570 levels 1–2); and what `#[resource]` requires of the fn's
+//! types ([`DeserializeVariable`], [`VariableSchema`], [`ResourceOutput`]),
+//! each a trait whose message says what to add, checked on the user's type.
 
+use std::future::Future;
+use std::marker::PhantomData;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::ResourceDefinition;
+use super::{IntoResourceContents, ResourceBuilder, ResourceDefinition};
+use crate::context::ToolContext;
+use crate::error::ToolError;
 
 /// A resource known at compile time: its URI (or URI template), the type
 /// of its template variables, and its definition.
@@ -73,6 +82,125 @@ impl<T: Serialize + ?Sized> UriVariable for T {
             uri.push('#');
         }
         percent_encode(&text, operator != UriOperator::Simple, uri);
+    }
+}
+
+/// A template variable's type: deserialized from the URI's text.
+#[diagnostic::on_unimplemented(
+    message = "the template variable type `{Self}` does not implement `Deserialize`",
+    label = "add `#[derive(Deserialize)]` to `{Self}`",
+    note = "a template variable is read from the URI: its text is converted to the type its schema asks for, then deserialized"
+)]
+pub trait DeserializeVariable {
+    #[doc(hidden)]
+    const CHECK: () = ();
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned> DeserializeVariable for T {}
+
+/// A template variable's type: its JSON Schema says what a URI's text
+/// must be (an integer, a boolean, a string).
+#[diagnostic::on_unimplemented(
+    message = "the template variable type `{Self}` does not implement `JsonSchema`",
+    label = "add `#[derive(JsonSchema)]` to `{Self}`",
+    note = "a read's variables are validated against their schema before the fn runs"
+)]
+pub trait VariableSchema {
+    #[doc(hidden)]
+    const CHECK: () = ();
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: JsonSchema> VariableSchema for T {}
+
+/// What a `#[resource]` fn returns: its contents.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not resource contents",
+    label = "return `String` (text), `Vec<u8>` (bytes), `ResourceContents`, `Vec<ResourceContents>` or `Json<T>`",
+    note = "wrap a value to send as JSON in `gonk_tools::resource::Json(..)`"
+)]
+pub trait ResourceOutput {
+    #[doc(hidden)]
+    const CHECK: () = ();
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: IntoResourceContents> ResourceOutput for T {}
+
+/// Autoref selection for `#[resource]`: the handler is attached only when
+/// the variables and the output meet the builder's bounds; otherwise a
+/// no-op is picked, so the only error is the spanned requirement above
+/// on the user's type. Not a public API.
+#[doc(hidden)]
+pub mod __select {
+    use super::*;
+
+    /// Picks [`Typed`] when `V` and `O` meet the handler's bounds.
+    pub struct Select<V, O>(PhantomData<fn() -> (V, O)>);
+
+    impl<V, O> Select<V, O> {
+        /// The selector.
+        #[allow(clippy::new_without_default)]
+        pub fn new() -> Self {
+            Select(PhantomData)
+        }
+    }
+
+    /// The bounds hold.
+    pub struct Typed<V, O>(PhantomData<fn() -> (V, O)>);
+
+    /// The bounds do not hold; a spanned requirement reports why.
+    pub struct Fallback;
+
+    /// Preferred by method resolution.
+    pub trait SelectTyped<V, O> {
+        /// Selects [`Typed`].
+        fn select(&self) -> Typed<V, O>;
+    }
+
+    impl<V, O> SelectTyped<V, O> for &Select<V, O>
+    where
+        V: DeserializeOwned + JsonSchema + Send + 'static,
+        O: IntoResourceContents + Send + 'static,
+    {
+        fn select(&self) -> Typed<V, O> {
+            Typed(PhantomData)
+        }
+    }
+
+    /// Taken when [`SelectTyped`] does not apply.
+    pub trait SelectFallback {
+        /// Selects [`Fallback`].
+        fn select(&self) -> Fallback;
+    }
+
+    impl<V, O> SelectFallback for Select<V, O> {
+        fn select(&self) -> Fallback {
+            Fallback
+        }
+    }
+
+    impl<V, O> Typed<V, O>
+    where
+        V: DeserializeOwned + JsonSchema + Send + 'static,
+        O: IntoResourceContents + Send + 'static,
+    {
+        /// [`ResourceBuilder::handler`].
+        pub fn handler<F, Fut>(self, builder: ResourceBuilder, f: F) -> ResourceBuilder
+        where
+            F: Fn(V, ToolContext) -> Fut + Send + Sync + 'static,
+            Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+        {
+            builder.handler(f)
+        }
+    }
+
+    impl Fallback {
+        /// Leaves the builder as it is.
+        pub fn handler<F>(self, builder: ResourceBuilder, _f: F) -> ResourceBuilder {
+            builder
+        }
     }
 }
 
