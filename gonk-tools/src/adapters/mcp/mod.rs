@@ -86,6 +86,7 @@ mod lines;
 mod listing;
 mod notify;
 mod request_state;
+mod resources;
 mod security;
 mod server;
 mod stdio;
