@@ -203,6 +203,9 @@ pub use registry::{RegistryError, ToolRegistry};
 pub use state::State;
 pub use tool::{MethodTool, NoInput, StaticTool, Tool};
 
+/// `#[resource]` and `#[prompt]`: MCP resources and prompts from `async fn`s.
+#[doc(inline)]
+pub use gonk_tools_macros::{prompt, resource};
 /// Attribute and function-like macros: `#[tool]`, `#[tools]`, `toolset!`.
 #[doc(inline)]
 pub use gonk_tools_macros::{tool, tools, toolset};
@@ -226,7 +229,7 @@ pub mod prelude {
     pub use crate::registry::ToolRegistry;
     pub use crate::state::State;
     pub use crate::tool::{MethodTool, NoInput, StaticTool, Tool};
-    pub use crate::{tool, tools, toolset};
+    pub use crate::{prompt, resource, tool, tools, toolset};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
     pub use serde_json::json;
