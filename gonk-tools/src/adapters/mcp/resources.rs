@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 use crate::completion::{Completion, CompletionRequest};
 use crate::error::{ErrorCode, ToolError};
 use crate::prompt::{PromptDefinition, PromptResult};
-use crate::resource::{ResourceContents, ResourceDefinition};
+use crate::resource::{ResourceBody, ResourceContents, ResourceDefinition};
 use crate::CompletionTarget;
 
 /// Items per page of `resources/list`, `resources/templates/list` and
@@ -188,11 +188,42 @@ pub(crate) fn read_result(
     authenticated: bool,
 ) -> Result<ReadResourceResult, ErrorData> {
     let (ttl, scope) = hints(authenticated);
-    let mut result: ReadResourceResult = wire(&json!({ "contents": contents }))?;
+    let mut result = ReadResourceResult::new(contents.into_iter().map(to_mcp).collect());
     result.result_type = Some(ResultType::COMPLETE);
     result.ttl_ms = Some(ttl);
     result.cache_scope = Some(scope);
     Ok(result)
+}
+
+/// One contents item as rmcp's type, built directly (a read is on the
+/// hot path; no JSON round trip).
+fn to_mcp(contents: ResourceContents) -> rmcp::model::ResourceContents {
+    let ResourceContents {
+        uri,
+        mime_type,
+        body,
+        meta,
+    } = contents;
+    let item = match body {
+        // rmcp marks text `text/plain` unless told otherwise.
+        ResourceBody::Text(text) => match mime_type {
+            Some(mime_type) => rmcp::model::ResourceContents::text(text, uri).with_mime_type(mime_type),
+            None => rmcp::model::ResourceContents::text(text, uri),
+        },
+        ResourceBody::Blob(bytes) => {
+            use base64::Engine as _;
+            let blob = base64::engine::general_purpose::STANDARD.encode(bytes);
+            let item = rmcp::model::ResourceContents::blob(blob, uri);
+            match mime_type {
+                Some(mime_type) => item.with_mime_type(mime_type),
+                None => item,
+            }
+        }
+    };
+    match meta {
+        Some(meta) => item.with_meta(meta.into()),
+        None => item,
+    }
 }
 
 pub(crate) fn prompt_result(result: PromptResult) -> Result<GetPromptResult, ErrorData> {

@@ -1044,8 +1044,7 @@ impl McpServer {
         base: ToolContext,
         context: &RequestContext<RoleServer>,
         stateless: bool,
-        binding: &str,
-        arguments: &Value,
+        binding: impl FnOnce() -> (String, Value),
         request_state: Option<&str>,
         input_responses: Option<rmcp::model::InputResponses>,
     ) -> Result<(ToolContext, Option<Round>), ErrorData> {
@@ -1055,10 +1054,11 @@ impl McpServer {
                 return Ok((base, None));
             }
             let caller = jobs::owner_of(base.auth());
+            let (binding, arguments) = binding();
             let round = Round::open(
                 &self.shared.sealer,
-                binding,
-                arguments,
+                &binding,
+                &arguments,
                 caller.as_deref().unwrap_or("anonymous"),
                 kinds,
                 request_state,
@@ -1085,13 +1085,14 @@ impl McpServer {
         let base = self.request_base(context);
         let authenticated = base.is_authenticated();
         let uri = request.uri;
-        let arguments = serde_json::json!({ "uri": uri });
         let (ctx, round) = self.with_asking(
             base,
             context,
             stateless,
-            &format!("resources/read {uri}"),
-            &arguments,
+            || {
+                let arguments = serde_json::json!({ "uri": uri });
+                (format!("resources/read {uri}"), arguments)
+            },
             request.request_state.as_deref(),
             request.input_responses,
         )?;
@@ -1117,8 +1118,10 @@ impl McpServer {
             base,
             context,
             stateless,
-            &format!("prompts/get {}", request.name),
-            &Value::Object(arguments.clone()),
+            || {
+                let binding = format!("prompts/get {}", request.name);
+                (binding, Value::Object(arguments.clone()))
+            },
             request.request_state.as_deref(),
             request.input_responses,
         )?;
