@@ -46,6 +46,10 @@ pub enum ErrorCode {
     /// capability) that the surface or client cannot give. `details` may
     /// name what is missing, e.g. `{"requiredCapabilities": {"sampling": {}}}`.
     InputUnavailable,
+    /// A rate limit refused the call before it ran: the caller (or the
+    /// tool, or the whole registry) used its budget. `details.retryAfterMs`
+    /// says when a retry may pass (see [`ToolError::rate_limited`]).
+    RateLimited,
     /// A code raised by a tool itself.
     Custom(Cow<'static, str>),
 }
@@ -68,6 +72,7 @@ impl ErrorCode {
             ErrorCode::NoResult => "NO_RESULT",
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::InputUnavailable => "INPUT_UNAVAILABLE",
+            ErrorCode::RateLimited => "RATE_LIMITED",
             ErrorCode::Custom(code) => code,
         }
     }
@@ -89,6 +94,7 @@ impl ErrorCode {
             "NO_RESULT" => ErrorCode::NoResult,
             "TIMEOUT" => ErrorCode::Timeout,
             "INPUT_UNAVAILABLE" => ErrorCode::InputUnavailable,
+            "RATE_LIMITED" => ErrorCode::RateLimited,
             other => ErrorCode::Custom(Cow::Owned(other.to_owned())),
         }
     }
@@ -296,6 +302,47 @@ impl ToolError {
             ),
         )
         .with_details(serde_json::json!({ "timeoutMs": limit.as_millis() as u64 }))
+    }
+
+    /// `RATE_LIMITED`: a budget refused the call; a retry after
+    /// `retry_after` may pass. The details carry `retryAfterMs` (rounded
+    /// up, at least 1) and whatever `details` adds (an object's keys are
+    /// merged in: the rate limiter names its budget there).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use gonk_tools::{ErrorCode, ToolError};
+    ///
+    /// let error = ToolError::rate_limited("Rate limit reached; retry in 2s", Duration::from_millis(1500), None);
+    /// assert_eq!(error.code, ErrorCode::RateLimited);
+    /// assert_eq!(error.retry_after(), Some(Duration::from_millis(1500)));
+    /// ```
+    pub fn rate_limited(
+        message: impl Into<String>,
+        retry_after: std::time::Duration,
+        details: Option<Value>,
+    ) -> Self {
+        let millis = retry_after.as_nanos().div_ceil(1_000_000).max(1);
+        let millis = u64::try_from(millis).unwrap_or(u64::MAX);
+        let mut body = serde_json::Map::new();
+        body.insert("retryAfterMs".into(), Value::from(millis));
+        if let Some(Value::Object(extra)) = details {
+            for (key, value) in extra {
+                body.entry(key).or_insert(value);
+            }
+        }
+        ToolError::new(ErrorCode::RateLimited, message).with_details(Value::Object(body))
+    }
+
+    /// How long to wait before retrying: `details.retryAfterMs` of a
+    /// `RATE_LIMITED` error (`None` for other errors). Surfaces use it for
+    /// HTTP's `Retry-After`.
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        if self.code != ErrorCode::RateLimited {
+            return None;
+        }
+        let millis = self.details.as_ref()?.get("retryAfterMs")?.as_u64()?;
+        Some(std::time::Duration::from_millis(millis))
     }
 
     /// The validation issues of an `INVALID_INPUT` / `OUTPUT_INVALID` error.

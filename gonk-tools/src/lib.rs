@@ -175,6 +175,7 @@ pub mod event;
 pub mod jobs;
 pub mod metrics;
 pub mod outcome;
+pub mod rate_limit;
 pub mod registry;
 pub mod schema;
 pub mod scope;
