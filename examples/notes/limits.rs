@@ -7,13 +7,18 @@
 //! ends with `RATE_LIMITED` and when to retry (`docs/rate-limits.md`).
 //!
 //! While Redis cannot be reached each process counts on its own (and says
-//! so once on stderr), so calls keep working and stay limited.
+//! so once on stderr), so calls keep working and stay limited. `--shared`
+//! also keeps the MCP server's used `requestState`s on Redis, so a state
+//! opens once across replicas (a retry is refused while Redis is down).
 
 use std::ffi::OsString;
 use std::sync::Arc;
 
-use gonk_tools::adapters::cli::clap::{value_parser, Arg};
-use gonk_tools::rate_limit::{LocalRateLimiter, Rate, RateLimitBackend, RateLimits, RedisRateLimiter};
+use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgMatches};
+use gonk_tools::adapters::mcp::{RedisSingleUseStore, SingleUseStore};
+use gonk_tools::rate_limit::{
+    LocalRateLimiter, Rate, RateLimitBackend, RateLimits, RedisRateLimiter,
+};
 
 /// The id (and long name) of the global `--rate-limit` option.
 pub const RATE_LIMIT: &str = "rate-limit";
@@ -39,8 +44,9 @@ pub fn args() -> [Arg; 2] {
             .long(SHARED)
             .value_name("URL")
             .help(
-                "Keep the rate-limit counts on Redis (redis://HOST:PORT), shared by every notes \
-                 process using it; keys under $NOTES_SHARED_PREFIX [default: notes]",
+                "Keep the rate-limit counts and the MCP server's used requestStates on Redis \
+                 (redis://HOST:PORT), shared by every notes process using it; keys under \
+                 $NOTES_SHARED_PREFIX [default: notes]",
             ),
     ]
 }
@@ -66,29 +72,44 @@ fn option(argv: &[OsString], name: &str) -> Option<String> {
     found
 }
 
-/// The rate limits `argv` asks for: `None` without `--rate-limit`.
+/// The rate limits `argv` asks for: `None` without `--rate-limit`. A
+/// `--shared` URL is checked either way (the MCP server keeps used
+/// `requestState`s there too).
 pub fn from_argv(argv: &[OsString]) -> Result<Option<RateLimits>, String> {
-    let Some(rate) = option(argv, RATE_LIMIT) else {
-        return Ok(None);
-    };
-    let rate: Rate = rate
-        .parse()
-        .map_err(|e| format!("--rate-limit: {e}"))?;
-    let backend: Arc<dyn RateLimitBackend> = match option(argv, SHARED) {
-        None => Arc::new(LocalRateLimiter::new()),
-        Some(url) if url.starts_with("redis://") => {
-            let prefix = std::env::var(PREFIX_ENV).unwrap_or_else(|_| DEFAULT_PREFIX.to_owned());
-            let limiter = RedisRateLimiter::new(&url, prefix)
-                .map_err(|e| format!("--shared {url}: {e}"))?;
-            Arc::new(limiter)
-        }
+    let shared = match option(argv, SHARED) {
+        None => None,
+        Some(url) if url.starts_with("redis://") => Some(
+            RedisRateLimiter::new(&url, prefix()).map_err(|e| format!("--shared {url}: {e}"))?,
+        ),
         Some(url) => {
             return Err(format!(
-                "--shared {url}: rate limits are shared on Redis; give redis://HOST:PORT"
+                "--shared {url}: the shared store is Redis; give redis://HOST:PORT"
             ))
         }
     };
+    let Some(rate) = option(argv, RATE_LIMIT) else {
+        return Ok(None);
+    };
+    let rate: Rate = rate.parse().map_err(|e| format!("--rate-limit: {e}"))?;
+    let backend: Arc<dyn RateLimitBackend> = match shared {
+        None => Arc::new(LocalRateLimiter::new()),
+        Some(limiter) => Arc::new(limiter),
+    };
     Ok(Some(RateLimits::new(backend).per_principal(rate)))
+}
+
+/// The key prefix on the shared store.
+fn prefix() -> String {
+    std::env::var(PREFIX_ENV).unwrap_or_else(|_| DEFAULT_PREFIX.to_owned())
+}
+
+/// With `--shared redis://…`, where the MCP server remembers used
+/// `requestState`s, so a retry's state opens once across replicas (an
+/// unusable URL was refused before the command ran).
+pub fn request_state_store(matches: &ArgMatches) -> Option<Arc<dyn SingleUseStore>> {
+    let url = matches.try_get_one::<String>(SHARED).ok().flatten()?;
+    let store = RedisSingleUseStore::new(url, prefix()).ok()?;
+    Some(Arc::new(store))
 }
 
 #[cfg(test)]
@@ -123,5 +144,7 @@ mod tests {
         ]))
         .unwrap_err();
         assert!(nats.contains("give redis://HOST:PORT"), "{nats}");
+        let alone = from_argv(&argv(&["notes", "--shared", "http://x"])).unwrap_err();
+        assert!(alone.contains("give redis://HOST:PORT"), "{alone}");
     }
 }

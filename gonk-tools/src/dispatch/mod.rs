@@ -78,6 +78,10 @@ fn panicked(tool: &str, payload: &(dyn std::any::Any + Send)) -> ToolError {
     ))
 }
 
+/// The rate-limit gate's pending count of one call.
+type RateLimitCheck<'a> =
+    Pin<Box<dyn std::future::Future<Output = Result<(), ToolError>> + Send + 'a>>;
+
 /// A call that passed every gate and is ready to run.
 struct Prepared {
     def: ToolDefinition,
@@ -384,8 +388,7 @@ impl ToolRegistry {
         def: &'a ToolDefinition,
         ctx: &ToolContext,
         principal: &'a str,
-    ) -> Option<Pin<Box<dyn std::future::Future<Output = Result<(), ToolError>> + Send + 'a>>>
-    {
+    ) -> Option<RateLimitCheck<'a>> {
         let limits = self.inner.rate_limits.as_deref()?;
         if !ctx.call_stack.is_empty() || ctx.rate_limit_charged() {
             return None;

@@ -103,13 +103,24 @@ async fn a_principal_over_its_budget_is_rate_limited_and_others_are_not() {
     for i in 0..3 {
         let text = format!("call {i}");
         assert_eq!(
-            call(&registry, "echo", json!({"text": text}), as_principal(&alice)).await,
+            call(
+                &registry,
+                "echo",
+                json!({"text": text}),
+                as_principal(&alice)
+            )
+            .await,
             Ok(json!(text))
         );
     }
-    let refused = call(&registry, "echo", json!({"text": "4th"}), as_principal(&alice))
-        .await
-        .unwrap_err();
+    let refused = call(
+        &registry,
+        "echo",
+        json!({"text": "4th"}),
+        as_principal(&alice),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(refused.code, ErrorCode::RateLimited);
     assert!(
         refused
@@ -131,14 +142,26 @@ async fn a_principal_over_its_budget_is_rate_limited_and_others_are_not() {
     assert_eq!(runs.load(Ordering::SeqCst), 3, "a refused call never runs");
 
     // Any tool: the budget is the principal's.
-    let other = call(&registry, "other", json!({"text": "x"}), as_principal(&alice)).await;
+    let other = call(
+        &registry,
+        "other",
+        json!({"text": "x"}),
+        as_principal(&alice),
+    )
+    .await;
     assert_eq!(other.unwrap_err().code, ErrorCode::RateLimited);
     // Counted before validation: an over-budget caller learns nothing of the input.
     let invalid = call(&registry, "echo", json!({"nope": 1}), as_principal(&alice)).await;
     assert_eq!(invalid.unwrap_err().code, ErrorCode::RateLimited);
 
     assert_eq!(
-        call(&registry, "echo", json!({"text": "bob"}), as_principal(&bob)).await,
+        call(
+            &registry,
+            "echo",
+            json!({"text": "bob"}),
+            as_principal(&bob)
+        )
+        .await,
         Ok(json!("bob")),
         "another principal has a budget of its own"
     );
@@ -154,9 +177,11 @@ async fn unauthenticated_calls_share_the_anonymous_budget_and_composed_calls_are
         Ok(json!("twice"))
     );
     assert_eq!(runs.load(Ordering::SeqCst), 2);
-    assert!(call(&registry, "echo", json!({"text": "a"}), ToolContext::new())
-        .await
-        .is_ok());
+    assert!(
+        call(&registry, "echo", json!({"text": "a"}), ToolContext::new())
+            .await
+            .is_ok()
+    );
     let refused = call(&registry, "echo", json!({"text": "b"}), ToolContext::new())
         .await
         .unwrap_err();
@@ -200,9 +225,11 @@ async fn per_tool_and_global_budgets_hold_for_everyone() {
         .global("3/1m".parse().unwrap());
     let registry = registry(limits, &runs);
     let (a, b) = (principal("a"), principal("b"));
-    assert!(call(&registry, "other", json!({"text": "x"}), as_principal(&a))
-        .await
-        .is_ok());
+    assert!(
+        call(&registry, "other", json!({"text": "x"}), as_principal(&a))
+            .await
+            .is_ok()
+    );
     let tool = call(&registry, "other", json!({"text": "x"}), as_principal(&b))
         .await
         .unwrap_err();
@@ -217,9 +244,11 @@ async fn per_tool_and_global_budgets_hold_for_everyone() {
     // Budgets are checked narrowest first: the refused call stopped at its
     // tool's budget and left the global one 2 of 3.
     for who in [&a, &b] {
-        assert!(call(&registry, "echo", json!({"text": "x"}), as_principal(who))
-            .await
-            .is_ok());
+        assert!(
+            call(&registry, "echo", json!({"text": "x"}), as_principal(who))
+                .await
+                .is_ok()
+        );
     }
     let global = call(&registry, "echo", json!({"text": "x"}), as_principal(&b))
         .await
@@ -241,10 +270,7 @@ impl RedisPrefix {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .as_nanos();
-        RedisPrefix(format!(
-            "gonk-tests:{test}:{}:{nanos}",
-            std::process::id()
-        ))
+        RedisPrefix(format!("gonk-tests:{test}:{}:{nanos}", std::process::id()))
     }
 
     fn keys(&self) -> Vec<String> {
@@ -336,20 +362,40 @@ async fn a_call_refused_by_one_shared_budget_is_counted_in_none() {
         .per_tool("other", "1/1m".parse().unwrap());
     let registry = registry(limits, &runs);
     let alice = alice();
-    assert!(call(&registry, "other", json!({"text": "x"}), as_principal(&alice))
-        .await
-        .is_ok());
-    let tool = call(&registry, "other", json!({"text": "x"}), as_principal(&alice))
-        .await
-        .unwrap_err();
+    assert!(call(
+        &registry,
+        "other",
+        json!({"text": "x"}),
+        as_principal(&alice)
+    )
+    .await
+    .is_ok());
+    let tool = call(
+        &registry,
+        "other",
+        json!({"text": "x"}),
+        as_principal(&alice),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(tool.details.as_ref().unwrap()["budget"], "tool");
     // Not counted in alice's budget: her second call still fits.
-    assert!(call(&registry, "echo", json!({"text": "x"}), as_principal(&alice))
-        .await
-        .is_ok());
-    let third = call(&registry, "echo", json!({"text": "x"}), as_principal(&alice))
-        .await
-        .unwrap_err();
+    assert!(call(
+        &registry,
+        "echo",
+        json!({"text": "x"}),
+        as_principal(&alice)
+    )
+    .await
+    .is_ok());
+    let third = call(
+        &registry,
+        "echo",
+        json!({"text": "x"}),
+        as_principal(&alice),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(third.details.as_ref().unwrap()["budget"], "principal");
 }
 
@@ -370,13 +416,23 @@ async fn while_redis_is_unreachable_each_process_counts_on_its_own_by_default() 
     let registry = registry(limits, &runs);
     let alice = alice();
     for _ in 0..2 {
-        assert!(call(&registry, "echo", json!({"text": "x"}), as_principal(&alice))
-            .await
-            .is_ok());
-    }
-    let refused = call(&registry, "echo", json!({"text": "x"}), as_principal(&alice))
+        assert!(call(
+            &registry,
+            "echo",
+            json!({"text": "x"}),
+            as_principal(&alice)
+        )
         .await
-        .unwrap_err();
+        .is_ok());
+    }
+    let refused = call(
+        &registry,
+        "echo",
+        json!({"text": "x"}),
+        as_principal(&alice),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(refused.code, ErrorCode::RateLimited);
     assert_eq!(refused.details.as_ref().unwrap()["budget"], "principal");
     assert_eq!(runs.load(Ordering::SeqCst), 2);

@@ -230,6 +230,7 @@ impl McpServer {
                         .clone()
                         .unwrap_or_else(RequestStateKeys::random),
                     options.request_state_ttl,
+                    options.request_state_store.clone(),
                 ),
                 registry,
                 options,
@@ -450,7 +451,8 @@ impl McpServer {
                         meta_kinds,
                         sealed_state.as_deref(),
                         input_responses,
-                    );
+                    )
+                    .await;
                     let opened = match opened {
                         Ok(opened) => opened,
                         Err(refused) => {

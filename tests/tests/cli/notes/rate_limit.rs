@@ -47,13 +47,17 @@ fn processes_sharing_redis_draw_on_one_budget() {
     let refused = search(&prefix, &limited);
     assert_eq!(refused.code, 75, "{}", refused.stderr);
     assert!(
-        refused
-            .stderr
-            .starts_with("Error [RATE_LIMITED]: Rate limit reached for anonymous: 2 calls per 1m; retry in "),
+        refused.stderr.starts_with(
+            "Error [RATE_LIMITED]: Rate limit reached for anonymous: 2 calls per 1m; retry in "
+        ),
         "{}",
         refused.stderr
     );
-    assert!(refused.stderr.contains("\"retryAfterMs\""), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("\"retryAfterMs\""),
+        "{}",
+        refused.stderr
+    );
 
     // Counted in the process alone, a fresh process has its whole budget.
     let alone = search(&prefix, &["--rate-limit", "2/1m"]);
@@ -66,7 +70,14 @@ fn a_bad_rate_or_store_is_a_usage_error() {
     let bad = search(&prefix, &["--rate-limit", "lots"]);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
     assert!(bad.stderr.contains("write N/PERIOD"), "{}", bad.stderr);
-    let nats = search(&prefix, &["--rate-limit", "1/s", "--shared", "nats://127.0.0.1:4222"]);
+    let nats = search(
+        &prefix,
+        &["--rate-limit", "1/s", "--shared", "nats://127.0.0.1:4222"],
+    );
     assert_eq!(nats.code, 2, "{}", nats.stderr);
-    assert!(nats.stderr.contains("give redis://HOST:PORT"), "{}", nats.stderr);
+    assert!(
+        nats.stderr.contains("give redis://HOST:PORT"),
+        "{}",
+        nats.stderr
+    );
 }
