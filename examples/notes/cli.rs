@@ -1,7 +1,7 @@
 //! The notes command line: every tool a subcommand (the `Cli` adapter),
 //! plus `mcp`, `serve` and `demo` (`mcp.rs`), `pi` and `pi-extension`
-//! (`pi.rs`), `surface`, and the global `--db` and `--approval`
-//! (`approval.rs`).
+//! (`pi.rs`), `surface`, and the global `--db`, `--approval`
+//! (`approval.rs`), `--rate-limit` and `--shared` (`limits.rs`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,7 +13,7 @@ use gonk_tools::{ToolDefinition, ToolRegistry};
 
 use crate::approval::{self, Approval};
 use crate::store::{self, Store};
-use crate::{mcp, otel, pi, saved, tools};
+use crate::{limits, mcp, otel, pi, saved, tools};
 
 /// The id of the global `--db` option.
 const DB: &str = "db";
@@ -46,10 +46,18 @@ fn failure(message: impl std::fmt::Display) -> ExitCode {
 /// `notes` binary; the test fixture adds its diagnostic tools).
 pub fn run(extra: Vec<ToolDefinition>) -> ExitCode {
     // `args_os`: a non-UTF-8 argument is the command line's to refuse, not a panic here.
-    let flagged = std::env::args_os().any(|arg| arg == "--otel");
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let flagged = argv.iter().any(|arg| arg == "--otel");
+    let limits = match limits::from_argv(&argv) {
+        Ok(limits) => limits,
+        Err(error) => {
+            eprintln!("Error: {error}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
     let telemetry = otel::start(flagged);
     let metrics = telemetry.as_ref().map(|(_, metrics)| Arc::clone(metrics));
-    let code = run_with(extra, metrics);
+    let code = run_with(extra, metrics, limits);
     if let Some((pipeline, _)) = telemetry {
         otel::stop(pipeline);
     }
@@ -59,10 +67,16 @@ pub fn run(extra: Vec<ToolDefinition>) -> ExitCode {
 fn run_with(
     extra: Vec<ToolDefinition>,
     metrics: Option<Arc<dyn gonk_tools::metrics::MetricsSink>>,
+    limits: Option<gonk_tools::rate_limit::RateLimits>,
 ) -> ExitCode {
     let store = Arc::new(Store::new(store::default_path()));
     // The provider only acts on authenticated calls: `--approval ask`.
-    let registry = match tools::registry_with(Arc::clone(&store), approval::security(), metrics) {
+    let registry = match tools::registry_with_limits(
+        Arc::clone(&store),
+        approval::security(),
+        metrics,
+        limits,
+    ) {
         Ok(registry) => registry,
         Err(error) => return failure(format!("the notes tools could not be registered: {error}")),
     };
@@ -78,6 +92,7 @@ fn run_with(
     if let Err(error) = registry.register_all(extra) {
         return failure(format!("the extra tools could not be registered: {error}"));
     }
+    let [rate_limit, shared] = limits::args();
     let served = registry.clone();
     let demo_store = Arc::clone(&store);
     Cli::new(registry)
@@ -95,6 +110,8 @@ fn run_with(
                 ),
         )
         .global_arg(approval::arg())
+        .global_arg(rate_limit)
+        .global_arg(shared)
         .context_from_args(|matches, context| {
             Ok(match approval::from_matches(matches) {
                 Approval::Off => context,

@@ -12,6 +12,7 @@
 //! notes mcp                      # MCP over stdio
 //! notes serve --port 8808        # MCP at /mcp, WebSocket at /ws, a page at /
 //! notes serve --approval ask     # the write tools ask the MCP client first
+//! notes --rate-limit 5/1m --shared redis://127.0.0.1:6379 serve  # one budget for all replicas
 //! notes demo                     # server + typed MCP client, end to end
 //! notes pi-extension > notes.ts  # then `pi -e ./notes.ts`
 //! ```
@@ -20,6 +21,7 @@ pub mod approval;
 pub mod cli;
 pub mod export_file;
 pub mod jobs;
+pub mod limits;
 pub mod mcp;
 pub mod otel;
 pub mod pi;

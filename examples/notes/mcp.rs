@@ -103,6 +103,10 @@ fn limits(mut server: McpServerOptions, matches: &ArgMatches) -> McpServerOption
     if let Some(max) = matches.get_one::<u64>("max-calls") {
         server = server.max_in_flight_calls(usize::try_from(*max).unwrap_or(usize::MAX));
     }
+    // `--shared`: a requestState used on one replica is used on all.
+    if let Some(store) = crate::limits::request_state_store(matches) {
+        server = server.request_state_store(store);
+    }
     server
 }
 

@@ -452,9 +452,24 @@ pub fn registry_with(
     security: gonk_tools::security::SecurityOptions,
     metrics: Option<Arc<dyn gonk_tools::metrics::MetricsSink>>,
 ) -> Result<ToolRegistry, RegistryError> {
+    registry_with_limits(store, security, metrics, None)
+}
+
+/// [`registry_with`], every root call counted against `limits` (`notes
+/// --rate-limit`, see `limits.rs`).
+pub fn registry_with_limits(
+    store: Arc<Store>,
+    security: gonk_tools::security::SecurityOptions,
+    metrics: Option<Arc<dyn gonk_tools::metrics::MetricsSink>>,
+    limits: Option<gonk_tools::rate_limit::RateLimits>,
+) -> Result<ToolRegistry, RegistryError> {
     let builder = ToolRegistry::builder()
         .state_arc(Arc::clone(&store))
         .security(security);
+    let builder = match limits {
+        Some(limits) => builder.rate_limits(limits),
+        None => builder,
+    };
     let registry = match metrics {
         Some(metrics) => builder.metrics(metrics),
         None => builder,

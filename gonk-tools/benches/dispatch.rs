@@ -5,6 +5,9 @@
 //! * `invoke`: `registry.invoke` + `collect_tool_outcome` for the same tool,
 //!   schema validation on.
 //! * `compose3`: a tool that calls a tool that calls `add` (3 dispatches).
+//! * `invoke_rate_limited` (feature `rate-limit`): `invoke` on a registry
+//!   whose calls are counted by a `LocalRateLimiter` (a per-principal
+//!   budget too large to refuse): the gate's cost when it is on.
 //!
 //! After the run, the ratios to the baseline are printed.
 
@@ -97,6 +100,25 @@ fn dispatch(c: &mut Criterion) {
             std::hint::black_box(out.data)
         })
     });
+    #[cfg(feature = "rate-limit")]
+    {
+        use gonk_tools::rate_limit::{LocalRateLimiter, RateLimits};
+        let limits = RateLimits::new(std::sync::Arc::new(LocalRateLimiter::new()))
+            .per_principal(format!("{}/1ms", u32::MAX).parse().unwrap());
+        let limited = ToolRegistry::builder().rate_limits(limits).build();
+        limited.register_registry(&registry).unwrap();
+        group.bench_function("invoke_rate_limited", |b| {
+            b.to_async(&rt).iter(|| async {
+                let events = limited.invoke(
+                    "add",
+                    std::hint::black_box(input.clone()),
+                    ToolContext::new(),
+                );
+                let out = collect_tool_outcome(events, |_| {}).await.unwrap();
+                std::hint::black_box(out.data)
+            })
+        });
+    }
     group.finish();
 }
 

@@ -456,7 +456,9 @@ fn bench(c: &mut Criterion) {
             )
         });
     }
-    primitives::bench(&mut group, &runtime, &peer, |peer| request_context(peer, None));
+    primitives::bench(&mut group, &runtime, &peer, |peer| {
+        request_context(peer, None)
+    });
     group.finish();
     drop(Arc::new(running));
 }

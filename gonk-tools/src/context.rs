@@ -168,11 +168,14 @@ impl Logger<'_> {
 }
 
 /// Where a call runs, when the host says so: its working directory and
-/// environment (each defaults to the process's).
+/// environment (each defaults to the process's); and whether the host
+/// already counted it against the rate limits. Rarely set, so behind one
+/// thin pointer.
 #[derive(Clone, Default)]
 pub(crate) struct Place {
     cwd: Option<PathBuf>,
     env: Option<HashMap<String, String>>,
+    rate_limit_charged: bool,
 }
 
 /// The context of one tool call.
@@ -391,6 +394,24 @@ impl ToolContext {
         place.env = Some(env);
         self.place = Some(Arc::new(place));
         self
+    }
+
+    /// Marks the call as already counted against the registry's rate
+    /// limits, so dispatch does not count it again: a job runner running a
+    /// detached call whose launch was counted (the built-in runner does).
+    /// Whoever builds the base context is trusted with this, as with
+    /// [`with_auth`](Self::with_auth).
+    pub fn with_rate_limit_charged(mut self) -> Self {
+        let mut place = self.place.as_deref().cloned().unwrap_or_default();
+        place.rate_limit_charged = true;
+        self.place = Some(Arc::new(place));
+        self
+    }
+
+    /// Whether [`with_rate_limit_charged`](Self::with_rate_limit_charged)
+    /// marked this call.
+    pub(crate) fn rate_limit_charged(&self) -> bool {
+        self.place.as_ref().is_some_and(|p| p.rate_limit_charged)
     }
 
     /// Binds a scope store.

@@ -69,6 +69,10 @@ pub enum ErrorCode {
     /// A remote MCP server answered a call with something that is not a
     /// tool result (no `content`, an unknown result type).
     RemoteProtocolError,
+    /// A rate limit refused the call before it ran: the caller (or the
+    /// tool, or the whole registry) used its budget. `details.retryAfterMs`
+    /// says when a retry may pass (see [`ToolError::rate_limited`]).
+    RateLimited,
     /// A code raised by a tool itself.
     Custom(Cow<'static, str>),
 }
@@ -99,6 +103,7 @@ impl ErrorCode {
             ErrorCode::RemoteCancelled => "REMOTE_CANCELLED",
             ErrorCode::RemoteTimeout => "REMOTE_TIMEOUT",
             ErrorCode::RemoteProtocolError => "REMOTE_PROTOCOL_ERROR",
+            ErrorCode::RateLimited => "RATE_LIMITED",
             ErrorCode::Custom(code) => code,
         }
     }
@@ -128,6 +133,7 @@ impl ErrorCode {
             "REMOTE_CANCELLED" => ErrorCode::RemoteCancelled,
             "REMOTE_TIMEOUT" => ErrorCode::RemoteTimeout,
             "REMOTE_PROTOCOL_ERROR" => ErrorCode::RemoteProtocolError,
+            "RATE_LIMITED" => ErrorCode::RateLimited,
             other => ErrorCode::Custom(Cow::Owned(other.to_owned())),
         }
     }
@@ -335,6 +341,47 @@ impl ToolError {
             ),
         )
         .with_details(serde_json::json!({ "timeoutMs": limit.as_millis() as u64 }))
+    }
+
+    /// `RATE_LIMITED`: a budget refused the call; a retry after
+    /// `retry_after` may pass. The details carry `retryAfterMs` (rounded
+    /// up, at least 1) and whatever `details` adds (an object's keys are
+    /// merged in: the rate limiter names its budget there).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use gonk_tools::{ErrorCode, ToolError};
+    ///
+    /// let error = ToolError::rate_limited("Rate limit reached; retry in 2s", Duration::from_millis(1500), None);
+    /// assert_eq!(error.code, ErrorCode::RateLimited);
+    /// assert_eq!(error.retry_after(), Some(Duration::from_millis(1500)));
+    /// ```
+    pub fn rate_limited(
+        message: impl Into<String>,
+        retry_after: std::time::Duration,
+        details: Option<Value>,
+    ) -> Self {
+        let millis = retry_after.as_nanos().div_ceil(1_000_000).max(1);
+        let millis = u64::try_from(millis).unwrap_or(u64::MAX);
+        let mut body = serde_json::Map::new();
+        body.insert("retryAfterMs".into(), Value::from(millis));
+        if let Some(Value::Object(extra)) = details {
+            for (key, value) in extra {
+                body.entry(key).or_insert(value);
+            }
+        }
+        ToolError::new(ErrorCode::RateLimited, message).with_details(Value::Object(body))
+    }
+
+    /// How long to wait before retrying: `details.retryAfterMs` of a
+    /// `RATE_LIMITED` error (`None` for other errors). Surfaces use it for
+    /// HTTP's `Retry-After`.
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        if self.code != ErrorCode::RateLimited {
+            return None;
+        }
+        let millis = self.details.as_ref()?.get("retryAfterMs")?.as_u64()?;
+        Some(std::time::Duration::from_millis(millis))
     }
 
     /// The validation issues of an `INVALID_INPUT` / `OUTPUT_INVALID` error.

@@ -182,6 +182,7 @@ pub mod metrics;
 pub mod outcome;
 mod primitives;
 pub mod prompt;
+pub mod rate_limit;
 pub mod registry;
 pub mod resource;
 pub mod schema;

@@ -194,6 +194,8 @@ pub(crate) struct RegistryInner {
     /// Resources and prompts; shared with the registries derived from
     /// this one.
     pub(crate) primitives: Arc<crate::primitives::Primitives>,
+    /// The rate-limit gate's policy (`None`: no gate, no cost).
+    pub(crate) rate_limits: Option<Arc<crate::rate_limit::RateLimits>>,
 }
 
 /// A watch on a registry's catalog, from [`ToolRegistry::catalog_changes`].
@@ -246,6 +248,7 @@ pub struct ToolRegistryBuilder {
     security: SecurityOptions,
     default_timeout: Option<std::time::Duration>,
     default_cache_ttl: Option<std::time::Duration>,
+    rate_limits: Option<Arc<crate::rate_limit::RateLimits>>,
 }
 
 impl ToolRegistryBuilder {
@@ -301,6 +304,16 @@ impl ToolRegistryBuilder {
         self
     }
 
+    /// Counts every root call against `limits`' budgets (per principal,
+    /// per tool, global) before its input is looked at; a call over a
+    /// budget ends with `RATE_LIMITED` and a retry-after
+    /// (`docs/contract.md#rate-limits`, [`crate::rate_limit`]). Without
+    /// it, no call is counted. Derived registries share the same counts.
+    pub fn rate_limits(mut self, limits: crate::rate_limit::RateLimits) -> Self {
+        self.rate_limits = Some(Arc::new(limits));
+        self
+    }
+
     /// The registry, empty.
     pub fn build(self) -> ToolRegistry {
         ToolRegistry {
@@ -315,6 +328,7 @@ impl ToolRegistryBuilder {
                 changes: tokio::sync::watch::Sender::new(0),
                 listeners: Default::default(),
                 primitives: Default::default(),
+                rate_limits: self.rate_limits,
             }),
         }
     }
@@ -342,7 +356,14 @@ impl ToolRegistry {
             security: SecurityOptions::new(),
             default_timeout: None,
             default_cache_ttl: None,
+            rate_limits: None,
         }
+    }
+
+    /// The rate limits every root call is counted against, if any
+    /// ([`ToolRegistryBuilder::rate_limits`]).
+    pub fn rate_limits(&self) -> Option<&crate::rate_limit::RateLimits> {
+        self.inner.rate_limits.as_deref()
     }
 
     /// The security options authenticated calls run with.
@@ -671,6 +692,7 @@ impl ToolRegistry {
                 changes: tokio::sync::watch::Sender::new(0),
                 listeners: Arc::clone(&self.inner.listeners),
                 primitives: Arc::clone(&self.inner.primitives),
+                rate_limits: self.inner.rate_limits.clone(),
             }),
         }
     }

@@ -50,7 +50,10 @@ impl RmcpPrimitives {
 
     /// Summarize a note.
     #[prompt(name = "summarize")]
-    async fn summarize(&self, Parameters(args): Parameters<SummarizeArgs>) -> Vec<rmcp::model::PromptMessage> {
+    async fn summarize(
+        &self,
+        Parameters(args): Parameters<SummarizeArgs>,
+    ) -> Vec<rmcp::model::PromptMessage> {
         vec![rmcp::model::PromptMessage::new_text(
             Role::User,
             format!("Summarize note {}.", args.id),
@@ -134,15 +137,30 @@ pub fn bench(
     // Both answer the same read and prompt.
     runtime.block_on(async {
         for (name, read) in [
-            ("rmcp", theirs.read_resource(ReadResourceRequestParams::new("notes://12"), context(peer)).await),
-            ("gonk", ours.read_resource(ReadResourceRequestParams::new("notes://12"), context(peer)).await),
+            (
+                "rmcp",
+                theirs
+                    .read_resource(ReadResourceRequestParams::new("notes://12"), context(peer))
+                    .await,
+            ),
+            (
+                "gonk",
+                ours.read_resource(ReadResourceRequestParams::new("notes://12"), context(peer))
+                    .await,
+            ),
         ] {
             let json = serde_json::to_string(&ServerResult::from(read.unwrap())).unwrap();
             assert!(json.contains("# Note 12"), "{name} read: {json}");
         }
         for (name, got) in [
-            ("rmcp", theirs.get_prompt(prompt_request(), context(peer)).await),
-            ("gonk", ours.get_prompt(prompt_request(), context(peer)).await),
+            (
+                "rmcp",
+                theirs.get_prompt(prompt_request(), context(peer)).await,
+            ),
+            (
+                "gonk",
+                ours.get_prompt(prompt_request(), context(peer)).await,
+            ),
         ] {
             let json = serde_json::to_string(&ServerResult::from(got.unwrap())).unwrap();
             assert!(json.contains("Summarize note 12."), "{name} prompt: {json}");
@@ -198,6 +216,14 @@ pub fn bench(
 
 /// The ratios printed after the run: ours, rmcp's, what.
 pub const RATIOS: [(&str, &str, &str); 2] = [
-    ("gonk_read", "rmcp_read", "resources/read of a template -> JSON"),
-    ("gonk_prompt", "rmcp_prompt", "prompts/get with an argument -> JSON"),
+    (
+        "gonk_read",
+        "rmcp_read",
+        "resources/read of a template -> JSON",
+    ),
+    (
+        "gonk_prompt",
+        "rmcp_prompt",
+        "prompts/get with an argument -> JSON",
+    ),
 ];

@@ -3,6 +3,7 @@
 //!
 //! Order for one invocation (root or composed): look up → cycle check →
 //! *(authenticated root: capture the principal, authorize `tool.discover`)*
+//! → *(root, with [rate limits](crate::rate_limit): count the call)*
 //! → validate input against the advertised schema → *(authenticated:
 //! resolve approval, resolve the required resource, authorize
 //! `tool.invoke`, the approval gate — see [`crate::security`])* → run the
@@ -76,6 +77,10 @@ fn panicked(tool: &str, payload: &(dyn std::any::Any + Send)) -> ToolError {
         "Tool {tool} failed unexpectedly (the handler panicked)"
     ))
 }
+
+/// The rate-limit gate's pending count of one call.
+type RateLimitCheck<'a> =
+    Pin<Box<dyn std::future::Future<Output = Result<(), ToolError>> + Send + 'a>>;
 
 /// A call that passed every gate and is ready to run.
 struct Prepared {
@@ -291,7 +296,8 @@ impl ToolRegistry {
     }
 
     /// Steps before the handler of an unauthenticated call, after look-up:
-    /// cycle check, input validation.
+    /// cycle check, rate limit (as [`ANONYMOUS`](crate::rate_limit::ANONYMOUS)),
+    /// input validation.
     async fn prepare(
         &self,
         def: ToolDefinition,
@@ -299,6 +305,9 @@ impl ToolRegistry {
         ctx: ToolContext,
     ) -> Result<Prepared, ToolError> {
         check_cycle(&def, &ctx)?;
+        if let Some(limited) = self.rate_limited(&def, &ctx, crate::rate_limit::ANONYMOUS) {
+            limited.await?;
+        }
         validate_input(&def, &input)?;
         let ctx = ctx.enter(self, def.name_arc());
         Ok(Prepared { def, input, ctx })
@@ -340,6 +349,9 @@ impl ToolRegistry {
                     .admit(&def, &slot, &stack)
                     .instrument(telemetry::gate_span("authorize tool.discover"))
                     .await?;
+                if let Some(limited) = self.rate_limited(&def, &ctx, &slot.auth().principal().id) {
+                    limited.await?;
+                }
                 validate_input(&def, &input)?;
                 gate.authorize_invoke(&admitted, &def, &input, &stack, ctx.ask_slot())
                     .instrument(telemetry::gate_span("authorize tool.invoke"))
@@ -363,6 +375,29 @@ impl ToolRegistry {
             telemetry::record_principal(&auth.principal().id);
         }
         Ok(Prepared { def, input, ctx })
+    }
+
+    /// The rate-limit gate (step 3a, `docs/contract.md#rate-limits`): the
+    /// count of a root call by `principal`, when the registry has rate
+    /// limits and the host did not count the call already; `None` costs
+    /// nothing. Boxed, so a registry without limits keeps its call state
+    /// small.
+    #[inline(always)]
+    fn rate_limited<'a>(
+        &'a self,
+        def: &'a ToolDefinition,
+        ctx: &ToolContext,
+        principal: &'a str,
+    ) -> Option<RateLimitCheck<'a>> {
+        let limits = self.inner.rate_limits.as_deref()?;
+        if !ctx.call_stack.is_empty() || ctx.rate_limit_charged() {
+            return None;
+        }
+        Some(Box::pin(
+            limits
+                .admit(principal, &def.name)
+                .instrument(telemetry::gate_span("rate limit")),
+        ))
     }
 
     /// The tools `ctx` may discover: every tool without auth; with auth,

@@ -512,7 +512,10 @@ impl EmbeddedRunner {
                 self.persist(&ended);
             }
         }
-        let mut ctx = ToolContext::new().with_cancellation(token.clone());
+        // The launch was counted against the rate limits; its run is not.
+        let mut ctx = ToolContext::new()
+            .with_cancellation(token.clone())
+            .with_rate_limit_charged();
         if let Some(auth) = launch.auth {
             ctx = ctx.with_auth(auth);
         }

@@ -10,6 +10,7 @@ mod host_faults;
 mod input_echo;
 mod metrics;
 mod outcome;
+mod rate_limits;
 mod registry;
 mod telemetry;
 mod timeout;

@@ -551,3 +551,27 @@ async fn a_detached_tool_advertises_and_passes_both_of_its_answers() {
         json!({ "count": 3, "ranSyncFallback": true })
     );
 }
+
+#[tokio::test]
+async fn a_jobs_run_is_counted_with_its_launch_not_again() {
+    use gonk_tools::rate_limit::{LocalRateLimiter, RateLimits};
+    let gate = gate();
+    let limits =
+        RateLimits::new(Arc::new(LocalRateLimiter::new())).per_principal("2/1m".parse().unwrap());
+    let registry = ToolRegistry::builder().rate_limits(limits).build();
+    registry.register(work_tool(Arc::clone(&gate))).unwrap();
+    jobs::install(&registry, Arc::new(EmbeddedRunner::new())).unwrap();
+
+    // Call 1: the launch. The job's run is part of it.
+    let id = launch(&registry, "ok").await;
+    gate.release.notify_one();
+    // Call 2: its result — the job ran, and was not refused as a 2nd call.
+    let done = result(&registry, &id).await.unwrap();
+    assert_eq!(done.data, json!({ "done": "ok" }));
+    assert_eq!(gate.runs.load(Ordering::SeqCst), 1);
+    // Call 3 is past the budget.
+    let refused = call(&registry, "jobs.status", json!({ "jobId": id }))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::RateLimited);
+}

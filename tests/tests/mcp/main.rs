@@ -25,6 +25,7 @@ mod mapping;
 mod notes_clients;
 mod otel;
 mod param_headers;
+mod rate_limit;
 mod replay;
 mod request_state;
 mod rust_client;

@@ -240,3 +240,146 @@ fn an_expired_state_is_refused() {
     std::thread::sleep(Duration::from_millis(2500));
     refused(&confirm(at, &state), "expired");
 }
+
+/// Removes this test's keys from the machine's Redis on drop.
+struct RedisPrefix(String);
+
+impl Drop for RedisPrefix {
+    fn drop(&mut self) {
+        let client = redis::Client::open("redis://127.0.0.1:6379").unwrap();
+        let mut connection = client.get_connection().unwrap();
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("{}:*", self.0))
+            .query(&mut connection)
+            .unwrap();
+        if !keys.is_empty() {
+            let _: () = redis::cmd("DEL").arg(keys).query(&mut connection).unwrap();
+        }
+    }
+}
+
+/// Two in-process HTTP servers (replicas) sharing the key ring; each
+/// remembers used states in `store(i)`. The one tool asks for a
+/// confirmation and answers `state-ok` once given it.
+async fn replicas(
+    store: impl Fn(usize) -> Option<std::sync::Arc<dyn gonk_tools::adapters::mcp::SingleUseStore>>,
+) -> Vec<gonk_tools::adapters::mcp::McpHttpServer> {
+    use gonk_tools::adapters::mcp::{
+        serve_http, McpHttpOptions, McpServerOptions, RequestStateKeys,
+    };
+    use gonk_tools::ask::InputRequest;
+    use gonk_tools::prelude::*;
+    let registry = ToolRegistry::new();
+    registry
+        .register(
+            ToolDefinition::builder(TOOL)
+                .description("Ask for a confirmation.")
+                .approval(ApprovalTier::Read)
+                .handler(|_: NoInput, ctx: ToolContext| async move {
+                    let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
+                    let question = InputRequest::elicit("Please confirm", schema);
+                    ctx.ask(vec![("confirm".to_owned(), question)]).await?;
+                    Ok::<_, ToolError>("state-ok")
+                })
+                .build(),
+        )
+        .unwrap();
+    let mut servers = Vec::new();
+    for i in 0..2 {
+        let mut options = McpServerOptions::new("replica", "1")
+            .request_state_keys(RequestStateKeys::parse(KEY_A).unwrap());
+        if let Some(store) = store(i) {
+            options = options.request_state_store(store);
+        }
+        let server = serve_http(
+            SocketAddr::from(([127, 0, 0, 1], 0)),
+            registry.clone(),
+            McpHttpOptions::new(options),
+        )
+        .await
+        .unwrap();
+        servers.push(server);
+    }
+    servers
+}
+
+/// [`confirm`] off the async workers (the raw exchange blocks).
+async fn confirm_on(server: SocketAddr, state: &str) -> Value {
+    let state = state.to_owned();
+    tokio::task::spawn_blocking(move || confirm(server, &state))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_state_used_on_one_replica_is_refused_on_another_that_shares_the_store() {
+    let prefix = RedisPrefix(format!("gonk-tests:request-state:{}", std::process::id()));
+    let shared = {
+        let prefix = prefix.0.clone();
+        move |_| {
+            let store = gonk_tools::adapters::mcp::RedisSingleUseStore::new(
+                "redis://127.0.0.1:6379",
+                prefix.clone(),
+            )
+            .unwrap();
+            Some(std::sync::Arc::new(store) as std::sync::Arc<_>)
+        }
+    };
+    let servers = replicas(shared).await;
+    let (one, two) = (addr(&servers[0].url()), addr(&servers[1].url()));
+    let state = tokio::task::spawn_blocking(move || ask_confirm(one))
+        .await
+        .unwrap();
+    let done = confirm_on(two, &state).await;
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    // Used on replica 2: replica 1 (and 2 again) refuse it.
+    refused(&confirm_on(one, &state).await, "replayed");
+    refused(&confirm_on(two, &state).await, "replayed");
+
+    // Each process on its own store: the replay passes on the other one —
+    // what the shared store is for.
+    let servers = replicas(|_| None).await;
+    let (one, two) = (addr(&servers[0].url()), addr(&servers[1].url()));
+    let state = tokio::task::spawn_blocking(move || ask_confirm(one))
+        .await
+        .unwrap();
+    assert_eq!(
+        confirm_on(two, &state).await["result"]["resultType"],
+        "complete"
+    );
+    assert_eq!(
+        confirm_on(one, &state).await["result"]["resultType"],
+        "complete"
+    );
+    refused(&confirm_on(one, &state).await, "replayed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retry_is_refused_while_the_shared_store_is_unreachable() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let down = move |_| {
+        let store = gonk_tools::adapters::mcp::RedisSingleUseStore::new(
+            &format!("redis://127.0.0.1:{port}"),
+            "gonk-tests:down",
+        )
+        .unwrap();
+        Some(std::sync::Arc::new(store) as std::sync::Arc<_>)
+    };
+    let servers = replicas(down).await;
+    let one = addr(&servers[0].url());
+    let state = tokio::task::spawn_blocking(move || ask_confirm(one))
+        .await
+        .unwrap();
+    let answer = confirm_on(one, &state).await;
+    refused(&answer, "unchecked");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("single-use store is unreachable"),
+        "{answer}"
+    );
+}

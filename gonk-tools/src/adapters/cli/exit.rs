@@ -7,6 +7,7 @@
 //! | [`TOOL_NOT_FOUND`] (127) | dispatch itself reported `TOOL_NOT_FOUND` |
 //! | [`ABORTED`] (130) | the call was cancelled (Ctrl-C) |
 //! | [`TIMEOUT`] (124) | the call ran past its timeout (`TIMEOUT`) |
+//! | [`RATE_LIMITED`] (75) | a rate limit refused the call (`RATE_LIMITED`); retry later |
 //! | [`DUPLEX`] (3) | the named tool is duplex and cannot run from argv |
 //! | [`FAILURE`] (1) | any other error |
 
@@ -30,6 +31,10 @@ pub const ABORTED: u8 = 130;
 /// `timeout` exits.
 pub const TIMEOUT: u8 = 124;
 
+/// A rate limit refused the call (`RATE_LIMITED`): 75, sysexits'
+/// `EX_TEMPFAIL` ("try again later"); stderr says when.
+pub const RATE_LIMITED: u8 = 75;
+
 /// The exit code of a call that ended with `code`.
 pub fn for_error(code: &ErrorCode) -> u8 {
     match code {
@@ -37,6 +42,7 @@ pub fn for_error(code: &ErrorCode) -> u8 {
         ErrorCode::ToolNotFound => TOOL_NOT_FOUND,
         ErrorCode::Aborted => ABORTED,
         ErrorCode::Timeout => TIMEOUT,
+        ErrorCode::RateLimited => RATE_LIMITED,
         _ => FAILURE,
     }
 }
@@ -55,6 +61,7 @@ mod tests {
         assert_eq!(for_error(&ErrorCode::ToolNotFound), 127);
         assert_eq!(for_error(&ErrorCode::Aborted), 130);
         assert_eq!(for_error(&ErrorCode::Timeout), 124);
+        assert_eq!(for_error(&ErrorCode::RateLimited), 75);
         assert_eq!(for_error(&ErrorCode::Internal), 1);
         assert_eq!(for_error(&ErrorCode::NoResult), 1);
         assert_eq!(for_error(&ErrorCode::custom("NOT_FOUND")), 1);

@@ -167,7 +167,7 @@ impl Round {
     /// sealed ones, then the client's `inputResponses` (an approval only
     /// when the state asked it). A state that fails to open refuses the
     /// request: the protocol's invalid-params error, logged for audit.
-    pub(crate) fn open(
+    pub(crate) async fn open(
         sealer: &Sealer,
         tool: &str,
         arguments: &Value,
@@ -179,7 +179,7 @@ impl Round {
         let binding = binding(tool, arguments, caller);
         let record = match request_state {
             None => Record::default(),
-            Some(sealed) => sealer.open(sealed, &binding).map_err(|refusal| {
+            Some(sealed) => sealer.open(sealed, &binding).await.map_err(|refusal| {
                 tracing::warn!(
                     target: "gonk_tools::audit",
                     tool,

@@ -115,8 +115,11 @@ pub use http::{
 };
 pub use inflight::DEFAULT_MAX_IN_FLIGHT_CALLS;
 pub use lines::DEFAULT_MAX_LINE_BYTES;
+#[cfg(feature = "redis")]
+pub use request_state::RedisSingleUseStore;
 pub use request_state::{
-    RequestStateKeys, RequestStateKeysError, DEFAULT_REQUEST_STATE_TTL, REQUEST_STATE_KEYS_ENV,
+    ClaimFuture, InMemorySingleUseStore, RequestStateKeys, RequestStateKeysError, SingleUseStore,
+    SingleUseStoreError, DEFAULT_REQUEST_STATE_TTL, REQUEST_STATE_KEYS_ENV,
 };
 pub use security::{HttpAuthRejection, HttpAuthenticator};
 pub use server::{McpRequestContext, McpServer};
@@ -193,6 +196,7 @@ pub struct McpServerOptions {
     pub(crate) shutdown_grace: Duration,
     pub(crate) request_state_keys: Option<RequestStateKeys>,
     pub(crate) request_state_ttl: Duration,
+    pub(crate) request_state_store: Option<Arc<dyn SingleUseStore>>,
     pub(crate) ask_timeout: Duration,
 }
 
@@ -237,6 +241,7 @@ impl McpServerOptions {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             request_state_keys: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
+            request_state_store: None,
             ask_timeout: DEFAULT_ASK_TIMEOUT,
         }
     }
@@ -372,6 +377,16 @@ impl McpServerOptions {
     /// refused and the client calls again from the start.
     pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
         self.request_state_ttl = ttl;
+        self
+    }
+
+    /// Where used `requestState`s are remembered, so each opens once
+    /// (default: in this process, [`InMemorySingleUseStore`]). Give every
+    /// process that shares the [keys](Self::request_state_keys) one shared
+    /// store (`RedisSingleUseStore`, feature `redis`), or a state used on
+    /// one replica opens again on another.
+    pub fn request_state_store(mut self, store: Arc<dyn SingleUseStore>) -> Self {
+        self.request_state_store = Some(store);
         self
     }
 

@@ -2,11 +2,14 @@
 //! what a call asked and was answered so far travels with the client,
 //! signed (HMAC-SHA-256, rmcp's [`RequestStateCodec`]) with a key ring every
 //! server process of a deployment shares, bound to the tool, its input and
-//! the caller, expiring, and good for one retry.
+//! the caller, expiring, and good for one retry — once across every
+//! process that shares its [`SingleUseStore`].
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Mutex;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -189,6 +192,9 @@ pub(crate) enum Refusal {
     Expired,
     /// Already used once.
     Replayed,
+    /// Whether it was used could not be checked (the shared store is
+    /// unreachable): refused, since a replay cannot be ruled out.
+    Unchecked,
 }
 
 impl Refusal {
@@ -197,6 +203,7 @@ impl Refusal {
             Refusal::Tampered => "requestState failed its integrity check: it was altered, or it belongs to another tool, input or caller; call again without it",
             Refusal::Expired => "requestState has expired; call again without it",
             Refusal::Replayed => "requestState was already used; call again without it",
+            Refusal::Unchecked => "requestState could not be checked (its single-use store is unreachable); call again without it",
         }
     }
 
@@ -205,21 +212,148 @@ impl Refusal {
             Refusal::Tampered => "tampered",
             Refusal::Expired => "expired",
             Refusal::Replayed => "replayed",
+            Refusal::Unchecked => "unchecked",
         }
     }
 }
 
-/// Seals and opens the records of one server, and remembers which states
-/// were used (per process: a deployment that must refuse a replay on
-/// another process needs a shared store — see the scale-out work).
-pub(crate) struct Sealer {
-    codec: RequestStateCodec,
-    ttl: Duration,
+/// A store that could not say whether a state was used.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SingleUseStoreError(pub String);
+
+/// The future a [`SingleUseStore`] answers with.
+pub type ClaimFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<bool, SingleUseStoreError>> + Send + 'a>>;
+
+/// Remembers which sealed `requestState`s were used, so each opens once.
+///
+/// Every server process that may take a retry must share one store (with
+/// the key ring, [`RequestStateKeys`]): otherwise a state used on one
+/// replica opens again on another. [`InMemorySingleUseStore`] (the
+/// default) is one process's; `RedisSingleUseStore` (feature `redis`)
+/// is shared. A store that cannot answer refuses the retry (the client
+/// calls again from the start): a replay is never let through.
+pub trait SingleUseStore: Send + Sync + 'static {
+    /// Marks `nonce` used for `ttl` (the state's lifetime): `Ok(true)` the
+    /// first time, `Ok(false)` when it was used already.
+    fn claim<'a>(&'a self, nonce: &'a str, ttl: Duration) -> ClaimFuture<'a>;
+}
+
+/// One process's [`SingleUseStore`]: nonces in memory until they expire.
+#[derive(Debug, Default)]
+pub struct InMemorySingleUseStore {
     used: Mutex<HashMap<String, Instant>>,
 }
 
+impl InMemorySingleUseStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl SingleUseStore for InMemorySingleUseStore {
+    fn claim<'a>(&'a self, nonce: &'a str, ttl: Duration) -> ClaimFuture<'a> {
+        let now = Instant::now();
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        used.retain(|_, until| *until > now);
+        let first = used.insert(nonce.to_owned(), now + ttl).is_none();
+        Box::pin(std::future::ready(Ok(first)))
+    }
+}
+
+/// A [`SingleUseStore`] on Redis, shared by every server process that
+/// uses the same Redis and prefix: a nonce is claimed with `SET NX PX`
+/// (key `PREFIX:rs:NONCE`, gone when the state would have expired anyway).
+/// It connects on the first retry and reconnects by itself; a Redis that
+/// does not answer within 500 ms refuses the retry.
+#[cfg(feature = "redis")]
+pub struct RedisSingleUseStore {
+    client: redis::Client,
+    connection: tokio::sync::OnceCell<redis::aio::ConnectionManager>,
+    prefix: String,
+}
+
+#[cfg(feature = "redis")]
+impl fmt::Debug for RedisSingleUseStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisSingleUseStore")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(feature = "redis")]
+impl RedisSingleUseStore {
+    /// The most one claim may take, connecting included.
+    const TIMEOUT: Duration = Duration::from_millis(500);
+
+    /// A store on the Redis at `url` (`redis://HOST:PORT[/DB]`), its keys
+    /// under `prefix`. Only the URL is checked here.
+    pub fn new(url: &str, prefix: impl Into<String>) -> Result<Self, redis::RedisError> {
+        Ok(RedisSingleUseStore {
+            client: redis::Client::open(url)?,
+            connection: tokio::sync::OnceCell::new(),
+            prefix: prefix.into(),
+        })
+    }
+
+    async fn claim_in_redis(&self, nonce: &str, ttl: Duration) -> Result<bool, String> {
+        let mut connection = self
+            .connection
+            .get_or_try_init(|| async {
+                let config = redis::aio::ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(Self::TIMEOUT))
+                    .set_response_timeout(Some(Self::TIMEOUT))
+                    .set_number_of_retries(1);
+                redis::aio::ConnectionManager::new_lazy_with_config(self.client.clone(), config)
+            })
+            .await
+            .map_err(|e| e.to_string())?
+            .clone();
+        let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let mut command = redis::cmd("SET");
+        command
+            .arg(format!("{}:rs:{nonce}", self.prefix))
+            .arg(1)
+            .arg("NX")
+            .arg("PX")
+            .arg(millis);
+        let set = command.query_async::<Option<String>>(&mut connection);
+        let claimed = tokio::time::timeout(Self::TIMEOUT, set)
+            .await
+            .map_err(|_| format!("no answer within {:?}", Self::TIMEOUT))?
+            .map_err(|e| e.to_string())?;
+        Ok(claimed.is_some())
+    }
+}
+
+#[cfg(feature = "redis")]
+impl SingleUseStore for RedisSingleUseStore {
+    fn claim<'a>(&'a self, nonce: &'a str, ttl: Duration) -> ClaimFuture<'a> {
+        Box::pin(async move {
+            self.claim_in_redis(nonce, ttl)
+                .await
+                .map_err(SingleUseStoreError)
+        })
+    }
+}
+
+/// Seals and opens the records of one server; its [`SingleUseStore`]
+/// remembers which states were used.
+pub(crate) struct Sealer {
+    codec: RequestStateCodec,
+    ttl: Duration,
+    used: Arc<dyn SingleUseStore>,
+}
+
 impl Sealer {
-    pub(crate) fn new(keys: &RequestStateKeys, ttl: Duration) -> Self {
+    pub(crate) fn new(
+        keys: &RequestStateKeys,
+        ttl: Duration,
+        used: Option<Arc<dyn SingleUseStore>>,
+    ) -> Self {
         Sealer {
             // A ring that built once builds again.
             codec: keys.codec().unwrap_or_else(|_| {
@@ -228,7 +362,7 @@ impl Sealer {
                     .expect("a random 32-byte key makes a codec")
             }),
             ttl,
-            used: Mutex::new(HashMap::new()),
+            used: used.unwrap_or_else(|| Arc::new(InMemorySingleUseStore::new())),
         }
     }
 
@@ -237,7 +371,7 @@ impl Sealer {
         self.codec.seal_json_with(record, &options).ok()
     }
 
-    pub(crate) fn open(&self, sealed: &str, binding: &[u8]) -> Result<Record, Refusal> {
+    pub(crate) async fn open(&self, sealed: &str, binding: &[u8]) -> Result<Record, Refusal> {
         let record: Record =
             self.codec
                 .open_json_with(sealed, binding)
@@ -245,13 +379,16 @@ impl Sealer {
                     RequestStateError::Expired => Refusal::Expired,
                     _ => Refusal::Tampered,
                 })?;
-        let now = Instant::now();
-        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
-        used.retain(|_, until| *until > now);
-        if used.insert(record.nonce.clone(), now + self.ttl).is_some() {
-            return Err(Refusal::Replayed);
+        // Claimed only once the seal checks out: forged states cost the
+        // store nothing.
+        match self.used.claim(&record.nonce, self.ttl).await {
+            Ok(true) => Ok(record),
+            Ok(false) => Err(Refusal::Replayed),
+            Err(error) => {
+                tracing::warn!(target: "gonk_tools::mcp", %error, "requestState single-use store failed; the retry is refused");
+                Err(Refusal::Unchecked)
+            }
         }
-        Ok(record)
     }
 }
 
@@ -312,7 +449,7 @@ mod tests {
     use serde_json::json;
 
     fn sealer() -> Sealer {
-        Sealer::new(&RequestStateKeys::random(), DEFAULT_REQUEST_STATE_TTL)
+        Sealer::new(&RequestStateKeys::random(), DEFAULT_REQUEST_STATE_TTL, None)
     }
 
     fn record() -> Record {
@@ -322,19 +459,22 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_state_opens_once_for_its_own_binding() {
+    #[tokio::test]
+    async fn a_state_opens_once_for_its_own_binding() {
         let sealer = sealer();
         let bound = binding("t", &json!({"a": 1, "b": 2}), "anonymous");
         let sealed = sealer.seal(&record(), &bound).unwrap();
         // Key order does not change the binding.
         let same = binding("t", &json!({"b": 2, "a": 1}), "anonymous");
-        assert!(sealer.open(&sealed, &same).is_ok());
-        assert_eq!(sealer.open(&sealed, &same).unwrap_err(), Refusal::Replayed);
+        assert!(sealer.open(&sealed, &same).await.is_ok());
+        assert_eq!(
+            sealer.open(&sealed, &same).await.unwrap_err(),
+            Refusal::Replayed
+        );
     }
 
-    #[test]
-    fn another_tool_input_or_caller_is_refused() {
+    #[tokio::test]
+    async fn another_tool_input_or_caller_is_refused() {
         let sealer = sealer();
         let sealed = sealer
             .seal(&record(), &binding("t", &json!({"a": 1}), "alice"))
@@ -344,43 +484,51 @@ mod tests {
             binding("t", &json!({"a": 2}), "alice"),
             binding("t", &json!({"a": 1}), "bob"),
         ] {
-            assert_eq!(sealer.open(&sealed, &other).unwrap_err(), Refusal::Tampered);
+            assert_eq!(
+                sealer.open(&sealed, &other).await.unwrap_err(),
+                Refusal::Tampered
+            );
         }
         let tampered = format!("{sealed}x");
         let bound = binding("t", &json!({"a": 1}), "alice");
         assert_eq!(
-            sealer.open(&tampered, &bound).unwrap_err(),
+            sealer.open(&tampered, &bound).await.unwrap_err(),
             Refusal::Tampered
         );
     }
 
-    #[test]
-    fn an_expired_state_is_refused() {
-        let sealer = Sealer::new(&RequestStateKeys::random(), Duration::ZERO);
+    #[tokio::test]
+    async fn an_expired_state_is_refused() {
+        let sealer = Sealer::new(&RequestStateKeys::random(), Duration::ZERO, None);
         let bound = binding("t", &json!({}), "a");
         let sealed = sealer.seal(&record(), &bound).unwrap();
         std::thread::sleep(Duration::from_millis(1100));
-        assert_eq!(sealer.open(&sealed, &bound).unwrap_err(), Refusal::Expired);
+        assert_eq!(
+            sealer.open(&sealed, &bound).await.unwrap_err(),
+            Refusal::Expired
+        );
     }
 
-    #[test]
-    fn a_rotated_ring_opens_states_of_the_previous_key() {
+    #[tokio::test]
+    async fn a_rotated_ring_opens_states_of_the_previous_key() {
         let old = RequestStateKeys::new("old", vec![1u8; 32]).unwrap();
         let rotated = RequestStateKeys::new("new", vec![2u8; 32])
             .unwrap()
             .with_previous("old", vec![1u8; 32])
             .unwrap();
         let bound = binding("t", &json!({}), "a");
-        let sealed = Sealer::new(&old, DEFAULT_REQUEST_STATE_TTL)
+        let sealed = Sealer::new(&old, DEFAULT_REQUEST_STATE_TTL, None)
             .seal(&record(), &bound)
             .unwrap();
-        assert!(Sealer::new(&rotated, DEFAULT_REQUEST_STATE_TTL)
+        assert!(Sealer::new(&rotated, DEFAULT_REQUEST_STATE_TTL, None)
             .open(&sealed, &bound)
+            .await
             .is_ok());
         let foreign = RequestStateKeys::new("other", vec![3u8; 32]).unwrap();
         assert_eq!(
-            Sealer::new(&foreign, DEFAULT_REQUEST_STATE_TTL)
+            Sealer::new(&foreign, DEFAULT_REQUEST_STATE_TTL, None)
                 .open(&sealed, &bound)
+                .await
                 .unwrap_err(),
             Refusal::Tampered
         );

@@ -207,7 +207,9 @@ fn to_mcp(contents: ResourceContents) -> rmcp::model::ResourceContents {
     let item = match body {
         // rmcp marks text `text/plain` unless told otherwise.
         ResourceBody::Text(text) => match mime_type {
-            Some(mime_type) => rmcp::model::ResourceContents::text(text, uri).with_mime_type(mime_type),
+            Some(mime_type) => {
+                rmcp::model::ResourceContents::text(text, uri).with_mime_type(mime_type)
+            }
             None => rmcp::model::ResourceContents::text(text, uri),
         },
         ResourceBody::Blob(bytes) => {

@@ -233,6 +233,7 @@ impl McpServer {
                         .clone()
                         .unwrap_or_else(RequestStateKeys::random),
                     options.request_state_ttl,
+                    options.request_state_store.clone(),
                 ),
                 registry,
                 options,
@@ -461,7 +462,8 @@ impl McpServer {
                         meta_kinds,
                         sealed_state.as_deref(),
                         input_responses,
-                    );
+                    )
+                    .await;
                     let opened = match opened {
                         Ok(opened) => opened,
                         Err(refused) => {
@@ -1039,7 +1041,7 @@ impl McpServer {
     /// (a round bound to `binding` and `arguments`), a 2025 session on
     /// the session.
     #[allow(clippy::too_many_arguments)]
-    fn with_asking(
+    async fn with_asking(
         &self,
         base: ToolContext,
         context: &RequestContext<RoleServer>,
@@ -1063,7 +1065,8 @@ impl McpServer {
                 kinds,
                 request_state,
                 input_responses,
-            )?;
+            )
+            .await?;
             let base = base.with_asker(Arc::clone(&round.replay) as Arc<dyn Asker>);
             return Ok((base, Some(round)));
         }
@@ -1085,17 +1088,19 @@ impl McpServer {
         let base = self.request_base(context);
         let authenticated = base.is_authenticated();
         let uri = request.uri;
-        let (ctx, round) = self.with_asking(
-            base,
-            context,
-            stateless,
-            || {
-                let arguments = serde_json::json!({ "uri": uri });
-                (format!("resources/read {uri}"), arguments)
-            },
-            request.request_state.as_deref(),
-            request.input_responses,
-        )?;
+        let (ctx, round) = self
+            .with_asking(
+                base,
+                context,
+                stateless,
+                || {
+                    let arguments = serde_json::json!({ "uri": uri });
+                    (format!("resources/read {uri}"), arguments)
+                },
+                request.request_state.as_deref(),
+                request.input_responses,
+            )
+            .await?;
         let read = self.shared.registry.read_resource(&uri, ctx).await;
         if let Some(round) = round.filter(|round| round.replay.is_pending()) {
             return round.input_required(&self.shared.sealer).map(Into::into);
@@ -1114,17 +1119,19 @@ impl McpServer {
         let stateless = is_stateless(context);
         let base = self.request_base(context);
         let arguments = request.arguments.unwrap_or_default();
-        let (ctx, round) = self.with_asking(
-            base,
-            context,
-            stateless,
-            || {
-                let binding = format!("prompts/get {}", request.name);
-                (binding, Value::Object(arguments.clone()))
-            },
-            request.request_state.as_deref(),
-            request.input_responses,
-        )?;
+        let (ctx, round) = self
+            .with_asking(
+                base,
+                context,
+                stateless,
+                || {
+                    let binding = format!("prompts/get {}", request.name);
+                    (binding, Value::Object(arguments.clone()))
+                },
+                request.request_state.as_deref(),
+                request.input_responses,
+            )
+            .await?;
         let got = self
             .shared
             .registry

@@ -13,6 +13,7 @@ mod database;
 mod help;
 mod interrupt;
 mod output;
+mod rate_limit;
 mod tools;
 
 use std::path::PathBuf;
