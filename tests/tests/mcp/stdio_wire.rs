@@ -195,7 +195,10 @@ fn a_stateless_request_hears_what_its_own_meta_asks_for() {
         "tools/call",
         json!({"name": "notes.export", "arguments": {}, "_meta": meta_2026(json!({}))}),
     );
-    assert_eq!(response["result"]["structuredContent"]["count"], 2, "{response}");
+    assert_eq!(
+        response["result"]["structuredContent"]["count"], 2,
+        "{response}"
+    );
     assert!(notifications.is_empty(), "{notifications:?}");
 
     // A `logLevel` of info: the info line, and still no progress.
@@ -205,7 +208,10 @@ fn a_stateless_request_hears_what_its_own_meta_asks_for() {
         json!({"name": "notes.export", "arguments": {},
                "_meta": meta_2026(json!({"io.modelcontextprotocol/logLevel": "info"}))}),
     );
-    assert_eq!(response["result"]["structuredContent"]["count"], 2, "{response}");
+    assert_eq!(
+        response["result"]["structuredContent"]["count"], 2,
+        "{response}"
+    );
     let logs = of_method(&notifications, "notifications/message");
     assert_eq!(logs.len(), 1, "{notifications:?}");
     assert_eq!(logs[0]["params"]["logger"], "notes.export");

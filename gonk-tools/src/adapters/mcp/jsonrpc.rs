@@ -213,9 +213,7 @@ pub(crate) fn read(bytes: &[u8]) -> Inbound {
             return invalid_params(&detail);
         }
     }
-    if matches!(method, "initialize" | "ping" | "logging/setLevel")
-        && is_stateless_era(params)
-    {
+    if matches!(method, "initialize" | "ping" | "logging/setLevel") && is_stateless_era(params) {
         // Removed in the stateless era; rmcp would still answer a `ping`
         // before it has seen the first request, and `logging/setLevel`.
         return Inbound::Reject(Rejection::new(

@@ -499,18 +499,15 @@ impl McpServer {
             }
             // Nothing would reach the client: the lines go to `tracing`
             // only, and notifications nowhere, as the queue would drop them.
-            None => base
-                .with_shared_logger(tracing_log())
-                .without_notify(),
+            None => base.with_shared_logger(tracing_log()).without_notify(),
         };
-        let ctx: ToolContext = base
-            .with_host(McpRequestContext {
-                peer: context.peer.clone(),
-                request_id: context.id.clone(),
-                progress_token: progress_token.clone(),
-                http,
-                stateless: stateless_meta,
-            });
+        let ctx: ToolContext = base.with_host(McpRequestContext {
+            peer: context.peer.clone(),
+            request_id: context.id.clone(),
+            progress_token: progress_token.clone(),
+            http,
+            stateless: stateless_meta,
+        });
 
         let mut relay = Relay {
             notifier: None,
