@@ -35,6 +35,12 @@
 //!   reads a line through its JSON-RPC layer first, which `stdio_vs_rmcp`
 //!   measures.
 //!
+//! * `*_pipe_2025`, `*_pipe_2026`: the same line through each server's
+//!   whole stdio path, over an in-memory pipe (`tokio::io::duplex`) in the
+//!   same runtime: rmcp's `serve` on its own line transport, ours
+//!   `serve_io` (our line transport and JSON-RPC layer in front of rmcp's
+//!   serve loop). The 2025 session is initialized outside the timing.
+//!
 //! After the run each of ours is printed as a ratio to rmcp's counterpart,
 //! and each 2026 row as a ratio to its 2025 row. Both handlers get the same
 //! request context (a real peer from a served connection, no progress
@@ -47,7 +53,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use criterion::{criterion_group, BatchSize, Criterion};
-use gonk_tools::adapters::mcp::{McpServer, McpServerOptions, WriteToolPolicy};
+use gonk_tools::adapters::mcp::{serve_io, McpServer, McpServerOptions, WriteToolPolicy};
 use gonk_tools::client::InProcess;
 use gonk_tools::prelude::*;
 use ratio::mean_ns;
@@ -60,7 +66,8 @@ use rmcp::model::{
     ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{Peer, RequestContext, Service};
-use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
+use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler, ServiceExt};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
 /// The input of `add`, for both servers.
 #[derive(Serialize, Deserialize, JsonSchema)]
@@ -229,6 +236,59 @@ async fn answer_line(
     serde_json::to_vec(&response).unwrap()
 }
 
+/// The client end of a server served over an in-memory pipe.
+struct Pipe {
+    write: WriteHalf<DuplexStream>,
+    read: BufReader<ReadHalf<DuplexStream>>,
+    answer: Vec<u8>,
+}
+
+impl Pipe {
+    /// Serves `serve` over a fresh pipe (spawned on the current runtime);
+    /// a 2025 session is initialized first.
+    async fn new<F>(
+        serve: impl FnOnce(ReadHalf<DuplexStream>, WriteHalf<DuplexStream>) -> F,
+        era: &str,
+    ) -> Pipe
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let (server_read, server_write) = tokio::io::split(server);
+        tokio::spawn(serve(server_read, server_write));
+        let (read, write) = tokio::io::split(client);
+        let mut pipe = Pipe {
+            write,
+            read: BufReader::new(read),
+            answer: Vec::new(),
+        };
+        if era == "2025" {
+            pipe.round(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"driver","version":"1"}}}"#).await;
+            pipe.write
+                .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+                .await
+                .unwrap();
+        }
+        pipe
+    }
+
+    /// Writes `line` and reads the answer line.
+    async fn round(&mut self, line: &[u8]) -> &[u8] {
+        self.write.write_all(line).await.unwrap();
+        self.write.write_all(b"\n").await.unwrap();
+        self.answer.clear();
+        self.read.read_until(b'\n', &mut self.answer).await.unwrap();
+        answered(&self.answer)
+    }
+}
+
+/// Called once per answered line (not inlined): callgrind counts the
+/// lines by its calls.
+#[inline(never)]
+fn answered(answer: &[u8]) -> &[u8] {
+    std::hint::black_box(answer)
+}
+
 fn add_request(input: &serde_json::Value) -> CallToolRequestParams {
     CallToolRequestParams::new("add").with_arguments(input.as_object().unwrap().clone())
 }
@@ -346,6 +406,43 @@ fn bench(c: &mut Criterion) {
         group.bench_function(format!("gonk_line_{era}"), |b| {
             b.to_async(&runtime)
                 .iter(|| async { std::hint::black_box(answer_line(&ours, &peer, line).await) })
+        });
+    }
+
+    // The same lines through each server's whole stdio path, over a pipe.
+    for (era, line) in &lines {
+        let mut theirs = runtime.block_on(Pipe::new(
+            |read, write| async move {
+                if let Ok(running) = RmcpServer::new().serve((read, write)).await {
+                    let _ = running.waiting().await;
+                }
+            },
+            era,
+        ));
+        let registry = registry.clone();
+        let mut mine = runtime.block_on(Pipe::new(
+            |read, write| async move {
+                let options = McpServerOptions::new("bench", "1.0.0")
+                    .write_policy(WriteToolPolicy::Permissive);
+                let _ = serve_io(registry, options, read, write).await;
+            },
+            era,
+        ));
+        for pipe in [&mut theirs, &mut mine] {
+            let answer = runtime.block_on(pipe.round(line)).to_vec();
+            let answer = String::from_utf8_lossy(&answer);
+            assert!(answer.contains(r#""text":"5""#), "{era} pipe: {answer}");
+        }
+        let theirs = tokio::sync::Mutex::new(theirs);
+        let mine = tokio::sync::Mutex::new(mine);
+        group.bench_function(format!("rmcp_pipe_{era}"), |b| {
+            b.to_async(&runtime).iter(|| async {
+                std::hint::black_box(theirs.lock().await.round(line).await.len())
+            })
+        });
+        group.bench_function(format!("gonk_pipe_{era}"), |b| {
+            b.to_async(&runtime)
+                .iter(|| async { std::hint::black_box(mine.lock().await.round(line).await.len()) })
         });
     }
 
@@ -511,6 +608,16 @@ fn main() {
             "gonk_line_2026",
             "rmcp_line_2026",
             "2026 tools/call line -> line",
+        ),
+        (
+            "gonk_pipe_2025",
+            "rmcp_pipe_2025",
+            "tools/call over a stdio pipe",
+        ),
+        (
+            "gonk_pipe_2026",
+            "rmcp_pipe_2026",
+            "2026 tools/call over a stdio pipe",
         ),
         (
             "list200_gonk_2026",

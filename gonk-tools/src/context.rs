@@ -453,6 +453,14 @@ impl ToolContext {
         self
     }
 
+    /// Drops the notification callback: a surface that forwards nothing
+    /// of a call's notifications sends them nowhere, as its own callback
+    /// would have.
+    pub(crate) fn without_notify(mut self) -> Self {
+        self.notify = None;
+        self
+    }
+
     /// Also sends the events of [`notify`](Self::notify) to `notify`, after
     /// the callback already set, if any: a surface observes or forwards a
     /// call's notifications and the host's own callback keeps receiving

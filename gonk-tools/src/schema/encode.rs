@@ -43,9 +43,25 @@ where
     I: Serialize + JsonSchema + 'static,
 {
     let mut value = serde_json::to_value(input)?;
+    // Only `null` members are ever dropped: without one there is nothing
+    // to look up (most inputs; the schema walk was most of a typed call's
+    // encoding).
+    if !has_null(&value) {
+        return Ok(value);
+    }
     let schema = schema_of::<I>();
     strip_absent(&mut value, &schema, &schema, 0);
     Ok(value)
+}
+
+/// Whether `value` holds a `null` anywhere.
+fn has_null(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.iter().any(has_null),
+        Value::Object(members) => members.values().any(has_null),
+        _ => false,
+    }
 }
 
 /// Removes `null` members of objects where `schema` makes the property

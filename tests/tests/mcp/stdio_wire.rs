@@ -1,7 +1,8 @@
 //! `notes mcp` driven with raw JSON-RPC lines, to see exactly what goes on
 //! the wire: progress notifications only for a request that carries a
 //! progress token (with that token, `total` 100, never decreasing), and log
-//! notifications filtered by the level set with `logging/setLevel`.
+//! notifications filtered by the level set with `logging/setLevel` — and,
+//! in the stateless era (2026-07-28), by the request's own `logLevel`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
@@ -17,6 +18,20 @@ struct Wire {
 
 impl Wire {
     fn start() -> Wire {
+        let mut wire = Wire::spawn();
+        wire.request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}),
+        );
+        wire.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        wire
+    }
+
+    /// The server, not initialized (a stateless-era client sends no
+    /// `initialize`).
+    fn spawn() -> Wire {
         let mut child = notes_command()
             .args(["--db", ":memory:", "mcp"])
             .stdin(Stdio::piped())
@@ -26,19 +41,11 @@ impl Wire {
             .expect("notes mcp starts");
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut wire = Wire {
+        Wire {
             child,
             stdin,
             stdout,
-        };
-        wire.request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "raw", "version": "1"}}),
-        );
-        wire.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        wire
+        }
     }
 
     fn send(&mut self, message: Value) {
@@ -153,4 +160,77 @@ fn progress_needs_a_token_and_logs_follow_the_level() {
     // ping answers.
     let (_, response) = wire.request(12, "ping", json!({}));
     assert_eq!(response["result"], json!({}));
+}
+
+/// The `_meta` of a stateless-era request, with `extra` keys.
+fn meta_2026(extra: Value) -> Value {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-2026", "version": "1"},
+    });
+    meta.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    meta
+}
+
+#[test]
+fn a_stateless_request_hears_what_its_own_meta_asks_for() {
+    let mut wire = Wire::spawn();
+    for (id, title) in [(1, "one"), (2, "two")] {
+        let (_, response) = wire.request(
+            id,
+            "tools/call",
+            json!({"name": "notes.create", "arguments": {"title": title},
+                   "_meta": meta_2026(json!({}))}),
+        );
+        assert_ne!(response["result"]["isError"], true, "{response}");
+    }
+
+    // No `logLevel`, no progress token: the export's log line and progress
+    // reach no one, and the result is whole.
+    let (notifications, response) = wire.request(
+        3,
+        "tools/call",
+        json!({"name": "notes.export", "arguments": {}, "_meta": meta_2026(json!({}))}),
+    );
+    assert_eq!(
+        response["result"]["structuredContent"]["count"], 2,
+        "{response}"
+    );
+    assert!(notifications.is_empty(), "{notifications:?}");
+
+    // A `logLevel` of info: the info line, and still no progress.
+    let (notifications, response) = wire.request(
+        4,
+        "tools/call",
+        json!({"name": "notes.export", "arguments": {},
+               "_meta": meta_2026(json!({"io.modelcontextprotocol/logLevel": "info"}))}),
+    );
+    assert_eq!(
+        response["result"]["structuredContent"]["count"], 2,
+        "{response}"
+    );
+    let logs = of_method(&notifications, "notifications/message");
+    assert_eq!(logs.len(), 1, "{notifications:?}");
+    assert_eq!(logs[0]["params"]["logger"], "notes.export");
+    assert_eq!(
+        logs[0]["params"]["data"],
+        json!({"message": "exporting 2 notes"})
+    );
+    assert!(of_method(&notifications, "notifications/progress").is_empty());
+
+    // A progress token without a `logLevel`: the progress, no log line.
+    let (notifications, _) = wire.request(
+        5,
+        "tools/call",
+        json!({"name": "notes.export", "arguments": {},
+               "_meta": meta_2026(json!({"progressToken": "export-2"}))}),
+    );
+    let progress = of_method(&notifications, "notifications/progress");
+    assert_eq!(progress.len(), 2, "{notifications:?}");
+    assert_eq!(progress[1]["params"]["progressToken"], "export-2");
+    assert_eq!(progress[1]["params"]["progress"], 100.0);
+    assert!(of_method(&notifications, "notifications/message").is_empty());
 }

@@ -79,6 +79,12 @@ impl LevelFilter {
         Arc::clone(SILENT.get_or_init(|| Arc::new(LevelFilter::at(None))))
     }
 
+    /// Whether it lets nothing through. A session's filter never is: any
+    /// level a client sets lets something through.
+    pub(crate) fn is_silent(&self) -> bool {
+        self.0.load(Ordering::Relaxed) == u8::MAX
+    }
+
     pub(crate) fn set(&self, level: &LoggingLevel) {
         self.0.store(mcp_rank(level), Ordering::Relaxed);
     }
@@ -86,6 +92,13 @@ impl LevelFilter {
     pub(crate) fn allows(&self, level: LogLevel) -> bool {
         mcp_rank(&to_mcp_level(level)) >= self.0.load(Ordering::Relaxed)
     }
+}
+
+/// The ctx logger of an MCP call none of whose lines can reach the client:
+/// `tracing` only, one shared sink for every such call.
+pub(crate) fn tracing_log() -> Arc<dyn LogSink> {
+    static SINK: std::sync::OnceLock<Arc<dyn LogSink>> = std::sync::OnceLock::new();
+    Arc::clone(SINK.get_or_init(|| Arc::new(TracingLog)))
 }
 
 /// An event bound for the client, with the tool that produced it.

@@ -23,7 +23,7 @@ use super::asking::{declared_kinds, kinds_in_meta, Round, SessionAsker};
 use super::content::{error_result, success_result, unknown_tool, ErrorPlacement};
 use super::inflight::InFlight;
 use super::listing::Listings;
-use super::notify::{LevelFilter, Notifier, Outbound, OutboundQueue};
+use super::notify::{tracing_log, LevelFilter, Notifier, Outbound, OutboundQueue};
 use super::request_state::{RequestStateKeys, Sealer};
 use super::resources::{self, Subscriptions};
 use super::security::RequestState;
@@ -33,6 +33,7 @@ use super::tools;
 use super::{McpServerOptions, WriteToolPolicy};
 use crate::ask::Asker;
 use crate::context::{LogSink, ToolContext};
+use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
 use crate::jobs;
@@ -398,11 +399,6 @@ impl McpServer {
                 ErrorPlacement::Structured,
             )));
         };
-        let placement = if tools::advertises_output_schema(&def) {
-            ErrorPlacement::Meta
-        } else {
-            ErrorPlacement::Structured
-        };
         let arguments = request.arguments.unwrap_or_default();
         // What a sealed state is bound to: the arguments as the client sent
         // them. Kept only when the call may ask (or brings a state).
@@ -441,9 +437,16 @@ impl McpServer {
             },
             None => Arc::clone(&self.level),
         };
-        let token = context.ct.child_token();
-        let outbound = Arc::new(OutboundQueue::default());
-        let notify_queue = Arc::clone(&outbound);
+        // The token rmcp made for this handler alone (a child of the
+        // request's, which a client's cancellation fires): the call's own,
+        // so no child of it is made per call.
+        let token = context.ct.clone();
+        // A queue for what the tool logs and reports, only when some of it
+        // can reach the client: a progress token to report against, or a
+        // level that lets log lines through (a 2025 session's always may:
+        // `logging/setLevel` can lower it while the call runs).
+        let outbound = (progress_token.is_some() || !level.is_silent())
+            .then(|| Arc::new(OutboundQueue::default()));
         let is_stateless = stateless.is_some();
         let stateless_meta = stateless.clone();
         let base = self.base_context(request_state.as_ref(), token.clone());
@@ -494,35 +497,38 @@ impl McpServer {
                 }
             }
         };
-        let ctx: ToolContext = base
-            .with_shared_logger(Arc::clone(&outbound) as Arc<dyn LogSink>)
-            .with_notify(move |event: &ToolEvent| {
-                if matches!(event, ToolEvent::Progress { .. } | ToolEvent::Log { .. }) {
-                    notify_queue.send(Outbound {
-                        tool: None,
-                        event: event.clone(),
-                    });
-                }
-            })
-            .with_host(McpRequestContext {
-                peer: context.peer.clone(),
-                request_id: context.id.clone(),
-                progress_token: progress_token.clone(),
-                http,
-                stateless: stateless_meta,
-            });
+        let base = match &outbound {
+            Some(outbound) => {
+                let notify_queue = Arc::clone(outbound);
+                base.with_shared_logger(Arc::clone(outbound) as Arc<dyn LogSink>)
+                    .with_notify(move |event: &ToolEvent| {
+                        if matches!(event, ToolEvent::Progress { .. } | ToolEvent::Log { .. }) {
+                            notify_queue.send(Outbound {
+                                tool: None,
+                                event: event.clone(),
+                            });
+                        }
+                    })
+            }
+            // Nothing would reach the client: the lines go to `tracing`
+            // only, and notifications nowhere, as the queue would drop them.
+            None => base.with_shared_logger(tracing_log()).without_notify(),
+        };
+        let ctx: ToolContext = base.with_host(McpRequestContext {
+            peer: context.peer.clone(),
+            request_id: context.id.clone(),
+            progress_token: progress_token.clone(),
+            http,
+            stateless: stateless_meta,
+        });
 
         let mut relay = Relay {
-            notifier: Notifier::new(
-                context.peer.clone(),
-                progress_token,
-                level,
-                match tools::mcp_name(&def) {
-                    mcp_name if mcp_name == def.name => Arc::clone(def.name_arc()),
-                    mcp_name => Arc::from(mcp_name),
-                },
-            ),
-            closed: self.closed.clone(),
+            notifier: None,
+            peer: &context.peer,
+            progress_token,
+            level,
+            def: &def,
+            closed: &self.closed,
             disconnected: request_state.map(|state| state.disconnected),
         };
         let shutdown = shared.inflight.abort_token().clone();
@@ -535,7 +541,7 @@ impl McpServer {
         let mut finished = false;
         if !relay.is_gone() && !shutdown.is_cancelled() {
             loop {
-                while let Some(out) = outbound.try_recv() {
+                while let Some(out) = try_recv(outbound.as_deref()) {
                     relay.send(out.tool.as_deref(), &out.event).await;
                 }
                 match events.next().now_or_never() {
@@ -560,7 +566,7 @@ impl McpServer {
                     cancelled_by_shutdown = true;
                     token.cancel();
                 }
-                out = outbound.recv() => relay.send(out.tool.as_deref(), &out.event).await,
+                out = recv(outbound.as_deref()) => relay.send(out.tool.as_deref(), &out.event).await,
                 event = events.next() => match event {
                     None => finished = true,
                     Some(event) => if let Some(event) = outcome.take(event) {
@@ -577,9 +583,10 @@ impl McpServer {
             // events unless a job kept it: then it is copied.
             context.meta = Arc::try_unwrap(meta).unwrap_or_else(|meta| (*meta).clone());
         }
-        while let Some(out) = outbound.try_recv() {
+        while let Some(out) = try_recv(outbound.as_deref()) {
             relay.send(out.tool.as_deref(), &out.event).await;
         }
+        drop(relay);
 
         // A run that stopped at a question ends with the question, whatever
         // the body made of it.
@@ -605,16 +612,39 @@ impl McpServer {
             (Some(error), _) if is_stateless && error.code == ErrorCode::InputUnavailable => {
                 match missing_capability(&error) {
                     Some(protocol_error) => return Err(protocol_error),
-                    None => error_result(&error, placement),
+                    None => error_result(&error, placement(&def)),
                 }
             }
-            (Some(error), _) => error_result(&error, placement),
+            (Some(error), _) => error_result(&error, placement(&def)),
             (None, Some(output)) => success_result(output),
             (None, None) => error_result(
                 &ToolError::new(ErrorCode::NoResult, "Tool produced no result"),
-                placement,
+                placement(&def),
             ),
         }))
+    }
+}
+
+/// Where an error result of `def` puts its error object: asked only when
+/// a call fails (it reads the output schema).
+fn placement(def: &ToolDefinition) -> ErrorPlacement {
+    if tools::advertises_output_schema(def) {
+        ErrorPlacement::Meta
+    } else {
+        ErrorPlacement::Structured
+    }
+}
+
+/// The next queued notification, if there is a queue.
+fn try_recv(outbound: Option<&OutboundQueue>) -> Option<Outbound> {
+    outbound.and_then(OutboundQueue::try_recv)
+}
+
+/// The next queued notification; never, without a queue.
+async fn recv(outbound: Option<&OutboundQueue>) -> Outbound {
+    match outbound {
+        Some(outbound) => outbound.recv().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -654,14 +684,19 @@ impl Outcome {
 /// connection is gone (end of stdin, or the HTTP response dropped) nothing
 /// more is sent, and a send already waiting is abandoned: rmcp stops
 /// servicing sends when its input ends, so awaiting one would hold the
-/// call — and its cancellation — until rmcp's own drain timeout.
-struct Relay {
-    notifier: Notifier,
-    closed: CancellationToken,
+/// call — and its cancellation — until rmcp's own drain timeout. The
+/// notifier is made on the first event to relay: most calls have none.
+struct Relay<'a> {
+    notifier: Option<Notifier>,
+    peer: &'a Peer<RoleServer>,
+    progress_token: Option<ProgressToken>,
+    level: Arc<LevelFilter>,
+    def: &'a ToolDefinition,
+    closed: &'a CancellationToken,
     disconnected: Option<CancellationToken>,
 }
 
-impl Relay {
+impl Relay<'_> {
     fn is_gone(&self) -> bool {
         self.closed.is_cancelled()
             || self
@@ -672,7 +707,7 @@ impl Relay {
 
     /// Resolves when the connection is gone.
     async fn gone(&self) {
-        gone(&self.closed, self.disconnected.as_ref()).await
+        gone(self.closed, self.disconnected.as_ref()).await
     }
 
     async fn send(&mut self, tool: Option<&str>, event: &ToolEvent) {
@@ -681,9 +716,24 @@ impl Relay {
         }
         let Relay {
             notifier,
+            peer,
+            progress_token,
+            level,
+            def,
             closed,
             disconnected,
         } = self;
+        let notifier = notifier.get_or_insert_with(|| {
+            Notifier::new(
+                (*peer).clone(),
+                progress_token.take(),
+                Arc::clone(level),
+                match tools::mcp_name(def) {
+                    mcp_name if mcp_name == def.name => Arc::clone(def.name_arc()),
+                    mcp_name => Arc::from(mcp_name),
+                },
+            )
+        });
         tokio::select! {
             biased;
             _ = gone(closed, disconnected.as_ref()) => {}
