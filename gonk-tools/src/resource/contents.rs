@@ -103,35 +103,50 @@ impl ResourceContents {
     }
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Wire {
     uri: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     mime_type: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     text: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     blob: Option<String>,
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta", default)]
     meta: Option<Map<String, Value>>,
+}
+
+/// [`Wire`], borrowed: serializing copies no text.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireRef<'a> {
+    uri: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mime_type: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    blob: Option<String>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<&'a Map<String, Value>>,
 }
 
 impl Serialize for ResourceContents {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (text, blob) = match &self.body {
-            ResourceBody::Text(text) => (Some(text.clone()), None),
+            ResourceBody::Text(text) => (Some(text.as_str()), None),
             ResourceBody::Blob(bytes) => (
                 None,
                 Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
             ),
         };
-        Wire {
-            uri: self.uri.clone(),
-            mime_type: self.mime_type.clone(),
+        WireRef {
+            uri: &self.uri,
+            mime_type: self.mime_type.as_deref(),
             text,
             blob,
-            meta: self.meta.clone(),
+            meta: self.meta.as_ref(),
         }
         .serialize(serializer)
     }

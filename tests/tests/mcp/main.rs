@@ -23,6 +23,7 @@ mod http_nodelay;
 mod http_security;
 mod mapping;
 mod notes_clients;
+mod notes_resources;
 mod otel;
 mod param_headers;
 mod rate_limit;
