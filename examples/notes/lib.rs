@@ -25,6 +25,7 @@ pub mod otel;
 pub mod pi;
 pub mod pool;
 pub mod reindex;
+pub mod resources;
 pub mod saved;
 pub mod store;
 pub mod tools;

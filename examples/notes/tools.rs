@@ -461,6 +461,7 @@ pub fn registry_with(
     }
     .build();
     NotesTools::register_tools(&registry)?;
+    crate::resources::install(&registry, &store)?;
     crate::jobs::install(&registry, store)?;
     Ok(registry)
 }

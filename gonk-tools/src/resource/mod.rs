@@ -40,6 +40,7 @@
 
 mod contents;
 mod template;
+mod typed;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -51,6 +52,7 @@ use serde::{Deserialize, Serialize};
 
 pub use self::contents::{IntoResourceContents, Json, ResourceBody, ResourceContents};
 pub use self::template::{TemplateError, UriTemplate};
+pub use self::typed::*;
 use crate::completion::{completer_definition, Completion, CompletionRequest};
 use crate::context::ToolContext;
 use crate::definition::{ApprovalTier, Primitive, ToolBuilder, ToolDefinition};

@@ -13,6 +13,7 @@ mod database;
 mod help;
 mod interrupt;
 mod output;
+mod resources;
 mod tools;
 
 use std::path::PathBuf;
