@@ -109,7 +109,10 @@ pub fn note_contents(note: &Note) -> ResourceContents {
 }
 
 /// Note ids starting with what was typed, lowest first.
-async fn complete_ids(request: CompletionRequest, ctx: ToolContext) -> Result<Vec<String>, ToolError> {
+async fn complete_ids(
+    request: CompletionRequest,
+    ctx: ToolContext,
+) -> Result<Vec<String>, ToolError> {
     let store = store(&ctx)?;
     let typed = request.value;
     store
@@ -129,7 +132,10 @@ async fn complete_ids(request: CompletionRequest, ctx: ToolContext) -> Result<Ve
 }
 
 /// Tags starting with what was typed (case-insensitive), alphabetically.
-async fn complete_tags(request: CompletionRequest, ctx: ToolContext) -> Result<Vec<String>, ToolError> {
+async fn complete_tags(
+    request: CompletionRequest,
+    ctx: ToolContext,
+) -> Result<Vec<String>, ToolError> {
     let store = store(&ctx)?;
     let typed = request.value.to_lowercase();
     let tags = store.run(all_tags).await?;
@@ -176,14 +182,14 @@ pub fn recent_resource() -> ResourceDefinition {
     ResourceDefinition::builder("notes://recent")
         .name("recent")
         .title("Recent notes")
-        .description("The 20 most recently changed notes (archived ones left out), newest first, as JSON.")
+        .description(
+            "The 20 most recently changed notes (archived ones left out), newest first, as JSON.",
+        )
         .mime_type("application/json")
         .requires_state::<Store>()
         .handler(|_: NoInput, ctx| async move {
             let store = store(&ctx)?;
-            let notes = store
-                .run(|db| sql::recent(db, RECENT_LIMIT, false))
-                .await?;
+            let notes = store.run(|db| sql::recent(db, RECENT_LIMIT, false)).await?;
             Ok::<_, ToolError>(Json(notes))
         })
         .build()
@@ -213,7 +219,9 @@ pub fn tag_resource() -> ResourceDefinition {
                         .map_err(|e| ToolError::internal(e.to_string()))?
                         .collect::<Result<_, _>>()
                         .map_err(|e| ToolError::internal(e.to_string()))?;
-                    ids.into_iter().map(|id| sql::get(db, id)).collect::<Result<Vec<_>, _>>()
+                    ids.into_iter()
+                        .map(|id| sql::get(db, id))
+                        .collect::<Result<Vec<_>, _>>()
                 })
                 .await?;
             Ok::<_, ToolError>(Json(notes))
@@ -243,7 +251,9 @@ pub fn summarize_prompt() -> PromptDefinition {
             let ask = match args.style.as_deref().unwrap_or("brief") {
                 "brief" => "Summarize this note in one short paragraph.",
                 "bullets" => "Summarize this note as a few bullet points.",
-                "detailed" => "Summarize this note in detail, keeping every decision and open question.",
+                "detailed" => {
+                    "Summarize this note in detail, keeping every decision and open question."
+                }
                 other => {
                     return Err(ToolError::new(
                         ErrorCode::InvalidInput,

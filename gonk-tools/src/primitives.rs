@@ -127,7 +127,10 @@ fn resource_not_found(uri: &str) -> ToolError {
 }
 
 fn prompt_not_found(name: &str) -> ToolError {
-    ToolError::new(ErrorCode::PromptNotFound, format!("Prompt not found: {name}"))
+    ToolError::new(
+        ErrorCode::PromptNotFound,
+        format!("Prompt not found: {name}"),
+    )
 }
 
 impl ToolRegistry {
@@ -144,18 +147,19 @@ impl ToolRegistry {
 
     fn change_primitives<T>(&self, f: impl FnOnce(&mut Catalog) -> T) -> T {
         let primitives = self.primitives();
-        let out = f(&mut primitives.catalog.write().unwrap_or_else(|p| p.into_inner()));
-        primitives.changes.send_modify(|generation| *generation += 1);
+        let out = f(&mut primitives
+            .catalog
+            .write()
+            .unwrap_or_else(|p| p.into_inner()));
+        primitives
+            .changes
+            .send_modify(|generation| *generation += 1);
         out
     }
 
     /// Checks a read, get or completion definition like a tool's handler:
     /// it has one, and the registry holds the state it extracts.
-    fn check_handler(
-        &self,
-        what: &str,
-        def: Option<&ToolDefinition>,
-    ) -> Result<(), RegistryError> {
+    fn check_handler(&self, what: &str, def: Option<&ToolDefinition>) -> Result<(), RegistryError> {
         let def = def.ok_or_else(|| RegistryError::MissingHandler(what.to_owned()))?;
         self.check_state(def)
     }
@@ -313,7 +317,9 @@ impl ToolRegistry {
         uri: &str,
         ctx: ToolContext,
     ) -> Result<Vec<ResourceContents>, ToolError> {
-        let (def, mut vars) = self.resolve_resource(uri).ok_or_else(|| resource_not_found(uri))?;
+        let (def, mut vars) = self
+            .resolve_resource(uri)
+            .ok_or_else(|| resource_not_found(uri))?;
         let read = def
             .read_definition()
             .cloned()

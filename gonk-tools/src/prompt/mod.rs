@@ -466,7 +466,9 @@ impl PromptBuilder {
     /// are checked when it is registered.
     pub fn build(mut self) -> PromptDefinition {
         if self.inner.description.is_none() {
-            self.get = self.get.description(format!("Renders prompt {}.", self.inner.name));
+            self.get = self
+                .get
+                .description(format!("Renders prompt {}.", self.inner.name));
         }
         let get = self.get.build();
         self.inner.get = get.has_handler().then_some(get);

@@ -183,7 +183,10 @@ impl fmt::Display for UriTemplate {
 
 fn check_name(template: &str, name: &str) -> Result<(), TemplateError> {
     if name.is_empty() {
-        return Err(TemplateError::new(template, "an expression `{}` names no variable"));
+        return Err(TemplateError::new(
+            template,
+            "an expression `{}` names no variable",
+        ));
     }
     if let Some(c) = name
         .chars()
@@ -294,20 +297,29 @@ mod tests {
     #[test]
     fn reserved_variables_cross_slashes() {
         let t = UriTemplate::parse("file:///{+path}").unwrap();
-        assert_eq!(t.matches("file:///a/b.txt"), Some(vars(&[("path", "a/b.txt")])));
+        assert_eq!(
+            t.matches("file:///a/b.txt"),
+            Some(vars(&[("path", "a/b.txt")]))
+        );
         assert_eq!(t.expand(&vars(&[("path", "a/b c")])), "file:///a/b%20c");
     }
 
     #[test]
     fn literal_after_reserved_variable_backtracks() {
         let t = UriTemplate::parse("repo://{+path}/blame").unwrap();
-        assert_eq!(t.matches("repo://src/lib.rs/blame"), Some(vars(&[("path", "src/lib.rs")])));
+        assert_eq!(
+            t.matches("repo://src/lib.rs/blame"),
+            Some(vars(&[("path", "src/lib.rs")]))
+        );
     }
 
     #[test]
     fn fragments() {
         let t = UriTemplate::parse("doc://page{#section}").unwrap();
-        assert_eq!(t.matches("doc://page#intro"), Some(vars(&[("section", "intro")])));
+        assert_eq!(
+            t.matches("doc://page#intro"),
+            Some(vars(&[("section", "intro")]))
+        );
         assert_eq!(t.expand(&vars(&[("section", "a b")])), "doc://page#a%20b");
     }
 

@@ -594,9 +594,7 @@ fn entry_changes(
             Severity::Additive
         };
         let what = match (&a, &b) {
-            (Value::String(_), Value::String(_)) if field == "description" => {
-                "reworded".to_owned()
-            }
+            (Value::String(_), Value::String(_)) if field == "description" => "reworded".to_owned(),
             _ => format!("{a} → {b}"),
         };
         changes.push(change(severity, key, part, &field, what));

@@ -38,8 +38,8 @@ use serde_json::{json, Map, Value};
 
 use crate::definition::{Approval, ApprovalTier, ToolDefinition};
 use crate::prompt::PromptDefinition;
-use crate::resource::ResourceDefinition;
 use crate::registry::ToolRegistry;
+use crate::resource::ResourceDefinition;
 
 /// The surface of `registry`: `{"tools": {NAME: {…}, …}}`, plus
 /// `"resources": {URI: {…}}` and `"prompts": {NAME: {…}}` when it has any

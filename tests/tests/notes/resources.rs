@@ -40,7 +40,12 @@ async fn create(registry: &ToolRegistry, title: &str, tags: &[&str]) -> i64 {
     note["id"].as_i64().unwrap()
 }
 
-async fn complete(registry: &ToolRegistry, target: CompletionTarget, argument: &str, value: &str) -> Vec<String> {
+async fn complete(
+    registry: &ToolRegistry,
+    target: CompletionTarget,
+    argument: &str,
+    value: &str,
+) -> Vec<String> {
     let request = CompletionRequest {
         argument: argument.into(),
         value: value.into(),
@@ -65,7 +70,10 @@ async fn every_note_reads_as_markdown_with_its_tags_in_meta() {
     assert_eq!(read[0].uri, "notes://1");
     assert_eq!(read[0].mime_type.as_deref(), Some("text/markdown"));
     let text = read[0].as_text().unwrap();
-    assert!(text.starts_with("# Groceries\n\nAbout Groceries.\n"), "{text}");
+    assert!(
+        text.starts_with("# Groceries\n\nAbout Groceries.\n"),
+        "{text}"
+    );
     let meta = read[0].meta.as_ref().unwrap();
     assert_eq!(meta["tags"], json!(["home", "weekly"]));
     assert_eq!(meta["archived"], false);
@@ -111,7 +119,10 @@ async fn a_tag_lists_its_notes_and_tags_complete() {
     assert_eq!(titles, ["A", "C"]);
 
     let tag = CompletionTarget::Resource("notes://tag/{tag}".into());
-    assert_eq!(complete(&registry, tag.clone(), "tag", "re").await, ["release"]);
+    assert_eq!(
+        complete(&registry, tag.clone(), "tag", "re").await,
+        ["release"]
+    );
     assert_eq!(
         complete(&registry, tag, "tag", "").await,
         ["home", "release", "work"]
@@ -125,10 +136,16 @@ async fn note_ids_complete_for_the_template_and_the_prompt() {
         create(&registry, &format!("Note {i}"), &[]).await;
     }
     let template = CompletionTarget::Resource("notes://{id}".into());
-    assert_eq!(complete(&registry, template, "id", "1").await, ["1", "10", "11", "12"]);
+    assert_eq!(
+        complete(&registry, template, "id", "1").await,
+        ["1", "10", "11", "12"]
+    );
     let prompt = CompletionTarget::Prompt("summarize".into());
     assert_eq!(complete(&registry, prompt.clone(), "id", "9").await, ["9"]);
-    assert_eq!(complete(&registry, prompt, "style", "b").await, ["brief", "bullets"]);
+    assert_eq!(
+        complete(&registry, prompt, "style", "b").await,
+        ["brief", "bullets"]
+    );
 }
 
 #[tokio::test]
@@ -145,7 +162,11 @@ async fn summarize_embeds_the_note_as_a_resource() {
 
     let args = json!({"id": id.to_string(), "style": "detailed"});
     let got = registry
-        .get_prompt("summarize", args.as_object().unwrap().clone(), ToolContext::new())
+        .get_prompt(
+            "summarize",
+            args.as_object().unwrap().clone(),
+            ToolContext::new(),
+        )
         .await
         .unwrap();
     assert_eq!(got.description.as_deref(), Some("Summary of note 1: Plans"));
@@ -165,11 +186,19 @@ async fn summarize_embeds_the_note_as_a_resource() {
 
     let bad_style = json!({"id": "1", "style": "haiku"});
     let error = registry
-        .get_prompt("summarize", bad_style.as_object().unwrap().clone(), ToolContext::new())
+        .get_prompt(
+            "summarize",
+            bad_style.as_object().unwrap().clone(),
+            ToolContext::new(),
+        )
         .await
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidInput);
-    assert!(error.message.contains("unknown style `haiku`"), "{}", error.message);
+    assert!(
+        error.message.contains("unknown style `haiku`"),
+        "{}",
+        error.message
+    );
 }
 
 async fn next(updates: &mut ResourceUpdates) -> String {
@@ -188,7 +217,12 @@ async fn every_write_tool_tells_subscribers_which_notes_changed() {
     assert_eq!(next(&mut updates).await, "notes://recent");
     assert_eq!(next(&mut updates).await, "notes://tag/ops");
 
-    call(&registry, "notes.rename", json!({"id": 1, "title": "Renamed"})).await;
+    call(
+        &registry,
+        "notes.rename",
+        json!({"id": 1, "title": "Renamed"}),
+    )
+    .await;
     assert_eq!(next(&mut updates).await, "notes://1");
     assert_eq!(next(&mut updates).await, "notes://recent");
     assert_eq!(next(&mut updates).await, "notes://tag/ops");
@@ -199,7 +233,11 @@ async fn every_write_tool_tells_subscribers_which_notes_changed() {
     // A read changes nothing: the next update is the next write's.
     call(&registry, "notes.get", json!({"id": 1})).await;
     create(&registry, "Second", &[]).await;
-    assert_eq!(next(&mut updates).await, "notes://recent", "archive's recent");
+    assert_eq!(
+        next(&mut updates).await,
+        "notes://recent",
+        "archive's recent"
+    );
     assert_eq!(next(&mut updates).await, "notes://tag/ops", "archive's tag");
     assert_eq!(next(&mut updates).await, "notes://2");
 }
@@ -242,7 +280,9 @@ fn the_cli_reads_a_note_another_process_wrote() {
             .output()
             .unwrap()
     };
-    assert!(run(&["notes.create", "Shared", "--tags", "x"]).status.success());
+    assert!(run(&["notes.create", "Shared", "--tags", "x"])
+        .status
+        .success());
     let read = run(&["resource", "read", "notes://1"]);
     assert!(read.status.success(), "{read:?}");
     assert!(String::from_utf8_lossy(&read.stdout).starts_with("# Shared\n"));

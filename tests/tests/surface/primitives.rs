@@ -142,7 +142,13 @@ fn only_change(new: Value) -> (Severity, Part, String, String, String) {
     let diff = surface::diff(&v1(), &new);
     assert_eq!(diff.changes.len(), 1, "exactly one change: {diff}");
     let c = &diff.changes[0];
-    (c.severity, c.part, c.tool.clone(), c.path.clone(), c.what.clone())
+    (
+        c.severity,
+        c.part,
+        c.tool.clone(),
+        c.path.clone(),
+        c.what.clone(),
+    )
 }
 
 #[test]
@@ -216,7 +222,10 @@ fn changing_a_templates_variables_is_breaking() {
     let (severity, part, key, _, what) = only_change(changed);
     assert_eq!((severity, part), (Severity::Breaking, Part::Resource));
     assert_eq!(key, "notes://{id}");
-    assert_eq!(what, "URI changed to `notes://{slug}` (variables id → slug)");
+    assert_eq!(
+        what,
+        "URI changed to `notes://{slug}` (variables id → slug)"
+    );
 }
 
 #[test]
@@ -237,12 +246,21 @@ fn changing_a_resources_mime_type_is_breaking_and_its_description_additive() {
     let (severity, part, key, path, what) = only_change(reworded);
     assert_eq!(
         (severity, part, key.as_str(), path.as_str(), what.as_str()),
-        (Severity::Additive, Part::Prompt, "summarize", "description", "reworded")
+        (
+            Severity::Additive,
+            Part::Prompt,
+            "summarize",
+            "description",
+            "reworded"
+        )
     );
 }
 
 fn with_prompt(p: PromptDefinition) -> Value {
-    surface_of(vec![note("notes://{id}", "text/markdown"), recent()], vec![p])
+    surface_of(
+        vec![note("notes://{id}", "text/markdown"), recent()],
+        vec![p],
+    )
 }
 
 #[test]
@@ -282,7 +300,13 @@ fn prompt_argument_changes_are_classified() {
     for (p, severity, path, what) in cases {
         let (got_severity, part, key, got_path, got_what) = only_change(with_prompt(p));
         assert_eq!(
-            (got_severity, part, key.as_str(), got_path.as_str(), got_what.as_str()),
+            (
+                got_severity,
+                part,
+                key.as_str(),
+                got_path.as_str(),
+                got_what.as_str()
+            ),
             (severity, Part::Prompt, "summarize", path, what)
         );
     }
@@ -290,7 +314,10 @@ fn prompt_argument_changes_are_classified() {
 
 #[test]
 fn removing_or_renaming_a_prompt_is_breaking_and_adding_one_additive() {
-    let removed = surface_of(vec![note("notes://{id}", "text/markdown"), recent()], vec![]);
+    let removed = surface_of(
+        vec![note("notes://{id}", "text/markdown"), recent()],
+        vec![],
+    );
     assert_eq!(
         only_change(removed).4,
         "prompt removed",
@@ -300,7 +327,12 @@ fn removing_or_renaming_a_prompt_is_breaking_and_adding_one_additive() {
     let (severity, part, key, _, what) = only_change(renamed);
     assert_eq!(
         (severity, part, key.as_str(), what.as_str()),
-        (Severity::Breaking, Part::Prompt, "summarize", "renamed to `digest`")
+        (
+            Severity::Breaking,
+            Part::Prompt,
+            "summarize",
+            "renamed to `digest`"
+        )
     );
     let added = surface_of(
         vec![note("notes://{id}", "text/markdown"), recent()],
@@ -335,7 +367,10 @@ fn a_golden_file_catches_a_breaking_prompt_change() {
     )
     .unwrap();
     let error = surface::check_surface(
-        &registry(prompt::<SummarizeStyleRequired>("summarize", "Summarize a note.")),
+        &registry(prompt::<SummarizeStyleRequired>(
+            "summarize",
+            "Summarize a note.",
+        )),
         &path,
         false,
     )
@@ -345,5 +380,8 @@ fn a_golden_file_catches_a_breaking_prompt_change() {
         message.contains("BREAKING  prompt summarize arguments/style: became required"),
         "{message}"
     );
-    assert!(message.contains("breaking changes need a new major version"), "{message}");
+    assert!(
+        message.contains("breaking changes need a new major version"),
+        "{message}"
+    );
 }

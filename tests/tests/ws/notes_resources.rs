@@ -55,7 +55,10 @@ async fn notes_resources_and_prompts_over_a_real_socket() {
         .iter()
         .filter_map(|r| r["uri"].as_str())
         .collect();
-    assert_eq!(uris, ["notes://{id}", "notes://recent", "notes://tag/{tag}"]);
+    assert_eq!(
+        uris,
+        ["notes://{id}", "notes://recent", "notes://tag/{tag}"]
+    );
 
     let read = op(&client, "resources/read", json!({"uri": "notes://1"}))
         .await
@@ -63,7 +66,10 @@ async fn notes_resources_and_prompts_over_a_real_socket() {
     let contents = &read["contents"][0];
     assert_eq!(contents["uri"], "notes://1");
     assert_eq!(contents["mimeType"], "text/markdown");
-    assert!(contents["text"].as_str().unwrap().starts_with("# Socket note\n\nover ws"));
+    assert!(contents["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("# Socket note\n\nover ws"));
     assert_eq!(contents["_meta"]["tags"], json!(["ws", "demo"]));
 
     let missing = op(&client, "resources/read", json!({"uri": "notes://42"}))
@@ -91,7 +97,10 @@ async fn notes_resources_and_prompts_over_a_real_socket() {
     .await
     .unwrap();
     assert_eq!(got["messages"][0]["content"]["type"], "resource");
-    assert_eq!(got["messages"][0]["content"]["resource"]["uri"], "notes://1");
+    assert_eq!(
+        got["messages"][0]["content"]["resource"]["uri"],
+        "notes://1"
+    );
     assert_eq!(
         got["messages"][1]["content"]["text"],
         "Summarize this note as a few bullet points."
@@ -137,13 +146,19 @@ async fn the_entry_gate_sees_the_resource_and_filters_listings() {
     assert_eq!(listed["resources"].as_array().unwrap().len(), 1);
     assert_eq!(listed["resources"][0]["uri"], "public://{id}");
     let read = handler
-        .handle(WsRequest::new("resources/read", json!({"uri": "public://3"})), &())
+        .handle(
+            WsRequest::new("resources/read", json!({"uri": "public://3"})),
+            &(),
+        )
         .await
         .into_result()
         .unwrap();
     assert_eq!(read["contents"][0]["text"], "item 3");
     let denied = handler
-        .handle(WsRequest::new("resources/read", json!({"uri": "secret://3"})), &())
+        .handle(
+            WsRequest::new("resources/read", json!({"uri": "secret://3"})),
+            &(),
+        )
         .await
         .into_result()
         .unwrap_err();
@@ -159,5 +174,9 @@ async fn the_entry_gate_sees_the_resource_and_filters_listings() {
         .await
         .into_result()
         .unwrap_err();
-    assert!(error.message.contains("the session store is down"), "{}", error.message);
+    assert!(
+        error.message.contains("the session store is down"),
+        "{}",
+        error.message
+    );
 }

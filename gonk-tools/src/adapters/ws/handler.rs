@@ -335,7 +335,12 @@ fn broadcast(
 
 /// The ops of resources and prompts, next to the tools' (a tool name
 /// cannot hold a `/`, so none is shadowed).
-pub const PRIMITIVE_OPS: [&str; 4] = ["resources/list", "resources/read", "prompts/list", "prompts/get"];
+pub const PRIMITIVE_OPS: [&str; 4] = [
+    "resources/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+];
 
 impl<C: Send + Sync + 'static> WsHandler<C> {
     /// Runs one of [`PRIMITIVE_OPS`]: the entry gate sees the read (or
@@ -476,7 +481,12 @@ impl<C: Send + Sync + 'static> WsHandler<C> {
 
     /// The entry gate's answer for `def` (yes without a gate); a failing
     /// gate is an error (fail closed).
-    async fn allowed(&self, def: &ToolDefinition, caller: &C, input: &Value) -> Result<bool, ToolError> {
+    async fn allowed(
+        &self,
+        def: &ToolDefinition,
+        caller: &C,
+        input: &Value,
+    ) -> Result<bool, ToolError> {
         let Some(gate) = &self.inner.authorize else {
             return Ok(true);
         };

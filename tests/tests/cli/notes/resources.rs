@@ -15,7 +15,14 @@ fn resources_are_listed_and_read() {
     let db = Db::new();
     db.check_all(&[
         ok(
-            &["notes.create", "Groceries", "--body", "- milk", "--tags", "home"],
+            &[
+                "notes.create",
+                "Groceries",
+                "--body",
+                "- milk",
+                "--tags",
+                "home",
+            ],
             Is("Created note 1: Groceries\n"),
         ),
         ok(
@@ -38,7 +45,10 @@ fn resources_are_listed_and_read() {
     let contents = &lines[0]["contents"][0];
     assert_eq!(contents["uri"], "notes://1");
     assert_eq!(contents["mimeType"], "text/markdown");
-    assert_eq!(contents["_meta"], json!({"tags": ["home"], "archived": false}));
+    assert_eq!(
+        contents["_meta"],
+        json!({"tags": ["home"], "archived": false})
+    );
 
     let recent = db.run(&["resource", "read", "notes://recent"]);
     assert_eq!(recent.code, 0, "{}", recent.stderr);
@@ -60,7 +70,9 @@ fn bad_uris_fail_with_resource_not_found_and_exit_127() {
                 &["resource", "read", "https://example.com/"],
                 127,
                 All(vec![
-                    Starts("Error [RESOURCE_NOT_FOUND]: Resource not found: https://example.com/\n"),
+                    Starts(
+                        "Error [RESOURCE_NOT_FOUND]: Resource not found: https://example.com/\n",
+                    ),
                     Has("\"uri\": \"https://example.com/\""),
                 ]),
             )
@@ -71,7 +83,11 @@ fn bad_uris_fail_with_resource_not_found_and_exit_127() {
                 Starts("Error [RESOURCE_NOT_FOUND]: Resource not found: notes://99"),
             ),
             // A template matched, but the id is not a number.
-            fails(&["resource", "read", "notes://abc"], 2, Starts("Error [INVALID_INPUT]")),
+            fails(
+                &["resource", "read", "notes://abc"],
+                2,
+                Starts("Error [INVALID_INPUT]"),
+            ),
             fails(&["resource", "read"], 2, Has("<URI>")),
         ],
     );
@@ -106,7 +122,10 @@ fn prompts_are_listed_and_rendered_with_the_note_embedded() {
     assert_eq!(got.code, 0, "{}", got.stderr);
     let result = &got.json_lines()[0];
     assert_eq!(result["messages"][0]["content"]["type"], "resource");
-    assert_eq!(result["messages"][0]["content"]["resource"]["uri"], "notes://1");
+    assert_eq!(
+        result["messages"][0]["content"]["resource"]["uri"],
+        "notes://1"
+    );
     assert_eq!(
         result["messages"][0]["content"]["resource"]["_meta"]["tags"],
         json!(["work"])
