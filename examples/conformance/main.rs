@@ -27,6 +27,8 @@ use gonk_tools::jobs::{self, EmbeddedRunner};
 use gonk_tools::prelude::*;
 use serde_json::Value;
 
+mod primitives;
+
 /// A 1×1 red PNG.
 const RED_PIXEL_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -337,6 +339,22 @@ async fn test_trigger_tool_change(
         .replace_source("dynamic", vec![TestDynamicTool::definition()])
         .map_err(|e| ToolError::internal(e.to_string()))?;
     Ok(text_output("added test_dynamic_tool"))
+}
+
+/// Adds `test_dynamic_prompt` if it is missing, else removes it (the
+/// suite watches `notifications/prompts/list_changed`).
+#[tool(approval = "read")]
+async fn test_trigger_prompt_change(
+    dynamic: State<Dynamic>,
+) -> Result<ToolOutput<String>, ToolError> {
+    let Dynamic(registry) = &*dynamic;
+    if registry.unregister_prompt("test_dynamic_prompt") {
+        return Ok(text_output("removed test_dynamic_prompt"));
+    }
+    registry
+        .register_prompt(primitives::dynamic_prompt())
+        .map_err(|e| ToolError::internal(e.to_string()))?;
+    Ok(text_output("added test_dynamic_prompt"))
 }
 
 /// A tool that comes and goes with `test_trigger_tool_change`.
@@ -653,6 +671,7 @@ toolset! {
         TestStreamingElicitation,
         TestLoggingTool,
         TestTriggerToolChange,
+        TestTriggerPromptChange,
         Greet,
         SlowCompute,
         FailingJob,
@@ -720,7 +739,9 @@ async fn main() -> ExitCode {
     let registry = ToolRegistry::new();
     // `test_trigger_tool_change` changes the catalog it is served from.
     registry.insert_state(Dynamic(registry.clone()));
-    if let Err(error) = Conformance::register_tools(&registry) {
+    if let Err(error) =
+        Conformance::register_tools(&registry).and_then(|()| primitives::register(&registry))
+    {
         eprintln!("conformance: {error}");
         return ExitCode::FAILURE;
     }

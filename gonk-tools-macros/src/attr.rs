@@ -125,7 +125,7 @@ pub struct Timeout {
     pub limit: std::time::Duration,
 }
 
-fn key_of(meta: &ParseNestedMeta<'_>) -> String {
+pub(crate) fn key_of(meta: &ParseNestedMeta<'_>) -> String {
     meta.path
         .get_ident()
         .map(crate::names::unraw)
@@ -136,18 +136,23 @@ fn key_of(meta: &ParseNestedMeta<'_>) -> String {
 }
 
 /// The constant of `key` in `list`, if it is there.
-fn known(key: &str, list: &[&'static str]) -> Option<&'static str> {
+pub(crate) fn known(key: &str, list: &[&'static str]) -> Option<&'static str> {
     list.iter().find(|k| **k == key).copied()
 }
 
 /// "unknown `what` `key`", with a suggestion from `list`.
-fn unknown(meta: &ParseNestedMeta<'_>, what: &str, key: &str, list: &[&str]) -> syn::Error {
+pub(crate) fn unknown(
+    meta: &ParseNestedMeta<'_>,
+    what: &str,
+    key: &str,
+    list: &[&str],
+) -> syn::Error {
     meta.error(unknown_message(what, key, list))
 }
 
 /// Skips the rest of one `key = value` / `key(...)` entry after an error,
 /// up to the next top-level comma.
-fn skip_entry(input: ParseStream<'_>) {
+pub(crate) fn skip_entry(input: ParseStream<'_>) {
     let _ = input.step(|cursor| {
         let mut rest = *cursor;
         while let Some((tt, next)) = rest.token_tree() {
@@ -162,7 +167,11 @@ fn skip_entry(input: ParseStream<'_>) {
     });
 }
 
-fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+pub(crate) fn set<T>(
+    slot: &mut Option<T>,
+    value: T,
+    meta: &ParseNestedMeta<'_>,
+) -> syn::Result<()> {
     if slot.is_some() {
         return Err(meta.error(format!("duplicate `{}`: give each key once", key_of(meta))));
     }
@@ -186,7 +195,7 @@ fn push_flag(
     Ok(())
 }
 
-fn lit_str(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
+pub(crate) fn lit_str(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
     let key = key_of(meta);
     let value = meta
         .value()
@@ -204,7 +213,7 @@ fn lit_str(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
     }
 }
 
-fn str_list(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
+pub(crate) fn str_list(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
     let key = key_of(meta);
     let value = meta.value().map_err(|_| {
         meta.error(format!(
@@ -310,7 +319,7 @@ fn duration(meta: &ParseNestedMeta<'_>) -> syn::Result<(std::time::Duration, Lit
 }
 
 /// `timeout = "30s"`: a [`duration`] longer than zero.
-fn timeout(meta: &ParseNestedMeta<'_>) -> syn::Result<Timeout> {
+pub(crate) fn timeout(meta: &ParseNestedMeta<'_>) -> syn::Result<Timeout> {
     let (limit, s) = duration(meta)?;
     if limit.is_zero() {
         return Err(syn::Error::new(
@@ -335,7 +344,7 @@ fn flag(meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
     }
 }
 
-fn expr(meta: &ParseNestedMeta<'_>, example: &str) -> syn::Result<Expr> {
+pub(crate) fn expr(meta: &ParseNestedMeta<'_>, example: &str) -> syn::Result<Expr> {
     let key = key_of(meta);
     let value = meta
         .value()
@@ -343,7 +352,7 @@ fn expr(meta: &ParseNestedMeta<'_>, example: &str) -> syn::Result<Expr> {
     value.parse()
 }
 
-fn crate_path(meta: &ParseNestedMeta<'_>) -> syn::Result<Path> {
+pub(crate) fn crate_path(meta: &ParseNestedMeta<'_>) -> syn::Result<Path> {
     let value = meta.value()?;
     if value.peek(LitStr) {
         value.parse::<LitStr>()?.parse::<Path>()

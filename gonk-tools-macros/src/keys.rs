@@ -62,6 +62,44 @@ pub const TOOL_KEYS: &[&str] = &[
     CRATE,
 ];
 
+// `#[resource(..)]` and `#[prompt(..)]` keys (besides `name`,
+// `description`, `timeout`, `type_name`, `crate`).
+pub const TITLE: &str = "title";
+pub const MIME_TYPE: &str = "mime_type";
+pub const SIZE: &str = "size";
+pub const AUDIENCE: &str = "audience";
+pub const PRIORITY: &str = "priority";
+pub const COMPLETE: &str = "complete";
+pub const ICONS: &str = "icons";
+
+pub const RESOURCE_KEYS: &[&str] = &[
+    NAME,
+    TITLE,
+    DESCRIPTION,
+    MIME_TYPE,
+    SIZE,
+    AUDIENCE,
+    PRIORITY,
+    ICONS,
+    COMPLETE,
+    TIMEOUT,
+    TYPE_NAME,
+    CRATE,
+];
+
+pub const PROMPT_KEYS: &[&str] = &[
+    NAME,
+    TITLE,
+    DESCRIPTION,
+    COMPLETE,
+    TIMEOUT,
+    TYPE_NAME,
+    CRATE,
+];
+
+/// `audience = [..]` values: MCP's roles.
+pub const AUDIENCES: &[&str] = &["user", "assistant"];
+
 // `approval(..)` keys.
 pub const TIER: &str = "tier";
 pub const OVERRIDE: &str = "override";

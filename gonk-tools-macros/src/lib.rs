@@ -1,13 +1,17 @@
 //! Procedural macros for [`gonk-tools`](https://docs.rs/gonk-tools):
 //! [`#[tool]`](macro@tool), [`#[tools]`](macro@tools) and
-//! [`toolset!`](toolset). Use them through `gonk_tools`, which re-exports
-//! them (`use gonk_tools::prelude::*;`).
+//! [`toolset!`](toolset); [`#[resource]`](macro@resource) and
+//! [`#[prompt]`](macro@prompt) for MCP's other two primitives. Use them
+//! through `gonk_tools`, which re-exports them (`use gonk_tools::prelude::*;`).
 //!
 //! Each macro goes parse (`attr`, keys named once in `keys`) → typed
 //! model (`model`) → validate (`validate`, errors collected in `errors`)
 //! → expand (`expand` for one tool, `toolset` for sets, `client` for their
 //! typed clients); every misuse is a compile error spanned on the offending
-//! token. The naming rules (`rules`) are shared with `gonk_tools`.
+//! token. `#[resource]` and `#[prompt]` go the same way in `primitives`
+//! (with a compile-time URI template parser), reusing the parameter and
+//! return classification of `model`. The naming rules (`rules`) are shared
+//! with `gonk_tools`.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -21,6 +25,7 @@ mod expand;
 mod keys;
 mod model;
 mod names;
+mod primitives;
 #[allow(dead_code)] // `gonk_tools` uses the rest through `__rules!`
 mod rules;
 mod toolset;
@@ -206,6 +211,182 @@ mod validate;
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::tool_attribute(args.into(), input.into()).into()
+}
+
+/// Turns an `async fn` into an MCP resource (or resource template): a unit
+/// struct named like the fn (`note` → `Note`, as [`#[tool]`](macro@tool)
+/// names its type) implementing `gonk_tools::resource::Resource` — `URI`,
+/// `Params`, `definition()` (ready for `registry.register_resource`) and
+/// `uri(&params)`, which writes a URI from the template. The fn itself
+/// stays exactly as written.
+///
+/// The first argument is the URI: fixed (`"notes://recent"`) or an RFC 6570
+/// level 1–2 template (`"notes://{id}"`, `"file:///{+path}"`,
+/// `"doc://{name}{#section}"`), parsed at compile time. Each template
+/// variable is a parameter of the fn with the same name, and each
+/// parameter that is not an extractor is a template variable; a variable
+/// without a parameter, a parameter without a variable, a malformed
+/// template or one using level 3–4 forms (`{?q}`, `{/p}`, `{a,b}`,
+/// `{id:3}`, `{list*}`) is a compile error on the literal or the
+/// parameter.
+///
+/// ```
+/// use gonk_tools::prelude::*;
+/// use gonk_tools::completion::CompletionRequest;
+/// use gonk_tools::resource::Resource;
+///
+/// pub struct Store { titles: Vec<String> }
+///
+/// /// A note as Markdown.
+/// #[resource("notes://{id}", name = "note", title = "A note",
+///            mime_type = "text/markdown", complete(id = note_ids))]
+/// async fn note(id: usize, store: State<Store>) -> Result<String, ToolError> {
+///     let title = store.titles.get(id).ok_or_else(|| {
+///         ToolError::new(ErrorCode::custom("NO_NOTE"), format!("no note {id}"))
+///     })?;
+///     Ok(format!("# {title}"))
+/// }
+///
+/// /// Completes a note id from what the user typed.
+/// async fn note_ids(req: CompletionRequest, ctx: ToolContext) -> Result<Vec<String>, ToolError> {
+///     let store = ctx.state::<Store>().ok_or_else(|| ToolError::internal("no store"))?;
+///     Ok((0..store.titles.len()).map(|i| i.to_string()).filter(|i| i.starts_with(&req.value)).collect())
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = ToolRegistry::builder()
+///     .state(Store { titles: vec!["milk".into(), "eggs".into()] })
+///     .build();
+/// registry.register_resource(Note::definition())?;
+/// assert_eq!(Note::uri(&1), "notes://1");
+/// let read = registry.read_resource(&Note::uri(&1), ToolContext::new()).await?;
+/// assert_eq!(read[0].as_text(), Some("# eggs"));
+/// assert_eq!(read[0].mime_type.as_deref(), Some("text/markdown"));
+/// # Ok(()) }
+/// ```
+///
+/// # Parameters
+///
+/// In any order:
+/// * one per **template variable**, named like it (`id` for `{id}`; `r#type`
+///   for `{type}`), of any owned type that is `Deserialize + JsonSchema`:
+///   the URI's text is converted to the type its schema asks for (`u64`,
+///   `bool`, …) and validated before the fn runs, so `notes://abc` is
+///   `INVALID_INPUT` for an `id: u64`. To write URIs with `uri(..)` the
+///   types must be `Serialize` too.
+/// * `ToolContext` or `&ToolContext`, and `State<T>`, as for `#[tool]`.
+///
+/// `Resource::Params` is `()` for a fixed URI, the parameter's type for one
+/// variable, and for several a generated struct `{Type}Params` with one
+/// public field per variable (`NoteParams { id, rev }`).
+///
+/// # Returns
+///
+/// The contents, or a `Result` of them with `E: Into<ToolError>`: `String`
+/// (text), `Vec<u8>` (a blob), `ResourceContents` or `Vec<ResourceContents>`
+/// (full control: URI, MIME type, `_meta`), or `Json<T>` (`T` serialized,
+/// `application/json`). Contents without a URI get the URI read, without a
+/// MIME type the resource's.
+///
+/// # Attributes
+///
+/// | key | value |
+/// |---|---|
+/// | (first) | the URI or URI template, `"notes://{id}"` |
+/// | `name` | the name clients list it under; default: the fn name |
+/// | `title` | a human-readable title |
+/// | `description` | a string; default: the doc comment |
+/// | `mime_type` | `"text/markdown"`: `type/subtype`, checked at compile time |
+/// | `size` | its size in bytes, `1024` |
+/// | `audience` | `["user", "assistant"]`: MCP's annotation |
+/// | `priority` | `0.0` to `1.0`: MCP's annotation |
+/// | `icons` | `["https://..", "data:.."]` |
+/// | `complete` | `complete(id = path::to_fn)`: completes template variable `id` with an `async fn(CompletionRequest, ToolContext) -> Result<R, E>` where `R: Into<Completion>` (`Vec<String>`, `Vec<&str>`, `Completion`); the variable must be in the template |
+/// | `timeout` | `"30s"`: the read is stopped with `TIMEOUT` after it |
+/// | `type_name` | the generated type's name, when the default collides |
+/// | `crate` | the path of `gonk_tools` when it is renamed |
+#[proc_macro_attribute]
+pub fn resource(args: TokenStream, input: TokenStream) -> TokenStream {
+    primitives::resource_attribute(args.into(), input.into()).into()
+}
+
+/// Turns an `async fn` into an MCP prompt: a unit struct named like the fn
+/// (`summarize` → `Summarize`) implementing `gonk_tools::prompt::Prompt` —
+/// `NAME`, `Arguments`, `definition()` (ready for
+/// `registry.register_prompt`). The fn itself stays exactly as written.
+///
+/// The prompt's arguments are one struct (`Deserialize + JsonSchema`): each
+/// property is an advertised argument, its doc comment the description,
+/// required unless it is an `Option` or has a default. Clients send
+/// arguments as strings; they are converted to the field types and
+/// validated before the fn runs.
+///
+/// ```
+/// use gonk_tools::prelude::*;
+/// use gonk_tools::completion::CompletionRequest;
+/// use gonk_tools::prompt::{Prompt, PromptMessage};
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// pub struct SummarizeArgs {
+///     /// The note to summarize.
+///     pub id: u64,
+///     /// A tag to focus on.
+///     pub tag: Option<String>,
+/// }
+///
+/// /// Summarize a note.
+/// #[prompt(name = "summarize", title = "Summarize", complete(tag = tag_values))]
+/// async fn summarize(args: SummarizeArgs) -> Vec<PromptMessage> {
+///     let focus = args.tag.map(|t| format!(", focusing on {t}")).unwrap_or_default();
+///     vec![PromptMessage::user(format!("Summarize note {}{focus}.", args.id))]
+/// }
+///
+/// /// Tags starting with what was typed.
+/// async fn tag_values(req: CompletionRequest, _ctx: ToolContext) -> Result<Vec<&'static str>, ToolError> {
+///     Ok(["rust", "release"].into_iter().filter(|t| t.starts_with(&req.value)).collect())
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = ToolRegistry::new();
+/// registry.register_prompt(Summarize::definition())?;
+/// let def = Summarize::definition();
+/// let args: Vec<_> = def.arguments().iter().map(|a| (a.name.as_str(), a.required)).collect();
+/// assert_eq!(args, [("id", true), ("tag", false)]);
+///
+/// let arguments = json!({"id": "12", "tag": "rust"});
+/// let got = registry.get_prompt("summarize", arguments.as_object().unwrap().clone(), ToolContext::new()).await?;
+/// assert_eq!(got.messages[0].content.as_text(), Some("Summarize note 12, focusing on rust."));
+/// # Ok(()) }
+/// ```
+///
+/// # Parameters
+///
+/// In any order: at most one **arguments struct** (none: the prompt takes
+/// no arguments); `ToolContext` or `&ToolContext`; `State<T>`, as for
+/// `#[tool]`. A second value parameter, or a type that is plainly not a
+/// struct (`String`, `u64`, a tuple, `Vec<T>`, …), is a compile error.
+///
+/// # Returns
+///
+/// `String` (one user text message), `PromptMessage`, `Vec<PromptMessage>`
+/// (text, images, embedded resources) or `PromptResult`, or a `Result` of
+/// one with `E: Into<ToolError>`.
+///
+/// # Attributes
+///
+/// | key | value |
+/// |---|---|
+/// | `name` | the prompt's name; default: the fn name |
+/// | `title` | a human-readable title |
+/// | `description` | a string; default: the doc comment |
+/// | `icons` | `["https://..", "data:.."]` |
+/// | `complete` | `complete(tag = path::to_fn)`: completes the argument `tag` (a field of the arguments struct, checked by the compiler; give it no `serde` rename, since the completion is attached under the field's name) with an `async fn(CompletionRequest, ToolContext)`, as for `#[resource]` |
+/// | `timeout` | `"30s"`: the rendering is stopped with `TIMEOUT` after it |
+/// | `type_name` | the generated type's name, when the default collides (`async fn summarize(args: Summarize)`) |
+/// | `crate` | the path of `gonk_tools` when it is renamed |
+#[proc_macro_attribute]
+pub fn prompt(args: TokenStream, input: TokenStream) -> TokenStream {
+    primitives::prompt_attribute(args.into(), input.into()).into()
 }
 
 /// Makes the `#[tool]` methods of an impl block a tool set: every

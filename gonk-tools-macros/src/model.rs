@@ -208,7 +208,7 @@ pub fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
     Some(lines.join("\n").trim().to_owned())
 }
 
-fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+pub(crate) fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
     match ty {
         Type::Path(p) if p.qself.is_none() => p.path.segments.last(),
         Type::Group(g) => last_segment(&g.elem),
@@ -217,7 +217,7 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
     }
 }
 
-fn type_args(segment: &syn::PathSegment) -> Vec<&Type> {
+pub(crate) fn type_args(segment: &syn::PathSegment) -> Vec<&Type> {
     match &segment.arguments {
         PathArguments::AngleBracketed(args) => args
             .args
@@ -235,7 +235,7 @@ fn is_named(ty: &Type, name: &str) -> bool {
     last_segment(ty).is_some_and(|s| s.ident == name)
 }
 
-fn classify_param(ty: &Type) -> Param {
+pub(crate) fn classify_param(ty: &Type) -> Param {
     match ty {
         Type::Reference(r) if r.mutability.is_none() && is_named(&r.elem, "ToolContext") => {
             return Param::Context {
@@ -278,7 +278,7 @@ fn event_data(item: &Type, krate: &Path) -> Option<Box<Type>> {
     }
 }
 
-fn classify_return(output: &ReturnType, krate: &Path) -> Return {
+pub(crate) fn classify_return(output: &ReturnType, krate: &Path) -> Return {
     let ty = match output {
         ReturnType::Default => return Return::Plain(Box::new(syn::parse_quote!(()))),
         ReturnType::Type(_, ty) => &**ty,

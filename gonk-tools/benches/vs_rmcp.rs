@@ -14,7 +14,10 @@
 //! * `gonk_client`: the typed in-process client (`client::call::<Add>`);
 //! * `gonk_handler`: our `ServerHandler::call_tool`, result to JSON;
 //! * `list200_*`: `ServerHandler::list_tools` of 200 tools both ways, as a
-//!   `ListToolsResult` and serialized.
+//!   `ListToolsResult` and serialized;
+//! * `*_read`, `*_prompt`: `resources/read` of a URI template and
+//!   `prompts/get` with an argument, against rmcp's hand-written read and
+//!   `#[prompt_router]` (`benches/primitives/`).
 //!
 //! The stateless era (MCP `2026-07-28`) has no session: every request
 //! carries its protocol version and client capabilities in `_meta`, so
@@ -37,6 +40,7 @@
 //! request context (a real peer from a served connection, no progress
 //! token), made outside the timing.
 
+mod primitives;
 mod ratio;
 
 use std::borrow::Cow;
@@ -452,6 +456,7 @@ fn bench(c: &mut Criterion) {
             )
         });
     }
+    primitives::bench(&mut group, &runtime, &peer, |peer| request_context(peer, None));
     group.finish();
     drop(Arc::new(running));
 }
@@ -523,6 +528,11 @@ fn main() {
                 b,
                 a / b
             );
+        }
+    }
+    for (ours, theirs, what) in primitives::RATIOS {
+        if let (Some(a), Some(b)) = (ns(ours), ns(theirs)) {
+            println!("  {what:<42} {a:>9.0} ns vs {b:>9.0} ns  {:>5.2}x", a / b);
         }
     }
     // What the stateless era costs each server: its 2026 row over its 2025

@@ -562,6 +562,15 @@ impl ToolContext {
         self.registry.as_ref()
     }
 
+    /// Tells the subscribers of the resource at `uri` that it changed
+    /// ([`ToolRegistry::notify_resource_updated`]); nothing outside a call
+    /// dispatch runs.
+    pub fn notify_resource_updated(&self, uri: impl Into<String>) {
+        if let Some(registry) = &self.registry {
+            registry.notify_resource_updated(uri);
+        }
+    }
+
     /// Calls another tool through the full dispatch path: same
     /// cancellation, scope, cwd, env, host and notify; a longer call stack
     /// (cycles are refused); no duplex input. An authenticated call's child

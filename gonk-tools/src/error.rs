@@ -51,6 +51,24 @@ pub enum ErrorCode {
     ResourceNotFound,
     /// No prompt has that name, or the caller may not see it.
     PromptNotFound,
+    /// A tool imported from a remote MCP server answered with `isError`;
+    /// `details.content` holds what it said.
+    RemoteToolError,
+    /// A remote tool's `structuredContent` does not match the output
+    /// schema the remote advertised.
+    RemoteOutputInvalid,
+    /// The connection to a remote MCP server failed (it is down, it closed,
+    /// it refused the request); `details` are `{name, message}`.
+    RemoteTransportError,
+    /// A call of a remote tool was cancelled (by the caller, or because its
+    /// source was closed or reconnected while it ran).
+    RemoteCancelled,
+    /// A call of a remote tool ran past the source's per-call timeout; the
+    /// remote was told to cancel it.
+    RemoteTimeout,
+    /// A remote MCP server answered a call with something that is not a
+    /// tool result (no `content`, an unknown result type).
+    RemoteProtocolError,
     /// A code raised by a tool itself.
     Custom(Cow<'static, str>),
 }
@@ -75,6 +93,12 @@ impl ErrorCode {
             ErrorCode::InputUnavailable => "INPUT_UNAVAILABLE",
             ErrorCode::ResourceNotFound => "RESOURCE_NOT_FOUND",
             ErrorCode::PromptNotFound => "PROMPT_NOT_FOUND",
+            ErrorCode::RemoteToolError => "REMOTE_TOOL_ERROR",
+            ErrorCode::RemoteOutputInvalid => "REMOTE_OUTPUT_INVALID",
+            ErrorCode::RemoteTransportError => "REMOTE_TRANSPORT_ERROR",
+            ErrorCode::RemoteCancelled => "REMOTE_CANCELLED",
+            ErrorCode::RemoteTimeout => "REMOTE_TIMEOUT",
+            ErrorCode::RemoteProtocolError => "REMOTE_PROTOCOL_ERROR",
             ErrorCode::Custom(code) => code,
         }
     }
@@ -98,6 +122,12 @@ impl ErrorCode {
             "INPUT_UNAVAILABLE" => ErrorCode::InputUnavailable,
             "RESOURCE_NOT_FOUND" => ErrorCode::ResourceNotFound,
             "PROMPT_NOT_FOUND" => ErrorCode::PromptNotFound,
+            "REMOTE_TOOL_ERROR" => ErrorCode::RemoteToolError,
+            "REMOTE_OUTPUT_INVALID" => ErrorCode::RemoteOutputInvalid,
+            "REMOTE_TRANSPORT_ERROR" => ErrorCode::RemoteTransportError,
+            "REMOTE_CANCELLED" => ErrorCode::RemoteCancelled,
+            "REMOTE_TIMEOUT" => ErrorCode::RemoteTimeout,
+            "REMOTE_PROTOCOL_ERROR" => ErrorCode::RemoteProtocolError,
             other => ErrorCode::Custom(Cow::Owned(other.to_owned())),
         }
     }

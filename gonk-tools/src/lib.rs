@@ -109,6 +109,10 @@
 //! * [`ask`] — a tool (or the approval gate) asks its caller: elicitation,
 //!   sampling, roots, through the [`Asker`](ask::Asker) the surface installs
 //!   (`docs/asking.md`).
+//! * [`resource`], [`prompt`], [`completion`] — MCP's other primitives
+//!   beside tools: resources by URI or RFC 6570 template, prompts with
+//!   typed arguments, completion of both; registered on the same registry
+//!   and run through the same dispatch (`docs/resources.md`).
 //! * [`jobs`] — detached dispatch: heavy tools return a job handle unless
 //!   the caller waits (`#[tool(detached)]`, or
 //!   [`dispatch_detached_with_wait`](jobs::dispatch_detached_with_wait) in
@@ -199,6 +203,9 @@ pub use registry::{RegistryError, ToolRegistry};
 pub use state::State;
 pub use tool::{MethodTool, NoInput, StaticTool, Tool};
 
+/// `#[resource]` and `#[prompt]`: MCP resources and prompts from `async fn`s.
+#[doc(inline)]
+pub use gonk_tools_macros::{prompt, resource};
 /// Attribute and function-like macros: `#[tool]`, `#[tools]`, `toolset!`.
 #[doc(inline)]
 pub use gonk_tools_macros::{tool, tools, toolset};
@@ -222,7 +229,7 @@ pub mod prelude {
     pub use crate::registry::ToolRegistry;
     pub use crate::state::State;
     pub use crate::tool::{MethodTool, NoInput, StaticTool, Tool};
-    pub use crate::{tool, tools, toolset};
+    pub use crate::{prompt, resource, tool, tools, toolset};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
     pub use serde_json::json;

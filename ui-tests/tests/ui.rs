@@ -1,5 +1,5 @@
-//! Compile-fail and compile-pass cases for `#[tool]`, `#[tools]` and
-//! `toolset!`. One trybuild test, so trybuild builds the dependencies once.
+//! Compile-fail and compile-pass cases for `#[tool]`, `#[tools]`, `toolset!`,
+//! `#[resource]` and `#[prompt]`. One trybuild test, so trybuild builds the dependencies once.
 //!
 //! Regenerate the expected `.stderr` with `TRYBUILD=overwrite cargo test -p
 //! gonk-tools-ui-tests`, then read every changed file.

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::{
     Approval, ApprovalSpec, AuthorizationResource, AuthorizationSpec, Capabilities,
     CapabilityStatus, CliHints, Cost, DefinitionInner, ErasedHandler, HandlerCall, Hints, Latency,
-    McpHints, PiHints, ToolDefinition, ToolMetadata, ValidateOutput, Visibility,
+    McpHints, PiHints, Provenance, ToolDefinition, ToolMetadata, ValidateOutput, Visibility,
 };
 use crate::context::ToolContext;
 use crate::error::{ToolError, ValidationIssue};
@@ -349,6 +349,12 @@ impl ToolBuilder {
     /// it from the macro.)
     pub fn cache_ttl(mut self, ttl: std::time::Duration) -> Self {
         self.meta.cache_ttl = Some(ttl);
+        self
+    }
+
+    /// Records where an imported tool came from (an importer sets it).
+    pub fn provenance(mut self, provenance: Provenance) -> Self {
+        self.meta.provenance = Some(provenance);
         self
     }
 

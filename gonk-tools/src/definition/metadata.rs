@@ -274,6 +274,30 @@ pub struct AuthorizationSpec {
     pub allowed_callers: Vec<String>,
 }
 
+/// Where an imported tool came from: the importer that made the
+/// definition and what it knew of the remote side when it did
+/// (the tools the MCP adapter's `McpSource` imports).
+/// Serializes in camelCase (`serverId`, `catalogRevision`, …).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Provenance {
+    /// What imported the tool (`"mcp"`).
+    pub importer: String,
+    /// The id the host gave the remote server (the name's prefix).
+    pub server_id: String,
+    /// The tool's name on the remote server.
+    pub remote_name: String,
+    /// Where the remote is: a URL without its query string, or the command.
+    pub endpoint: String,
+    /// The protocol version negotiated with the remote.
+    pub protocol_version: String,
+    /// The revision of the source catalog the definition belongs to
+    /// (1 for the first import, +1 for each refresh).
+    pub catalog_revision: u64,
+    /// When the catalog was read, RFC 3339 (UTC).
+    pub discovered_at: String,
+}
+
 /// An application resource the tool acts on, which must be resolved (and
 /// found) before an authenticated call is authorized.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -115,6 +115,9 @@ pub struct ToolMetadata {
     /// [`ToolBuilder::mcp_header`]). The advertised input schema carries
     /// each as `"x-mcp-header"` on its property.
     pub mcp_headers: Vec<McpParamHeader>,
+    /// Where the tool came from, when an importer made it
+    /// ([`ToolBuilder::provenance`]); `None` for tools defined here.
+    pub provenance: Option<Provenance>,
 }
 
 impl ToolMetadata {
@@ -145,6 +148,7 @@ impl ToolMetadata {
             detached: false,
             cache_ttl: None,
             mcp_headers: Vec::new(),
+            provenance: None,
         }
     }
 

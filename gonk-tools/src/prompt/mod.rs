@@ -45,6 +45,10 @@
 //! # }
 //! ```
 
+mod typed;
+
+pub use self::typed::*;
+
 use std::future::Future;
 use std::sync::Arc;
 

@@ -129,7 +129,7 @@ async fn the_conformance_example_also_serves_stdio() {
     let tools = client.list_tools().await.expect("tools/list");
     // The suite's tools, and the `jobs.*` tools of the job runner the
     // detached ones launch on.
-    assert_eq!(tools.len(), 37);
+    assert_eq!(tools.len(), 38);
     let output = collect_tool_outcome(client.invoke("test_simple_text", json!({})), |_| {})
         .await
         .expect("test_simple_text");

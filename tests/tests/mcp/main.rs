@@ -30,6 +30,8 @@ mod request_state;
 mod rust_client;
 mod rust_client_asks;
 mod shutdown;
+mod source;
+mod source_hostile;
 mod stdio_eof;
 mod stdio_wire;
 mod tasks;

@@ -7,6 +7,10 @@
 //!   [`serve_http`] — the same, standalone, on a bound address.
 //! * [`McpClient`] — the client side: a stdio child process or an HTTP
 //!   endpoint, as an event stream per call, for typed clients.
+//! * [`McpSource`] — a remote MCP server's tools imported into a registry
+//!   as one source catalog (`<serverId>.<name>`), governed like local tools:
+//!   untrusted text dropped, approval and authorization applied, input
+//!   schemas enforced here, refreshed when the remote's tools change.
 //!
 //! Every `tools/call` runs through [`ToolRegistry::invoke`](crate::ToolRegistry::invoke) — the same
 //! dispatch path as every other surface (schema enforcement, cancellation,
@@ -86,8 +90,10 @@ mod lines;
 mod listing;
 mod notify;
 mod request_state;
+mod resources;
 mod security;
 mod server;
+mod source;
 mod stdio;
 mod tasks;
 mod telemetry;
@@ -101,6 +107,7 @@ use std::time::Duration;
 pub use asking::DEFAULT_ASK_TIMEOUT;
 pub use client::{
     ElicitationRequest, McpClient, McpClientBuilder, McpClientError, McpEra, McpHttpClientOptions,
+    McpToolChanges,
 };
 pub use http::{
     mcp_router, serve_http, HttpServeError, McpHttpOptions, McpHttpServer, DEFAULT_MAX_BODY_BYTES,
@@ -113,6 +120,7 @@ pub use request_state::{
 };
 pub use security::{HttpAuthRejection, HttpAuthenticator};
 pub use server::{McpRequestContext, McpServer};
+pub use source::{McpEndpoint, McpSource, McpSourceBuilder, McpSourceError};
 pub use stdio::{
     serve_io, serve_io_with_shutdown, serve_stdio, serve_stdio_with_shutdown, McpServeError,
 };

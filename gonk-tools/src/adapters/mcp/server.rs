@@ -25,6 +25,7 @@ use super::inflight::InFlight;
 use super::listing::Listings;
 use super::notify::{LevelFilter, Notifier, Outbound, OutboundQueue};
 use super::request_state::{RequestStateKeys, Sealer};
+use super::resources::{self, Subscriptions};
 use super::security::RequestState;
 use super::tasks;
 use super::telemetry::ServerSpan;
@@ -183,6 +184,8 @@ pub struct McpServer {
     shared: Arc<Shared>,
     level: Arc<LevelFilter>,
     closed: CancellationToken,
+    /// The resource URIs this (2025) session subscribed to.
+    subscriptions: Arc<Subscriptions>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -237,6 +240,7 @@ impl McpServer {
             }),
             level,
             closed: CancellationToken::new(),
+            subscriptions: Arc::default(),
         }
     }
 
@@ -247,6 +251,7 @@ impl McpServer {
             shared: Arc::clone(&self.shared),
             level: Arc::new(LevelFilter::new(self.shared.options.default_log_level)),
             closed: CancellationToken::new(),
+            subscriptions: Arc::default(),
         }
     }
 
@@ -356,11 +361,17 @@ impl McpServer {
             .enable_tool_list_changed()
             .enable_logging();
         // Detached tools are offered as tasks when there is a job runner.
-        let capabilities = if jobs::runner(&self.shared.registry).is_some() {
+        let mut capabilities = if jobs::runner(&self.shared.registry).is_some() {
             capabilities.enable_tasks().build()
         } else {
             capabilities.build()
         };
+        let registry = &self.shared.registry;
+        resources::capabilities(
+            &mut capabilities,
+            !registry.resources().is_empty(),
+            !registry.prompts().is_empty(),
+        );
         let mut info = ServerConfig::new(capabilities);
         info.server_info = implementation;
         info.instructions = options.instructions.clone();
@@ -808,33 +819,177 @@ impl ServerHandler for McpServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        // Tools are the only list this server serves; rmcp intersects this
-        // with what the client asked for and what `get_info` advertises.
+        // rmcp intersects this with what the client asked for and what
+        // `get_info` advertises. Resource subscriptions are to URIs this
+        // server serves (a read may still be refused to the caller; an
+        // update says only that the URI changed).
+        let registry = &self.shared.registry;
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.prompts_list_changed = requested.prompts_list_changed;
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|uri| registry.resolve_resource(uri).is_some())
+                .cloned()
+                .collect()
+        });
         Some(accepted)
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        if context.accepted().tools_list_changed != Some(true) {
+        let accepted = context.accepted().clone();
+        let tools = accepted.tools_list_changed == Some(true);
+        let prompts = accepted.prompts_list_changed == Some(true);
+        let resources = accepted.resources_list_changed == Some(true);
+        let watched = accepted.resource_subscriptions.unwrap_or_default();
+        if !tools && !prompts && !resources && watched.is_empty() {
             context.cancelled().await;
             return Ok(());
         }
-        let mut changes = self.shared.registry.catalog_changes();
+        let registry = &self.shared.registry;
+        let mut changes = registry.catalog_changes();
+        let mut primitive_changes = registry.primitive_changes();
+        let mut updates = registry.resource_updates();
+        let sink = context.sink();
         loop {
-            tokio::select! {
+            // A send that fails means the stream is gone; the request ends
+            // with it.
+            let sent = tokio::select! {
                 _ = context.cancelled() => return Ok(()),
                 _ = self.closed.cancelled() => return Ok(()),
-                changed = changes.changed() => {
-                    if changed.is_none() {
-                        return Ok(());
+                changed = changes.changed(), if tools => match changed {
+                    None => return Ok(()),
+                    Some(_) => sink.notify_tool_list_changed().await.is_ok(),
+                },
+                changed = primitive_changes.changed(), if prompts || resources => match changed {
+                    None => return Ok(()),
+                    Some(_) => {
+                        (!resources || sink.notify_resource_list_changed().await.is_ok())
+                            && (!prompts || sink.notify_prompt_list_changed().await.is_ok())
                     }
-                    if context.sink().notify_tool_list_changed().await.is_err() {
-                        // The stream is gone; the request ends with it.
-                        return Ok(());
-                    }
-                }
+                },
+                uri = updates.next(), if !watched.is_empty() => match uri {
+                    None => return Ok(()),
+                    Some(uri) if watched.contains(&uri) => sink.notify_resource_updated(uri).await.is_ok(),
+                    Some(_) => true,
+                },
+            };
+            if !sent {
+                return Ok(());
             }
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        let base = self.request_base(&context);
+        let defs = self.shared.registry.list_resources_for(&base).await;
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        resources::list_resources(defs, cursor, base.is_authenticated())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
+        let base = self.request_base(&context);
+        let defs = self.shared.registry.list_resources_for(&base).await;
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        resources::list_templates(defs, cursor, base.is_authenticated())
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        let telemetry = ServerSpan::start("resources/read", None, &context);
+        let span = telemetry.span().clone();
+        let read = self
+            .read_resource_in(request, &context)
+            .instrument(span)
+            .await;
+        telemetry.finish(read.as_ref().err().map(|_| "resource_error"));
+        read
+    }
+
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // Only what the caller may read can be watched: a hidden resource
+        // is as missing here as on a read.
+        let base = self.request_base(&context);
+        let visible = match self.shared.registry.resolve_resource(&request.uri) {
+            Some((def, _)) => self
+                .shared
+                .registry
+                .list_resources_for(&base)
+                .await
+                .iter()
+                .any(|d| d.uri() == def.uri()),
+            None => false,
+        };
+        if !visible {
+            let missing = ToolError::new(
+                ErrorCode::ResourceNotFound,
+                format!("Resource not found: {}", request.uri),
+            )
+            .with_details(serde_json::json!({ "uri": request.uri }));
+            return Err(resources::error_data(&missing, is_stateless(&context)));
+        }
+        self.subscriptions.add(request.uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.remove(&request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        let base = self.request_base(&context);
+        let defs = self.shared.registry.list_prompts_for(&base).await;
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        resources::list_prompts(defs, cursor, base.is_authenticated())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        let telemetry = ServerSpan::start("prompts/get", Some(&request.name), &context);
+        let span = telemetry.span().clone();
+        let got = self.get_prompt_in(request, &context).instrument(span).await;
+        telemetry.finish(got.as_ref().err().map(|_| "prompt_error"));
+        got
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
+        let (target, asked) = resources::completion_request(&request)?;
+        let base = self.request_base(&context);
+        match self.shared.registry.complete(&target, asked, base).await {
+            Ok(completion) => Ok(resources::complete_result(completion)),
+            Err(error) => Err(resources::error_data(&error, is_stateless(&context))),
         }
     }
 
@@ -843,6 +998,7 @@ impl ServerHandler for McpServer {
         let mut changes = self.shared.registry.catalog_changes();
         let closed = self.closed.clone();
         let peer = context.peer;
+        self.follow_primitives(peer.clone());
         tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -865,4 +1021,179 @@ impl ServerHandler for McpServer {
         self.level.set(&request.level);
         Ok(())
     }
+}
+
+/// Resources, prompts and completion: each request starts from the same
+/// base context as a tool call (so what is listed is what is readable),
+/// and a read or get may ask its client the way a tool call does.
+impl McpServer {
+    fn request_base(&self, context: &RequestContext<RoleServer>) -> ToolContext {
+        let request_state = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<RequestState>());
+        self.base_context(request_state, context.ct.child_token())
+    }
+
+    /// `base`, able to ask the client: a stateless-era request by replay
+    /// (a round bound to `binding` and `arguments`), a 2025 session on
+    /// the session.
+    #[allow(clippy::too_many_arguments)]
+    fn with_asking(
+        &self,
+        base: ToolContext,
+        context: &RequestContext<RoleServer>,
+        stateless: bool,
+        binding: &str,
+        arguments: &Value,
+        request_state: Option<&str>,
+        input_responses: Option<rmcp::model::InputResponses>,
+    ) -> Result<(ToolContext, Option<Round>), ErrorData> {
+        if stateless {
+            let kinds = kinds_in_meta(&context.meta);
+            if request_state.is_none() && kinds.is_empty() {
+                return Ok((base, None));
+            }
+            let caller = jobs::owner_of(base.auth());
+            let round = Round::open(
+                &self.shared.sealer,
+                binding,
+                arguments,
+                caller.as_deref().unwrap_or("anonymous"),
+                kinds,
+                request_state,
+                input_responses,
+            )?;
+            let base = base.with_asker(Arc::clone(&round.replay) as Arc<dyn Asker>);
+            return Ok((base, Some(round)));
+        }
+        let info = context.peer.peer_info();
+        let kinds = declared_kinds(info.as_ref().map(|info| &info.capabilities));
+        if kinds.is_empty() {
+            return Ok((base, None));
+        }
+        let asker = SessionAsker::new(context.peer.clone(), kinds, self.shared.options.ask_timeout);
+        Ok((base.with_asker(Arc::new(asker)), None))
+    }
+
+    async fn read_resource_in(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        let stateless = is_stateless(context);
+        let base = self.request_base(context);
+        let authenticated = base.is_authenticated();
+        let uri = request.uri;
+        let arguments = serde_json::json!({ "uri": uri });
+        let (ctx, round) = self.with_asking(
+            base,
+            context,
+            stateless,
+            &format!("resources/read {uri}"),
+            &arguments,
+            request.request_state.as_deref(),
+            request.input_responses,
+        )?;
+        let read = self.shared.registry.read_resource(&uri, ctx).await;
+        if let Some(round) = round.filter(|round| round.replay.is_pending()) {
+            return round.input_required(&self.shared.sealer).map(Into::into);
+        }
+        match read {
+            Ok(contents) => resources::read_result(contents, authenticated).map(Into::into),
+            Err(error) => Err(protocol_error(&error, stateless)),
+        }
+    }
+
+    async fn get_prompt_in(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        let stateless = is_stateless(context);
+        let base = self.request_base(context);
+        let arguments = request.arguments.unwrap_or_default();
+        let (ctx, round) = self.with_asking(
+            base,
+            context,
+            stateless,
+            &format!("prompts/get {}", request.name),
+            &Value::Object(arguments.clone()),
+            request.request_state.as_deref(),
+            request.input_responses,
+        )?;
+        let got = self
+            .shared
+            .registry
+            .get_prompt(&request.name, arguments, ctx)
+            .await;
+        if let Some(round) = round.filter(|round| round.replay.is_pending()) {
+            return round.input_required(&self.shared.sealer).map(Into::into);
+        }
+        match got {
+            Ok(result) => resources::prompt_result(result).map(Into::into),
+            Err(error) => Err(protocol_error(&error, stateless)),
+        }
+    }
+
+    /// Notifies a 2025 session of resource updates it subscribed to and of
+    /// changes to the resource and prompt lists, until it closes.
+    fn follow_primitives(&self, peer: Peer<RoleServer>) {
+        let registry = &self.shared.registry;
+        let mut updates = registry.resource_updates();
+        let mut changes = registry.primitive_changes();
+        let closed = self.closed.clone();
+        let subscriptions = Arc::clone(&self.subscriptions);
+        let (has_resources, has_prompts) = (
+            !registry.resources().is_empty(),
+            !registry.prompts().is_empty(),
+        );
+        tokio::spawn(async move {
+            loop {
+                let sent = tokio::select! {
+                    _ = closed.cancelled() => return,
+                    uri = updates.next() => match uri {
+                        None => return,
+                        Some(uri) if subscriptions.contains(&uri) => peer
+                            .notify_resource_updated(
+                                rmcp::model::ResourceUpdatedNotificationParam::new(uri),
+                            )
+                            .await
+                            .is_ok(),
+                        Some(_) => true,
+                    },
+                    changed = changes.changed() => match changed {
+                        None => return,
+                        Some(_) => {
+                            (!has_resources || peer.notify_resource_list_changed().await.is_ok())
+                                && (!has_prompts || peer.notify_prompt_list_changed().await.is_ok())
+                        }
+                    },
+                };
+                if !sent {
+                    return;
+                }
+            }
+        });
+    }
+}
+
+/// Whether a request is of the stateless era (its `_meta` names a version
+/// without `initialize`).
+fn is_stateless(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .meta
+        .protocol_version()
+        .is_some_and(|version| !version.has_initialize())
+}
+
+/// A failed read or get: the missing-capability error of a stateless
+/// request that cannot ask, else the era's error for the code.
+fn protocol_error(error: &ToolError, stateless: bool) -> ErrorData {
+    if stateless && error.code == ErrorCode::InputUnavailable {
+        if let Some(protocol_error) = missing_capability(error) {
+            return protocol_error;
+        }
+    }
+    resources::error_data(error, stateless)
 }

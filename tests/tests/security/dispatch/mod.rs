@@ -11,6 +11,7 @@ mod cancellation;
 mod composition;
 mod discover;
 mod invoke;
+mod primitives;
 mod receipts;
 mod resources;
 mod unauthenticated;

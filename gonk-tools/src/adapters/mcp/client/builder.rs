@@ -57,6 +57,7 @@ use crate::event::LogLevel;
 pub struct McpClientBuilder {
     answers: Answers,
     max_input_rounds: usize,
+    era: Option<McpEra>,
 }
 
 impl Default for McpClientBuilder {
@@ -64,6 +65,7 @@ impl Default for McpClientBuilder {
         McpClientBuilder {
             answers: Answers::default(),
             max_input_rounds: DEFAULT_MRTR_MAX_ROUNDS,
+            era: None,
         }
     }
 }
@@ -73,6 +75,7 @@ impl std::fmt::Debug for McpClientBuilder {
         f.debug_struct("McpClientBuilder")
             .field("capabilities", &self.answers.capabilities())
             .field("max_input_rounds", &self.max_input_rounds)
+            .field("era", &self.era)
             .finish()
     }
 }
@@ -187,6 +190,23 @@ impl McpClientBuilder {
         self
     }
 
+    /// Speaks only `era`'s lifecycle: [`McpEra::Session`] opens with the
+    /// `initialize` handshake at once (no `server/discover` first), as a
+    /// 2025-revision client would; [`McpEra::Stateless`] requires a server
+    /// that speaks `2026-07-28`. By default the client asks
+    /// `server/discover` first and falls back to the handshake.
+    ///
+    /// ```
+    /// use gonk_tools::adapters::mcp::{McpClient, McpEra};
+    ///
+    /// let builder = McpClient::builder().era(McpEra::Session);
+    /// # let _ = builder;
+    /// ```
+    pub fn era(mut self, era: McpEra) -> Self {
+        self.era = Some(era);
+        self
+    }
+
     /// Starts `command` (e.g. `notes mcp`) and connects to it over its
     /// stdin/stdout. Its stderr is inherited. The process is killed when
     /// the client is dropped.
@@ -222,6 +242,9 @@ impl McpClientBuilder {
         if let Some(key) = options.api_key {
             config = config.auth_header(key);
         }
+        if !options.headers.is_empty() {
+            config = config.custom_headers(options.headers);
+        }
         let http = WatchedHttp::new(reqwest::Client::new());
         let transport = StreamableHttpClientTransport::with_client(http.clone(), config.clone());
         // A handshake after discovery starts on a fresh transport: HTTP
@@ -251,7 +274,7 @@ impl McpClientBuilder {
     {
         let answers = Arc::new(self.answers);
         let state = ClientState::new(Arc::clone(&answers));
-        let started = lifecycle::start(state, transport, again).await?;
+        let started = lifecycle::start(state, transport, again, self.era).await?;
         let version = started
             .service
             .peer()

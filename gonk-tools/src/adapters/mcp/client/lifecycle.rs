@@ -106,15 +106,36 @@ pub(super) struct Started {
 /// those versions, which rmcp reports as no common version: then the
 /// connection starts again with `initialize` at the newest of them, over
 /// `again(transport)` (the same stream, or a fresh one over HTTP).
+///
+/// A connection pinned to one era ([`McpClientBuilder::era`](super::McpClientBuilder::era))
+/// starts with that era's lifecycle only.
 pub(super) async fn start<T>(
     state: ClientState,
     transport: T,
     again: impl FnOnce(T) -> T + Send,
+    era: Option<McpEra>,
 ) -> Result<Started, McpClientError>
 where
     T: Transport<RoleClient> + 'static,
 {
     let inbox: Arc<Inbox> = Arc::default();
+    if let Some(era) = era {
+        let mode = match era {
+            McpEra::Session => ClientLifecycleMode::Initialize,
+            McpEra::Stateless => ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        };
+        let routed = RoutingTransport {
+            inner: transport,
+            inbox: Arc::clone(&inbox),
+        };
+        let service = state
+            .serve_with_lifecycle(routed, mode)
+            .await
+            .map_err(|e| McpClientError::Connect(e.to_string()))?;
+        return Ok(Started { service, inbox });
+    }
     let (back, reclaimed) = oneshot::channel();
     let first = RoutingTransport {
         inner: Reclaim {

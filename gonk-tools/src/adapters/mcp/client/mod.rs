@@ -66,6 +66,7 @@ pub enum McpClientError {
 #[derive(Clone, Debug, Default)]
 pub struct McpHttpClientOptions {
     api_key: Option<String>,
+    headers: HashMap<::http::HeaderName, ::http::HeaderValue>,
 }
 
 impl McpHttpClientOptions {
@@ -78,6 +79,30 @@ impl McpHttpClientOptions {
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.api_key = Some(key.into());
         self
+    }
+
+    /// Sends header `name: value` with every request of the connection
+    /// (a gateway's upstream credential, a tenant header). A name or value
+    /// HTTP does not allow is refused with the reason.
+    ///
+    /// ```
+    /// use gonk_tools::adapters::mcp::McpHttpClientOptions;
+    ///
+    /// let options = McpHttpClientOptions::new().header("X-Tenant", "acme").unwrap();
+    /// assert!(McpHttpClientOptions::new().header("bad name", "x").is_err());
+    /// # let _ = options;
+    /// ```
+    pub fn header(mut self, name: &str, value: &str) -> Result<Self, String> {
+        let name = ::http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| format!("invalid HTTP header name {name:?}: {e}"))?;
+        let value = ::http::HeaderValue::from_str(value)
+            .map_err(|e| format!("invalid value of HTTP header {name}: {e}"))?;
+        if name == ::http::header::AUTHORIZATION {
+            // rmcp sends its own Authorization from `api_key`; one wins.
+            self.api_key = None;
+        }
+        self.headers.insert(name, value);
+        Ok(self)
     }
 }
 
@@ -329,6 +354,27 @@ fn answer(name: &str, result: ServerResult) -> ToolEvent {
     }
 }
 
+/// How a `tools/call` ended, before it is mapped to an outcome.
+pub(crate) enum CallEnd {
+    /// The server answered (not `input_required`).
+    Answered(Box<ServerResult>),
+    /// The server refused the request with a JSON-RPC error.
+    Refused(rmcp::ErrorData),
+    /// The request could not be sent or its answer never came.
+    Broken(String),
+}
+
+/// The outcome of a call of a server's tool, as [`McpClient::invoke`]
+/// reports it: the tool's own outcome, a refusal, or a transport failure
+/// (`INTERNAL`).
+fn local_end(name: &str, end: CallEnd) -> ToolEvent {
+    match end {
+        CallEnd::Answered(result) => answer(name, *result),
+        CallEnd::Refused(error) => ToolEvent::error(refusal(name, &error)),
+        CallEnd::Broken(error) => ToolEvent::error(transport_error(error)),
+    }
+}
+
 /// Cancels the call on the server when the stream is dropped early.
 struct CallGuard {
     peer: Peer<RoleClient>,
@@ -428,6 +474,28 @@ impl McpClient {
         Ok(tools)
     }
 
+    /// A watch on the server's announcements that its tools changed
+    /// (`notifications/tools/list_changed`). In a 2025 session the server
+    /// sends them on its own; in `2026-07-28` this opens a
+    /// `subscriptions/listen` stream for them (refused when the server
+    /// does not offer it).
+    pub async fn watch_tools(&self) -> Result<McpToolChanges, McpClientError> {
+        let heard = self.inbox.watch_tools_changed();
+        let subscription = match self.shared.era {
+            McpEra::Session => None,
+            McpEra::Stateless => {
+                let filter = rmcp::model::SubscriptionFilter::builder()
+                    .tools_list_changed()
+                    .build();
+                Some(self.service.peer().listen(filter).await?)
+            }
+        };
+        Ok(McpToolChanges {
+            heard,
+            subscription,
+        })
+    }
+
     /// Sets the minimum level of the log notifications the server sends:
     /// in the stateless era every later call asks for it in its `_meta`
     /// (the default is `info`); in a session it is `logging/setLevel`.
@@ -455,6 +523,18 @@ impl McpClient {
     /// `requestState` as sent), until it completes or
     /// [`McpClientBuilder::max_input_rounds`] requests were sent.
     pub fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
+        self.call(name, input, local_end)
+    }
+
+    /// Calls `name` like [`invoke`](Self::invoke), but ends the stream
+    /// with what `finish` makes of how the call ended (the importer maps
+    /// a remote's raw result its own way).
+    pub(crate) fn call(
+        &self,
+        name: &str,
+        input: Value,
+        finish: fn(&str, CallEnd) -> ToolEvent,
+    ) -> ToolEventStream {
         let name = name.to_owned();
         let peer = self.service.peer().clone();
         let inbox = Arc::clone(&self.inbox);
@@ -484,7 +564,7 @@ impl McpClient {
                 let mut handle = match peer.send_request_with_option(request, options).await {
                     Ok(handle) => handle,
                     Err(error) => {
-                        yield ToolEvent::error(transport_error(error));
+                        yield finish(&name, CallEnd::Broken(error.to_string()));
                         return;
                     }
                 };
@@ -512,20 +592,20 @@ impl McpClient {
                 let result = match response {
                     Ok(Ok(result)) => result,
                     Ok(Err(ServiceError::McpError(error))) => {
-                        yield ToolEvent::error(refusal(&name, &error));
+                        yield finish(&name, CallEnd::Refused(error));
                         return;
                     }
                     Ok(Err(error)) => {
-                        yield ToolEvent::error(transport_error(error));
+                        yield finish(&name, CallEnd::Broken(error.to_string()));
                         return;
                     }
                     Err(_) => {
-                        yield ToolEvent::error(transport_error("the connection closed before the call finished"));
+                        yield finish(&name, CallEnd::Broken("the connection closed before the call finished".to_owned()));
                         return;
                     }
                 };
                 let ServerResult::InputRequiredResult(asked) = result else {
-                    yield answer(&name, result);
+                    yield finish(&name, CallEnd::Answered(Box::new(result)));
                     return;
                 };
                 if round == shared.max_input_rounds {
@@ -553,6 +633,12 @@ impl McpClient {
         })
     }
 
+    /// Ends the connection without waiting (over stdio the server's stdin
+    /// is closed), for a holder that cannot take the client by value.
+    pub(crate) fn shut_down(&self) {
+        self.service.cancellation_token().cancel();
+    }
+
     /// Closes the connection (and, over stdio, ends the server process).
     pub async fn close(mut self) -> Result<(), McpClientError> {
         self.service
@@ -560,6 +646,54 @@ impl McpClient {
             .await
             .map_err(|e| McpClientError::Connect(e.to_string()))?;
         Ok(())
+    }
+}
+
+/// Announcements that a server's tools changed, from
+/// [`McpClient::watch_tools`].
+pub struct McpToolChanges {
+    heard: tokio::sync::watch::Receiver<u64>,
+    /// The `subscriptions/listen` stream of a `2026-07-28` connection; its
+    /// notifications also pass the client's inbox, which counts them.
+    subscription: Option<rmcp::service::Subscription>,
+}
+
+impl std::fmt::Debug for McpToolChanges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpToolChanges")
+            .field("subscribed", &self.subscription.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpToolChanges {
+    /// Resolves at the next announcement after the last one seen (several
+    /// at once are seen once); `None` once the connection or the
+    /// subscription ended.
+    pub async fn changed(&mut self) -> Option<()> {
+        loop {
+            let drained = match &mut self.subscription {
+                None => {
+                    return self.heard.changed().await.ok();
+                }
+                Some(subscription) => tokio::select! {
+                    biased;
+                    changed = self.heard.changed() => return changed.ok(),
+                    next = subscription.next() => next,
+                },
+            };
+            // The inbox counted the notification; an ended stream ends the watch.
+            match drained {
+                Ok(Some(_)) => continue,
+                Ok(None) | Err(_) => {
+                    self.subscription = None;
+                    // What the inbox heard before the end still counts.
+                    return self.heard.has_changed().ok().filter(|yes| *yes).map(|_| {
+                        self.heard.mark_unchanged();
+                    });
+                }
+            }
+        }
     }
 }
 

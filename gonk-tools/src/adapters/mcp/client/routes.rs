@@ -25,10 +25,21 @@ const EARLY_BUFFER: usize = 64;
 pub(super) type CallSender = mpsc::UnboundedSender<ToolEvent>;
 
 /// Shared by the transport (which fills it) and the client (which reads it).
-#[derive(Default)]
 pub(super) struct Inbox {
     calls: Mutex<Routes>,
     tools_changed: AtomicBool,
+    /// How many `tools/list_changed` were heard, for watchers.
+    tools_announced: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for Inbox {
+    fn default() -> Self {
+        Inbox {
+            calls: Mutex::default(),
+            tools_changed: AtomicBool::default(),
+            tools_announced: tokio::sync::watch::Sender::new(0),
+        }
+    }
 }
 
 impl Inbox {
@@ -48,6 +59,11 @@ impl Inbox {
         self.tools_changed.swap(false, Ordering::AcqRel)
     }
 
+    /// A watch on the count of `tools/list_changed` announcements.
+    pub(super) fn watch_tools_changed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.tools_announced.subscribe()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Routes> {
         self.calls.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -56,6 +72,7 @@ impl Inbox {
         match notification {
             ServerNotification::ToolListChangedNotification(_) => {
                 self.tools_changed.store(true, Ordering::Release);
+                self.tools_announced.send_modify(|count| *count += 1);
             }
             _ => self.lock().route(notification),
         }

@@ -1,0 +1,320 @@
+//! Resources, prompts and completion over MCP: the lists (paged, with
+//! cache hints), `resources/read`, `prompts/get` (both may ask their
+//! client, as `tools/call` does), `completion/complete`, and the errors
+//! of each era. The registry does the work; this module speaks the wire.
+
+use rmcp::model::{
+    CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo, ErrorCode as RpcCode,
+    GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, Prompt,
+    ReadResourceResult, Reference, Resource, ResourceTemplate, ResultType,
+};
+use rmcp::ErrorData;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::completion::{Completion, CompletionRequest};
+use crate::error::{ErrorCode, ToolError};
+use crate::prompt::{PromptDefinition, PromptResult};
+use crate::resource::{ResourceContents, ResourceDefinition};
+use crate::CompletionTarget;
+
+/// Items per page of `resources/list`, `resources/templates/list` and
+/// `prompts/list`.
+pub(crate) const PAGE_SIZE: usize = 100;
+
+/// MCP 2025's resource-not-found code (the 2026 revision uses `-32602`).
+const RESOURCE_NOT_FOUND_2025: i32 = -32002;
+
+/// One page of `items` from `cursor` (the offset, as the previous page's
+/// `nextCursor` gave it), with the next cursor.
+pub(crate) fn page<T>(
+    items: Vec<T>,
+    cursor: Option<&str>,
+) -> Result<(Vec<T>, Option<String>), ErrorData> {
+    let start = match cursor {
+        None => 0,
+        Some(cursor) => cursor
+            .parse::<usize>()
+            .ok()
+            .filter(|start| *start <= items.len())
+            .ok_or_else(|| {
+                ErrorData::invalid_params(
+                    "Invalid cursor: pass the nextCursor of the previous page, or none for the first",
+                    Some(json!({ "cursor": cursor })),
+                )
+            })?,
+    };
+    let end = (start + PAGE_SIZE).min(items.len());
+    let next = (end < items.len()).then(|| end.to_string());
+    Ok((
+        items.into_iter().skip(start).take(end - start).collect(),
+        next,
+    ))
+}
+
+/// Ours to rmcp's: both are MCP's wire shape.
+fn wire<T: Serialize, U: DeserializeOwned>(value: &T) -> Result<U, ErrorData> {
+    serde_json::to_value(value)
+        .and_then(serde_json::from_value)
+        .map_err(|e| ErrorData::internal_error(format!("cannot project to MCP: {e}"), None))
+}
+
+fn described(def: &ResourceDefinition) -> Map<String, Value> {
+    let mut item = Map::new();
+    item.insert("name".into(), def.name().into());
+    let optional = [
+        ("title", def.title()),
+        ("description", def.description()),
+        ("mimeType", def.mime_type()),
+    ];
+    for (key, value) in optional {
+        if let Some(value) = value {
+            item.insert(key.into(), value.into());
+        }
+    }
+    if !def.icons().is_empty() {
+        item.insert("icons".into(), json!(def.icons()));
+    }
+    if !def.annotations().is_empty() {
+        item.insert("annotations".into(), json!(def.annotations()));
+    }
+    item
+}
+
+/// A fixed resource as `resources/list` shows it.
+pub(crate) fn project_resource(def: &ResourceDefinition) -> Result<Resource, ErrorData> {
+    let mut item = described(def);
+    item.insert("uri".into(), def.uri().into());
+    if let Some(size) = def.size() {
+        item.insert("size".into(), size.into());
+    }
+    wire(&item)
+}
+
+/// A template as `resources/templates/list` shows it.
+pub(crate) fn project_template(def: &ResourceDefinition) -> Result<ResourceTemplate, ErrorData> {
+    let mut item = described(def);
+    item.insert("uriTemplate".into(), def.uri().into());
+    wire(&item)
+}
+
+/// A prompt as `prompts/list` shows it.
+pub(crate) fn project_prompt(def: &PromptDefinition) -> Result<Prompt, ErrorData> {
+    let mut item = Map::new();
+    item.insert("name".into(), def.name().into());
+    if let Some(title) = def.title() {
+        item.insert("title".into(), title.into());
+    }
+    if let Some(description) = def.description() {
+        item.insert("description".into(), description.into());
+    }
+    if !def.arguments().is_empty() {
+        item.insert("arguments".into(), json!(def.arguments()));
+    }
+    if !def.icons().is_empty() {
+        item.insert("icons".into(), json!(def.icons()));
+    }
+    wire(&item)
+}
+
+/// Cache hints of a listing or a read: nothing is kept (the contents and
+/// the catalog can change at any time, and subscribers hear of it); a
+/// listing filtered by the caller's credentials is private to them.
+fn hints(authenticated: bool) -> (u64, CacheScope) {
+    let scope = if authenticated {
+        CacheScope::Private
+    } else {
+        CacheScope::Public
+    };
+    (0, scope)
+}
+
+pub(crate) fn list_resources(
+    defs: Vec<ResourceDefinition>,
+    cursor: Option<&str>,
+    authenticated: bool,
+) -> Result<ListResourcesResult, ErrorData> {
+    let fixed: Vec<_> = defs.into_iter().filter(|d| !d.is_template()).collect();
+    let (items, next) = page(fixed, cursor)?;
+    let items = items
+        .iter()
+        .map(project_resource)
+        .collect::<Result<_, _>>()?;
+    let (ttl, scope) = hints(authenticated);
+    let mut result = ListResourcesResult::with_all_items(items)
+        .with_ttl_ms(ttl)
+        .with_cache_scope(scope);
+    result.next_cursor = next;
+    Ok(result)
+}
+
+pub(crate) fn list_templates(
+    defs: Vec<ResourceDefinition>,
+    cursor: Option<&str>,
+    authenticated: bool,
+) -> Result<ListResourceTemplatesResult, ErrorData> {
+    let templates: Vec<_> = defs.into_iter().filter(|d| d.is_template()).collect();
+    let (items, next) = page(templates, cursor)?;
+    let items = items
+        .iter()
+        .map(project_template)
+        .collect::<Result<_, _>>()?;
+    let (ttl, scope) = hints(authenticated);
+    let mut result = ListResourceTemplatesResult::with_all_items(items)
+        .with_ttl_ms(ttl)
+        .with_cache_scope(scope);
+    result.next_cursor = next;
+    Ok(result)
+}
+
+pub(crate) fn list_prompts(
+    defs: Vec<PromptDefinition>,
+    cursor: Option<&str>,
+    authenticated: bool,
+) -> Result<ListPromptsResult, ErrorData> {
+    let (items, next) = page(defs, cursor)?;
+    let items = items.iter().map(project_prompt).collect::<Result<_, _>>()?;
+    let (ttl, scope) = hints(authenticated);
+    let mut result = ListPromptsResult::with_all_items(items)
+        .with_ttl_ms(ttl)
+        .with_cache_scope(scope);
+    result.next_cursor = next;
+    Ok(result)
+}
+
+pub(crate) fn read_result(
+    contents: Vec<ResourceContents>,
+    authenticated: bool,
+) -> Result<ReadResourceResult, ErrorData> {
+    let (ttl, scope) = hints(authenticated);
+    let mut result: ReadResourceResult = wire(&json!({ "contents": contents }))?;
+    result.result_type = Some(ResultType::COMPLETE);
+    result.ttl_ms = Some(ttl);
+    result.cache_scope = Some(scope);
+    Ok(result)
+}
+
+pub(crate) fn prompt_result(result: PromptResult) -> Result<GetPromptResult, ErrorData> {
+    let mut result: GetPromptResult = wire(&result)?;
+    result.result_type = Some(ResultType::COMPLETE);
+    Ok(result)
+}
+
+/// What a `completion/complete` asks about, in our terms.
+pub(crate) fn completion_request(
+    request: &CompleteRequestParams,
+) -> Result<(CompletionTarget, CompletionRequest), ErrorData> {
+    let target = match &request.r#ref {
+        Reference::Prompt(prompt) => CompletionTarget::Prompt(prompt.name.clone()),
+        Reference::Resource(resource) => CompletionTarget::Resource(resource.uri.clone()),
+        other => {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "Cannot complete a {} reference: use ref/prompt or ref/resource",
+                    other.reference_type()
+                ),
+                None,
+            ))
+        }
+    };
+    let context = request
+        .context
+        .as_ref()
+        .and_then(|c| c.arguments.as_ref())
+        .map(|arguments| {
+            arguments
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok((
+        target,
+        CompletionRequest {
+            argument: request.argument.name.clone(),
+            value: request.argument.value.clone(),
+            context,
+        },
+    ))
+}
+
+pub(crate) fn complete_result(completion: Completion) -> CompleteResult {
+    let completion = completion.capped();
+    let mut info = CompletionInfo::default();
+    info.values = completion.values;
+    info.total = completion.total;
+    info.has_more = Some(completion.has_more);
+    CompleteResult::new(info)
+}
+
+/// A failed read, get or completion as the JSON-RPC error of the
+/// request's era: not found is `-32602` with the URI in `data` (2026,
+/// SEP-2164) or `-32002` (2025) for a resource, `-32602` for a prompt;
+/// invalid arguments are `-32602` with the issues; anything else is an
+/// internal error. `data.code` always carries our code.
+pub(crate) fn error_data(error: &ToolError, stateless: bool) -> ErrorData {
+    let mut data = Map::new();
+    data.insert("code".into(), error.code.as_str().into());
+    if let Some(details) = &error.details {
+        match details {
+            Value::Object(fields) => data.extend(fields.clone()),
+            other => {
+                data.insert("details".into(), other.clone());
+            }
+        }
+    }
+    let code = match error.code {
+        ErrorCode::ResourceNotFound if !stateless => RpcCode(RESOURCE_NOT_FOUND_2025),
+        ErrorCode::ResourceNotFound | ErrorCode::PromptNotFound | ErrorCode::InvalidInput => {
+            RpcCode::INVALID_PARAMS
+        }
+        _ => RpcCode::INTERNAL_ERROR,
+    };
+    ErrorData::new(code, error.message.clone(), Some(Value::Object(data)))
+}
+
+/// The registry's catalog, as the capabilities say: resources (with
+/// subscriptions and list changes) when any is registered, prompts when
+/// any is, completions when either is.
+pub(crate) fn capabilities(
+    capabilities: &mut rmcp::model::ServerCapabilities,
+    has_resources: bool,
+    has_prompts: bool,
+) {
+    if has_resources {
+        let mut resources = rmcp::model::ResourcesCapability::default();
+        resources.subscribe = Some(true);
+        resources.list_changed = Some(true);
+        capabilities.resources = Some(resources);
+    }
+    if has_prompts {
+        let mut prompts = rmcp::model::PromptsCapability::default();
+        prompts.list_changed = Some(true);
+        capabilities.prompts = Some(prompts);
+    }
+    if has_resources || has_prompts {
+        capabilities.completions = Some(Map::new());
+    }
+}
+
+/// The URIs a 2025 session subscribed to.
+#[derive(Debug, Default)]
+pub(crate) struct Subscriptions(std::sync::Mutex<std::collections::HashSet<String>>);
+
+impl Subscriptions {
+    pub(crate) fn add(&self, uri: String) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(uri);
+    }
+
+    pub(crate) fn remove(&self, uri: &str) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(uri);
+    }
+
+    pub(crate) fn contains(&self, uri: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(uri)
+    }
+}
