@@ -1,7 +1,8 @@
 //! The notes example: a small notes app on embedded SQLite whose tools are
 //! defined once, as `#[tool]` fns (`tools`), and served unchanged as a
 //! command line (`cli`), over MCP (`mcp`), in the Pi coding agent (`pi`)
-//! and over WebSocket with a live page (`ws`). The `notes` binary
+//! and over WebSocket with a live page (`ws`); the notes are also MCP
+//! resources, with a `summarize` prompt (`resources`). The `notes` binary
 //! (`main.rs`) runs it; tests reuse the tools and their typed client.
 //!
 //! ```text
@@ -27,6 +28,7 @@ pub mod otel;
 pub mod pi;
 pub mod pool;
 pub mod reindex;
+pub mod resources;
 pub mod saved;
 pub mod store;
 pub mod tools;

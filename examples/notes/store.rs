@@ -65,6 +65,9 @@ pub struct Store {
 }
 
 struct Inner {
+    /// Registry listeners that live as long as the store (the resource
+    /// updates of `resources::install`).
+    listeners: Mutex<Vec<gonk_tools::changes::ChangeSubscription>>,
     location: Mutex<Option<PathBuf>>,
     pool: Mutex<Option<Arc<Pool>>>,
     exports: tokio::sync::Semaphore,
@@ -194,6 +197,7 @@ impl Store {
     pub fn new(location: Option<PathBuf>) -> Self {
         Store {
             inner: Arc::new(Inner {
+                listeners: Mutex::new(Vec::new()),
                 location: Mutex::new(location),
                 pool: Mutex::new(None),
                 exports: tokio::sync::Semaphore::new(CONCURRENT_EXPORTS),
@@ -294,6 +298,15 @@ impl Store {
             }
         }
         Ok(Pool::new(connections))
+    }
+
+    /// Keeps a registry's change listener alive as long as the store.
+    pub fn keep_listener(&self, listener: gonk_tools::changes::ChangeSubscription) {
+        self.inner
+            .listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(listener);
     }
 
     /// Runs `f` on the connection on a blocking thread (SQLite blocks),

@@ -476,6 +476,7 @@ pub fn registry_with_limits(
     }
     .build();
     NotesTools::register_tools(&registry)?;
+    crate::resources::install(&registry, &store)?;
     crate::jobs::install(&registry, store)?;
     Ok(registry)
 }

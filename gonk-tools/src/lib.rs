@@ -199,7 +199,7 @@ pub use dispatch::ToolEventStream;
 pub use error::{ErrorCode, ToolError, ValidationIssue};
 pub use event::{DisplayBlock, LogLevel, ToolDisplay, ToolEvent};
 pub use outcome::{collect_tool_outcome, ToolOutput};
-pub use primitives::{CompletionTarget, PrimitiveChanges, ResourceUpdates};
+pub use primitives::{CompletionTarget, PrimitiveChanges, ResourceNotifier, ResourceUpdates};
 pub use registry::{RegistryError, ToolRegistry};
 pub use state::State;
 pub use tool::{MethodTool, NoInput, StaticTool, Tool};

@@ -105,6 +105,19 @@ impl ResourceUpdates {
     }
 }
 
+/// Tells a registry's subscribers that a resource changed, from
+/// [`ToolRegistry::resource_notifier`]. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct ResourceNotifier(broadcast::Sender<String>);
+
+impl ResourceNotifier {
+    /// The resource at `uri` changed.
+    pub fn notify(&self, uri: impl Into<String>) {
+        // No receiver is not an error: nobody is listening.
+        let _ = self.0.send(uri.into());
+    }
+}
+
 fn resource_not_found(uri: &str) -> ToolError {
     ToolError::new(
         ErrorCode::ResourceNotFound,
@@ -415,6 +428,14 @@ impl ToolRegistry {
     pub fn notify_resource_updated(&self, uri: impl Into<String>) {
         // No receiver is not an error: nobody is listening.
         let _ = self.primitives().updates.send(uri.into());
+    }
+
+    /// A handle that sends what
+    /// [`notify_resource_updated`](Self::notify_resource_updated) sends
+    /// without holding the registry — for a change listener
+    /// ([`on_change`](Self::on_change)), which the registry itself holds.
+    pub fn resource_notifier(&self) -> ResourceNotifier {
+        ResourceNotifier(self.primitives().updates.clone())
     }
 
     /// The URIs of resources that change from now on

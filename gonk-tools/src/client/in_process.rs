@@ -63,6 +63,19 @@ impl Transport for InProcess {
         let ctx = self.base.clone().with_cancellation(token);
         self.registry.invoke(name, input, ctx)
     }
+
+    /// Reads through the registry ([`ToolRegistry::read_resource`]),
+    /// with the base context.
+    fn read_resource<'a>(&'a self, uri: &'a str) -> super::ReadFuture<'a> {
+        let token = self.base.cancellation().child_token();
+        let ctx = self.base.clone().with_cancellation(token);
+        Box::pin(async move {
+            self.registry
+                .read_resource(uri, ctx)
+                .await
+                .map_err(super::ClientError::Tool)
+        })
+    }
 }
 
 /// A transport that hands every event of every call to a callback, then
@@ -113,5 +126,9 @@ impl<T: Transport> Transport for Tap<T> {
                 .invoke(name, input)
                 .inspect(move |event| on_event(event)),
         )
+    }
+
+    fn read_resource<'a>(&'a self, uri: &'a str) -> super::ReadFuture<'a> {
+        self.inner.read_resource(uri)
     }
 }

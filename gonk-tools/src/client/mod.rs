@@ -50,6 +50,7 @@ pub use in_process::{InProcess, Tap};
 use crate::dispatch::ToolEventStream;
 use crate::event::ToolEvent;
 use crate::outcome::{collect_tool_outcome, ToolOutput};
+use crate::resource::{Resource, ResourceContents};
 use crate::tool::{ClientInput, ClientOutput, Tool};
 
 /// How a client reaches tools: one call is a name and a JSON input in, the
@@ -64,11 +65,32 @@ pub trait Transport: Send + Sync {
     /// Starts the call of `name` with `input`. Dropping the stream cancels
     /// the call where the transport supports it.
     fn invoke(&self, name: &str, input: Value) -> ToolEventStream;
+
+    /// Reads the resource at `uri`. By default it sends the
+    /// `resources/read` op with `{"uri"}` and takes `{"contents"}` from the
+    /// result — what the WebSocket projection serves; [`InProcess`] reads
+    /// through its registry. A transport whose server has no such op
+    /// answers with that server's not-found error.
+    fn read_resource<'a>(&'a self, uri: &'a str) -> ReadFuture<'a> {
+        let events = self.invoke("resources/read", serde_json::json!({ "uri": uri }));
+        Box::pin(async move {
+            #[derive(serde::Deserialize)]
+            struct Read {
+                contents: Vec<ResourceContents>,
+            }
+            decode_outcome::<Read>("resources/read", events, |_| {})
+                .await
+                .map(|output| output.data.contents)
+        })
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for &T {
     fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
         (**self).invoke(name, input)
+    }
+    fn read_resource<'a>(&'a self, uri: &'a str) -> ReadFuture<'a> {
+        (**self).read_resource(uri)
     }
 }
 
@@ -76,13 +98,64 @@ impl<T: Transport + ?Sized> Transport for std::sync::Arc<T> {
     fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
         (**self).invoke(name, input)
     }
+    fn read_resource<'a>(&'a self, uri: &'a str) -> ReadFuture<'a> {
+        (**self).read_resource(uri)
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
     fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
         (**self).invoke(name, input)
     }
+    fn read_resource<'a>(&'a self, uri: &'a str) -> ReadFuture<'a> {
+        (**self).read_resource(uri)
+    }
 }
+
+/// What [`Transport::read_resource`] returns: the contents read.
+pub type ReadFuture<'a> = BoxFuture<'a, Result<Vec<ResourceContents>, ClientError>>;
+
+/// Reads a resource by its Rust type: `client.read::<Note>(12)` builds the
+/// URI from the template and the parameters ([`Resource::uri`]) and reads
+/// it over the transport. Implemented for every [`Transport`].
+///
+/// ```
+/// use gonk_tools::prelude::*;
+/// use gonk_tools::client::{InProcess, ReadResource};
+/// use gonk_tools::resource::{Resource, ResourceDefinition};
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Vars { id: u64 }
+///
+/// struct Note;
+/// impl Resource for Note {
+///     const URI: &'static str = "notes://{id}";
+///     type Params = u64;
+///     fn definition() -> ResourceDefinition {
+///         ResourceDefinition::builder(Self::URI)
+///             .handler(|v: Vars, _| async move { Ok::<_, ToolError>(format!("note {}", v.id)) })
+///             .build()
+///     }
+///     fn uri(id: &u64) -> String { format!("notes://{id}") }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = ToolRegistry::new();
+/// registry.register_resource(Note::definition())?;
+/// let client = InProcess::new(registry);
+/// let read = client.read::<Note>(12).await?;
+/// assert_eq!(read[0].as_text(), Some("note 12"));
+/// # Ok(()) }
+/// ```
+pub trait ReadResource: Transport {
+    /// Reads resource `R` with `params` (its template variables).
+    fn read<R: Resource>(&self, params: R::Params) -> ReadFuture<'_> {
+        let uri = R::uri(&params);
+        Box::pin(async move { self.read_resource(&uri).await })
+    }
+}
+
+impl<T: Transport + ?Sized> ReadResource for T {}
 
 /// The future of a typed call: the tool's output, or why the call failed.
 pub type ToolFuture<'a, O> = BoxFuture<'a, Result<O, ClientError>>;

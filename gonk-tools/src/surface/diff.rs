@@ -36,6 +36,12 @@ pub enum Part {
     Approval,
     /// Names, descriptions, visibility, annotations, hints and the rest.
     Metadata,
+    /// A resource or resource template (the change's `tool` is its URI as
+    /// written; `path` the field that changed, empty for the whole).
+    Resource,
+    /// A prompt (the change's `tool` is its name; `path` is
+    /// `arguments/NAME` for an argument, or the field that changed).
+    Prompt,
 }
 
 impl Part {
@@ -46,6 +52,8 @@ impl Part {
             Part::Output => "output",
             Part::Approval => "approval",
             Part::Metadata => "metadata",
+            Part::Resource => "resource",
+            Part::Prompt => "prompt",
         }
     }
 }
@@ -56,7 +64,9 @@ impl Part {
 pub struct Change {
     /// Breaking or additive.
     pub severity: Severity,
-    /// The tool (its old name when it was removed or renamed).
+    /// The tool (its old name when it was removed or renamed); for a
+    /// [`Part::Resource`] the resource's URI as written, for a
+    /// [`Part::Prompt`] the prompt's name.
     pub tool: String,
     /// Which part of it.
     pub part: Part,
@@ -74,10 +84,16 @@ impl fmt::Display for Change {
             Severity::Breaking => "BREAKING",
             Severity::Additive => "additive",
         };
-        write!(f, "{severity:<9} {}", self.tool)?;
         let label = self.part.label();
-        if !label.is_empty() {
-            write!(f, " {label}")?;
+        if matches!(self.part, Part::Resource | Part::Prompt) {
+            // `resource notes://{id}`: the kind first, so a prompt and a
+            // tool of the same name read apart.
+            write!(f, "{severity:<9} {label} {}", self.tool)?;
+        } else {
+            write!(f, "{severity:<9} {}", self.tool)?;
+            if !label.is_empty() {
+                write!(f, " {label}")?;
+            }
         }
         if !self.path.is_empty() {
             write!(f, " {}", self.path)?;
@@ -131,8 +147,12 @@ impl fmt::Display for SurfaceDiff {
 }
 
 fn tools(surface: &Value) -> BTreeMap<&str, &Value> {
+    entries(surface, "tools")
+}
+
+fn entries<'a>(surface: &'a Value, key: &str) -> BTreeMap<&'a str, &'a Value> {
     surface
-        .get("tools")
+        .get(key)
         .and_then(Value::as_object)
         .map(|tools| tools.iter().map(|(k, v)| (k.as_str(), v)).collect())
         .unwrap_or_default()
@@ -173,6 +193,8 @@ pub fn diff(old: &Value, new: &Value) -> SurfaceDiff {
             "tool added",
         ));
     }
+    resource_diff(old, new, &mut changes);
+    prompt_diff(old, new, &mut changes);
     changes.sort_by(|a, b| {
         (a.severity, &a.tool, a.part, &a.path).cmp(&(b.severity, &b.tool, b.part, &b.path))
     });
@@ -367,4 +389,214 @@ fn approval_change(name: &str, before: &Value, after: &Value, changes: &mut Vec<
         (Severity::Additive, format!("{before} → {after}"))
     };
     changes.push(change(severity, name, Part::Approval, "", what));
+}
+
+/// Resources and templates, by URI as written. A URI gone is breaking
+/// (readers of it get `RESOURCE_NOT_FOUND`): when a new URI carries the
+/// same name it is reported as the template (or URI) changed, with the
+/// variables before and after. A new URI is additive. Within a URI, a
+/// changed MIME type is breaking (readers parse by it); names, titles,
+/// descriptions, sizes and completable variables are metadata.
+fn resource_diff(old: &Value, new: &Value, changes: &mut Vec<Change>) {
+    let (before, after) = (entries(old, "resources"), entries(new, "resources"));
+    let mut added: Vec<&str> = after
+        .keys()
+        .copied()
+        .filter(|uri| !before.contains_key(uri))
+        .collect();
+    let variables = |entry: &Value| {
+        let names: Vec<&str> = entry
+            .get("variables")
+            .and_then(Value::as_array)
+            .map(|v| v.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(", ")
+        }
+    };
+    for (uri, entry) in &before {
+        if let Some(now) = after.get(uri) {
+            entry_changes(uri, Part::Resource, entry, now, &["mimeType"], changes);
+            continue;
+        }
+        let moved = added
+            .iter()
+            .position(|candidate| after[candidate].get("name") == entry.get("name"));
+        let what = match moved {
+            Some(i) => {
+                let to = added.remove(i);
+                format!(
+                    "URI changed to `{to}` (variables {} → {})",
+                    variables(entry),
+                    variables(after[to])
+                )
+            }
+            None => "resource removed".to_owned(),
+        };
+        changes.push(change(Severity::Breaking, uri, Part::Resource, "", what));
+    }
+    for uri in added {
+        changes.push(change(
+            Severity::Additive,
+            uri,
+            Part::Resource,
+            "",
+            "resource added",
+        ));
+    }
+}
+
+/// Prompts, by name. A prompt gone is breaking (reported as renamed when
+/// a new prompt has the same arguments), a new one additive. Arguments: a
+/// new required one, an optional one made required, or one removed is
+/// breaking (a caller's `prompts/get` is refused, or loses what it
+/// passed); a new optional one or a required one made optional is
+/// additive; descriptions, titles and completable arguments are metadata.
+fn prompt_diff(old: &Value, new: &Value, changes: &mut Vec<Change>) {
+    let (before, after) = (entries(old, "prompts"), entries(new, "prompts"));
+    let mut added: Vec<&str> = after
+        .keys()
+        .copied()
+        .filter(|name| !before.contains_key(name))
+        .collect();
+    for (name, entry) in &before {
+        if let Some(now) = after.get(name) {
+            argument_changes(name, entry, now, changes);
+            entry_changes(name, Part::Prompt, entry, now, &[], changes);
+            continue;
+        }
+        let renamed = added
+            .iter()
+            .position(|candidate| after[candidate].get("arguments") == entry.get("arguments"));
+        let what = match renamed {
+            Some(i) => format!("renamed to `{}`", added.remove(i)),
+            None => "prompt removed".to_owned(),
+        };
+        changes.push(change(Severity::Breaking, name, Part::Prompt, "", what));
+    }
+    for name in added {
+        changes.push(change(
+            Severity::Additive,
+            name,
+            Part::Prompt,
+            "",
+            "prompt added",
+        ));
+    }
+}
+
+fn argument_changes(name: &str, before: &Value, after: &Value, changes: &mut Vec<Change>) {
+    let arguments = |entry: &Value| {
+        entry
+            .get("arguments")
+            .and_then(Value::as_object)
+            .map(|a| {
+                a.iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect::<BTreeMap<String, Value>>()
+            })
+            .unwrap_or_default()
+    };
+    let required = |argument: &Value| argument.get("required") == Some(&Value::Bool(true));
+    let (old, new) = (arguments(before), arguments(after));
+    for (argument, was) in &old {
+        let path = format!("arguments/{argument}");
+        let Some(now) = new.get(argument) else {
+            changes.push(change(
+                Severity::Breaking,
+                name,
+                Part::Prompt,
+                &path,
+                "argument removed",
+            ));
+            continue;
+        };
+        match (required(was), required(now)) {
+            (false, true) => changes.push(change(
+                Severity::Breaking,
+                name,
+                Part::Prompt,
+                &path,
+                "became required",
+            )),
+            (true, false) => changes.push(change(
+                Severity::Additive,
+                name,
+                Part::Prompt,
+                &path,
+                "became optional",
+            )),
+            _ => {}
+        }
+        if was.get("description") != now.get("description") {
+            changes.push(change(
+                Severity::Additive,
+                name,
+                Part::Prompt,
+                &format!("{path}/description"),
+                "reworded",
+            ));
+        }
+    }
+    for (argument, now) in &new {
+        if old.contains_key(argument) {
+            continue;
+        }
+        let (severity, what) = if required(now) {
+            (Severity::Breaking, "new required argument")
+        } else {
+            (Severity::Additive, "new optional argument")
+        };
+        changes.push(change(
+            severity,
+            name,
+            Part::Prompt,
+            &format!("arguments/{argument}"),
+            what,
+        ));
+    }
+}
+
+/// The changes of one resource's or prompt's fields other than its
+/// arguments: those in `breaking` break callers, the rest is metadata.
+fn entry_changes(
+    key: &str,
+    part: Part,
+    before: &Value,
+    after: &Value,
+    breaking: &[&str],
+    changes: &mut Vec<Change>,
+) {
+    let keys = |v: &Value| {
+        v.as_object()
+            .map(|m| m.keys().cloned().collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    let mut all: Vec<String> = keys(before).into_iter().chain(keys(after)).collect();
+    all.sort();
+    all.dedup();
+    for field in all {
+        if field == "arguments" {
+            continue;
+        }
+        let (a, b) = (
+            before.get(&field).cloned().unwrap_or(Value::Null),
+            after.get(&field).cloned().unwrap_or(Value::Null),
+        );
+        if a == b {
+            continue;
+        }
+        let severity = if breaking.contains(&field.as_str()) {
+            Severity::Breaking
+        } else {
+            Severity::Additive
+        };
+        let what = match (&a, &b) {
+            (Value::String(_), Value::String(_)) if field == "description" => "reworded".to_owned(),
+            _ => format!("{a} → {b}"),
+        };
+        changes.push(change(severity, key, part, &field, what));
+    }
 }

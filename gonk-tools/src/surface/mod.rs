@@ -1,14 +1,19 @@
 //! A registry's advertised surface — every tool's name, descriptions,
 //! input and output schemas, annotations, approval, visibility and surface
-//! hints — as stable, sorted JSON; and the snapshot check that keeps it
-//! from changing by accident.
+//! hints; every resource's URI (or template), name, title, description,
+//! MIME type and completable variables; every prompt's name, title,
+//! description and arguments — as stable, sorted JSON; and the snapshot
+//! check that keeps it from changing by accident.
 //!
 //! Pin the surface in a test; when it changes, the test fails with every
 //! change listed and classified as **breaking** (a tool removed or
 //! renamed, a new required input field, a narrowed input type or enum, an
-//! output field removed, the approval tier raised, …) or **additive**
-//! (a new tool, a new optional field, a widened input, a new output
-//! field, a reworded description, …):
+//! output field removed, the approval tier raised; a resource or template
+//! removed, a template's variables or a resource's MIME type changed; a
+//! prompt removed or renamed, a new required argument, an optional
+//! argument made required, an argument removed, …) or **additive** (a new
+//! tool, resource or prompt, a new optional field or argument, a widened
+//! input, a new output field, a reworded description, …):
 //!
 //! ```no_run
 //! # fn registry() -> gonk_tools::ToolRegistry { gonk_tools::ToolRegistry::new() }
@@ -32,17 +37,101 @@ pub use snapshot::{assert_surface, check_surface, SnapshotError, SnapshotOutcome
 use serde_json::{json, Map, Value};
 
 use crate::definition::{Approval, ApprovalTier, ToolDefinition};
+use crate::prompt::PromptDefinition;
 use crate::registry::ToolRegistry;
+use crate::resource::ResourceDefinition;
 
-/// The surface of `registry`: `{"tools": {NAME: {…}, …}}`, tools sorted by
-/// name and every object's keys sorted, so equal surfaces print equally.
+/// The surface of `registry`: `{"tools": {NAME: {…}, …}}`, plus
+/// `"resources": {URI: {…}}` and `"prompts": {NAME: {…}}` when it has any
+/// (so a tools-only registry's snapshot is unchanged by them); entries
+/// sorted by key and every object's keys sorted, so equal surfaces print
+/// equally.
 pub fn surface(registry: &ToolRegistry) -> Value {
     let tools: Map<String, Value> = registry
         .list()
         .iter()
         .map(|def| (def.name.clone(), tool_surface(def)))
         .collect();
-    sorted(&json!({ "tools": tools }))
+    let mut surface = json!({ "tools": tools });
+    let resources: Map<String, Value> = registry
+        .resources()
+        .iter()
+        .map(|def| (def.uri().to_owned(), resource_surface(def)))
+        .collect();
+    if !resources.is_empty() {
+        surface["resources"] = Value::Object(resources);
+    }
+    let prompts: Map<String, Value> = registry
+        .prompts()
+        .iter()
+        .map(|def| (def.name().to_owned(), prompt_surface(def)))
+        .collect();
+    if !prompts.is_empty() {
+        surface["prompts"] = Value::Object(prompts);
+    }
+    sorted(&surface)
+}
+
+/// One resource's (or template's) entry in the [`surface`], under its URI
+/// as written: its name, the template's `variables` (empty for a fixed
+/// URI), the `completable` ones, and title, description, MIME type and
+/// size when set.
+pub fn resource_surface(def: &ResourceDefinition) -> Value {
+    let mut entry = Map::new();
+    entry.insert("name".into(), json!(def.name()));
+    let variables: Vec<String> = def
+        .template()
+        .map(|t| t.variables().map(str::to_owned).collect())
+        .unwrap_or_default();
+    entry.insert("variables".into(), json!(variables));
+    let mut completable: Vec<&str> = def.completable().collect();
+    completable.sort_unstable();
+    if !completable.is_empty() {
+        entry.insert("completable".into(), json!(completable));
+    }
+    for (key, value) in [
+        ("title", def.title()),
+        ("description", def.description()),
+        ("mimeType", def.mime_type()),
+    ] {
+        if let Some(value) = value {
+            entry.insert(key.into(), json!(value));
+        }
+    }
+    if let Some(size) = def.size() {
+        entry.insert("size".into(), json!(size));
+    }
+    sorted(&Value::Object(entry))
+}
+
+/// One prompt's entry in the [`surface`], under its name: its `arguments`
+/// by name (`required`, `description`), the `completable` ones, title and
+/// description when set.
+pub fn prompt_surface(def: &PromptDefinition) -> Value {
+    let mut entry = Map::new();
+    let arguments: Map<String, Value> = def
+        .arguments()
+        .iter()
+        .map(|a| {
+            let mut argument = json!({ "required": a.required });
+            if let Some(description) = &a.description {
+                argument["description"] = json!(description);
+            }
+            (a.name.clone(), argument)
+        })
+        .collect();
+    entry.insert("arguments".into(), Value::Object(arguments));
+    let mut completable: Vec<&str> = def.completable().collect();
+    completable.sort_unstable();
+    if !completable.is_empty() {
+        entry.insert("completable".into(), json!(completable));
+    }
+    for (key, value) in [("title", def.title()), ("description", def.description())] {
+        if let Some(value) = value {
+            entry.insert(key.into(), json!(value));
+        }
+    }
+    sorted(&Value::Object(entry))
 }
 
 /// One tool's entry in the [`surface`].

@@ -5,3 +5,4 @@
 mod demo;
 mod faults;
 mod one_module;
+mod resources;

@@ -3,4 +3,5 @@
 //! pinned surface.
 
 mod notes;
+mod primitives;
 mod snapshot;

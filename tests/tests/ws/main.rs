@@ -9,6 +9,7 @@ mod asking;
 mod notes_browser;
 mod notes_clients;
 mod notes_live;
+mod notes_resources;
 mod notes_typed;
 mod projection;
 mod server;

@@ -4,7 +4,7 @@
 //! |---|---|
 //! | [`OK`] (0) | the tool returned a result |
 //! | [`USAGE`] (2) | `INVALID_INPUT`, an argv error, an unknown subcommand |
-//! | [`TOOL_NOT_FOUND`] (127) | dispatch itself reported `TOOL_NOT_FOUND` |
+//! | [`TOOL_NOT_FOUND`] (127) | dispatch itself reported `TOOL_NOT_FOUND`; a resource or prompt read is `RESOURCE_NOT_FOUND` / `PROMPT_NOT_FOUND` |
 //! | [`ABORTED`] (130) | the call was cancelled (Ctrl-C) |
 //! | [`TIMEOUT`] (124) | the call ran past its timeout (`TIMEOUT`) |
 //! | [`RATE_LIMITED`] (75) | a rate limit refused the call (`RATE_LIMITED`); retry later |
@@ -23,7 +23,9 @@ pub const FAILURE: u8 = 1;
 pub const USAGE: u8 = 2;
 /// The named tool is duplex (it needs a bidirectional input stream).
 pub const DUPLEX: u8 = 3;
-/// Dispatch reported `TOOL_NOT_FOUND`.
+/// Dispatch reported `TOOL_NOT_FOUND`, or a read or prompt named a
+/// resource or prompt that does not exist (`RESOURCE_NOT_FOUND`,
+/// `PROMPT_NOT_FOUND`).
 pub const TOOL_NOT_FOUND: u8 = 127;
 /// The call was cancelled (`ABORTED`), as after Ctrl-C (128 + SIGINT).
 pub const ABORTED: u8 = 130;
@@ -39,7 +41,9 @@ pub const RATE_LIMITED: u8 = 75;
 pub fn for_error(code: &ErrorCode) -> u8 {
     match code {
         ErrorCode::InvalidInput => USAGE,
-        ErrorCode::ToolNotFound => TOOL_NOT_FOUND,
+        ErrorCode::ToolNotFound | ErrorCode::ResourceNotFound | ErrorCode::PromptNotFound => {
+            TOOL_NOT_FOUND
+        }
         ErrorCode::Aborted => ABORTED,
         ErrorCode::Timeout => TIMEOUT,
         ErrorCode::RateLimited => RATE_LIMITED,
@@ -59,6 +63,8 @@ mod tests {
     fn error_codes_map_to_exit_codes() {
         assert_eq!(for_error(&ErrorCode::InvalidInput), 2);
         assert_eq!(for_error(&ErrorCode::ToolNotFound), 127);
+        assert_eq!(for_error(&ErrorCode::ResourceNotFound), 127);
+        assert_eq!(for_error(&ErrorCode::PromptNotFound), 127);
         assert_eq!(for_error(&ErrorCode::Aborted), 130);
         assert_eq!(for_error(&ErrorCode::Timeout), 124);
         assert_eq!(for_error(&ErrorCode::RateLimited), 75);

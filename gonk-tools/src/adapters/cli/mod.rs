@@ -48,6 +48,16 @@
 //! context's logger and notify callback, which it renders the same way), so
 //! a tool behaves here exactly as it does over MCP.
 //!
+//! # Resources and prompts
+//!
+//! When the registry has resources, `resource list` lists them and
+//! `resource read URI` reads one (text as it is, binary contents as base64
+//! or `--raw` bytes); when it has prompts, `prompt list` lists them and
+//! `prompt get NAME --ARG value..` renders one, each of its arguments a
+//! flag. A registry without any has neither subcommand (its help and names
+//! stay the tools'). A URI nothing matches or an unknown prompt exits 127
+//! with `RESOURCE_NOT_FOUND` / `PROMPT_NOT_FOUND`, as an unknown tool.
+//!
 //! # Output and exit codes
 //!
 //! The result's display goes to stdout (text and markdown raw, code fenced,
@@ -84,6 +94,7 @@ pub mod exit;
 mod form;
 mod help;
 mod list;
+mod primitives;
 mod progress;
 mod render;
 mod terminal;
@@ -329,6 +340,21 @@ impl Cli {
 
         let mut taken: BTreeSet<String> = ["help", LIST].iter().map(|s| (*s).to_owned()).collect();
         root = root.subcommand(Command::new(LIST).about("List the tools, grouped by category"));
+        // Resources and prompts only when there are some: a tools-only
+        // command line keeps these names free.
+        if !self.registry.resources().is_empty() {
+            taken.insert(primitives::RESOURCE.to_owned());
+            root = root.subcommand(primitives::resource_command());
+        }
+        let prompts = self.registry.prompts();
+        if !prompts.is_empty() {
+            taken.insert(primitives::PROMPT.to_owned());
+            root = root.subcommand(primitives::prompt_command(
+                &prompts,
+                &reserved_longs,
+                &mut warnings,
+            ));
+        }
 
         let mut apps = HashMap::new();
         for (command, run) in &self.commands {
@@ -518,6 +544,13 @@ impl Cli {
                 }
             },
         };
+        let json = mode == Mode::Json;
+        if name == primitives::RESOURCE && !built.tools.contains_key(name) {
+            return exit::code(primitives::run_resource(&self.registry, base, sub, json).await);
+        }
+        if name == primitives::PROMPT && !built.tools.contains_key(name) {
+            return exit::code(primitives::run_prompt(&self.registry, base, sub, json).await);
+        }
         match built.tools.get(name) {
             Some(args) => exit::code(self.call(&base, args, sub, mode).await),
             None => {

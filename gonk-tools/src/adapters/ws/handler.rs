@@ -192,6 +192,9 @@ impl<C: Send + Sync + 'static> WsHandler<C> {
             stream,
             can_answer,
         } = request;
+        if PRIMITIVE_OPS.contains(&op.as_str()) {
+            return self.run_primitive(&op, req_id, input, caller).await;
+        }
         let inner = &*self.inner;
         let found = inner.ops.contains(&op).then(|| inner.registry.get(&op));
         let Some(tool) = found.flatten() else {
@@ -328,6 +331,176 @@ fn broadcast(
     if let Err(failure) = hook::call("broadcast emitter", || emit(&message)) {
         tracing::warn!(target: "gonk_tools::adapters::ws", op, error = %failure.message, "the broadcast emitter failed");
     }
+}
+
+/// The ops of resources and prompts, next to the tools' (a tool name
+/// cannot hold a `/`, so none is shadowed).
+pub const PRIMITIVE_OPS: [&str; 4] = [
+    "resources/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+];
+
+impl<C: Send + Sync + 'static> WsHandler<C> {
+    /// Runs one of [`PRIMITIVE_OPS`]: the entry gate sees the read (or
+    /// get) definition of the resource (or prompt) named — for a listing,
+    /// of each item, and only those it allows are listed — then the call
+    /// runs with the context factory's context, so the registry's policy
+    /// applies too (what a caller may not discover reads as missing).
+    async fn run_primitive(
+        &self,
+        op: &str,
+        req_id: Option<Value>,
+        input: Value,
+        caller: &C,
+    ) -> WsReply {
+        let inner = &*self.inner;
+        let ctx = match &inner.context {
+            None => ToolContext::new(),
+            Some(make) => match hook::call("context", || make(caller)) {
+                Ok(ctx) => ctx,
+                Err(failure) => {
+                    return WsReply::error(req_id, ToolError::internal(failure.message))
+                }
+            },
+        };
+        let field = |name: &str| input.get(name).and_then(Value::as_str).map(str::to_owned);
+        let missing = |what: &str| {
+            ToolError::new(
+                ErrorCode::InvalidInput,
+                format!("{op} needs `{what}` in its input, a string"),
+            )
+        };
+        let outcome = match op {
+            "resources/list" => {
+                let mut listed = Vec::new();
+                for resource in inner.registry.list_resources_for(&ctx).await {
+                    let Some(read) = resource.read_definition() else {
+                        continue;
+                    };
+                    match self.allowed(read, caller, &input).await {
+                        Ok(true) => listed.push(serde_json::json!({
+                            "uri": resource.uri(),
+                            "name": resource.name(),
+                            "title": resource.title(),
+                            "description": resource.description(),
+                            "mimeType": resource.mime_type(),
+                            "template": resource.is_template(),
+                        })),
+                        Ok(false) => {}
+                        Err(error) => return WsReply::error(req_id, error),
+                    }
+                }
+                Ok(serde_json::json!({ "resources": listed }))
+            }
+            "prompts/list" => {
+                let mut listed = Vec::new();
+                for prompt in inner.registry.list_prompts_for(&ctx).await {
+                    let Some(get) = prompt.get_definition() else {
+                        continue;
+                    };
+                    match self.allowed(get, caller, &input).await {
+                        Ok(true) => listed.push(serde_json::json!({
+                            "name": prompt.name(),
+                            "title": prompt.title(),
+                            "description": prompt.description(),
+                            "arguments": prompt.arguments(),
+                        })),
+                        Ok(false) => {}
+                        Err(error) => return WsReply::error(req_id, error),
+                    }
+                }
+                Ok(serde_json::json!({ "prompts": listed }))
+            }
+            "resources/read" => {
+                let Some(uri) = field("uri") else {
+                    return WsReply::error(req_id, missing("uri"));
+                };
+                let read = inner
+                    .registry
+                    .resolve_resource(&uri)
+                    .and_then(|(def, _)| def.read_definition().cloned());
+                if let Some(read) = read {
+                    match self.allowed(&read, caller, &input).await {
+                        Ok(true) => {}
+                        Ok(false) => return WsReply::error(req_id, denied(op)),
+                        Err(error) => return WsReply::error(req_id, error),
+                    }
+                }
+                // Nothing matched: the registry answers RESOURCE_NOT_FOUND.
+                inner
+                    .registry
+                    .read_resource(&uri, ctx)
+                    .await
+                    .map(|contents| serde_json::json!({ "contents": contents }))
+            }
+            _ => {
+                let Some(name) = field("name") else {
+                    return WsReply::error(req_id, missing("name"));
+                };
+                let arguments = match input.get("arguments") {
+                    None | Some(Value::Null) => serde_json::Map::new(),
+                    Some(Value::Object(arguments)) => arguments.clone(),
+                    Some(_) => {
+                        return WsReply::error(
+                            req_id,
+                            ToolError::new(
+                                ErrorCode::InvalidInput,
+                                "prompts/get takes `arguments` as an object of strings",
+                            ),
+                        )
+                    }
+                };
+                let get = inner
+                    .registry
+                    .get_prompt_definition(&name)
+                    .and_then(|p| p.get_definition().cloned());
+                if let Some(get) = get {
+                    match self.allowed(&get, caller, &input).await {
+                        Ok(true) => {}
+                        Ok(false) => return WsReply::error(req_id, denied(op)),
+                        Err(error) => return WsReply::error(req_id, error),
+                    }
+                }
+                inner
+                    .registry
+                    .get_prompt(&name, arguments, ctx)
+                    .await
+                    .and_then(|result| {
+                        serde_json::to_value(result)
+                            .map_err(|e| ToolError::internal(format!("prompt result: {e}")))
+                    })
+            }
+        };
+        match outcome {
+            Ok(result) => WsReply::result(req_id, result),
+            Err(error) => WsReply::error(req_id, error),
+        }
+    }
+
+    /// The entry gate's answer for `def` (yes without a gate); a failing
+    /// gate is an error (fail closed).
+    async fn allowed(
+        &self,
+        def: &ToolDefinition,
+        caller: &C,
+        input: &Value,
+    ) -> Result<bool, ToolError> {
+        let Some(gate) = &self.inner.authorize else {
+            return Ok(true);
+        };
+        hook::call_async("authorize", || gate.authorize(def, caller, input))
+            .await
+            .map_err(|failure| ToolError::internal(failure.message))
+    }
+}
+
+fn denied(op: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::AuthorizationDenied,
+        format!("Not authorized to invoke {op}"),
+    )
 }
 
 /// A call's events folded into its reply: the last result wins; an error

@@ -92,6 +92,21 @@
 //! questions are `INPUT_UNAVAILABLE` at once. An answer naming no waiting
 //! question, or of the wrong shape, gets an `INVALID_REQUEST` error reply.
 //!
+//! ## Resources and prompts
+//!
+//! Four ops next to the tools' ([`PRIMITIVE_OPS`]; a tool name cannot hold
+//! a `/`): `resources/list` → `{"resources": [{uri, name, title,
+//! description, mimeType, template}]}`; `resources/read` with input
+//! `{"uri"}` → `{"contents": [..]}` (MCP's contents: `text`, or `blob` as
+//! base64); `prompts/list` → `{"prompts": [{name, title, description,
+//! arguments}]}`; `prompts/get` with input `{"name", "arguments"?: {..}}`
+//! → MCP's `{description?, messages}`. The entry gate sees the resource's
+//! (or prompt's) read definition — named by the template as written —
+//! and a listing shows only what it allows; the context factory's context
+//! applies the registry's policy, under which a hidden resource or prompt
+//! reads as missing (`RESOURCE_NOT_FOUND`, `PROMPT_NOT_FOUND`). They are
+//! not streamed and do not broadcast.
+//!
 //! ## Defaults (as for MCP over HTTP)
 //!
 //! * Loopback bind, unless an API key, an identify hook or
@@ -122,7 +137,7 @@ mod message;
 pub use ask::{QuestionSender, WsQuestions, DEFAULT_ASK_TIMEOUT};
 pub use authorize::WsAuthorize;
 pub use broadcast::{broadcasts_by_default, is_restricted, BroadcastEmitter, BroadcastPolicy};
-pub use handler::{ContextFactory, WsHandler, WsHandlerBuilder};
+pub use handler::{ContextFactory, WsHandler, WsHandlerBuilder, PRIMITIVE_OPS};
 pub use hook::HookError;
 pub use message::{
     WsBroadcast, WsEvent, WsInbound, WsOutbound, WsQuestion, WsReply, WsRequest, INVALID_REQUEST,

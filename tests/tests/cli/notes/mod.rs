@@ -14,6 +14,7 @@ mod help;
 mod interrupt;
 mod output;
 mod rate_limit;
+mod resources;
 mod tools;
 
 use std::path::PathBuf;
