@@ -16,8 +16,14 @@ fn serve() -> (tempfile::TempDir, ServerProcess) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("notes.db");
     let mut command = notes_command();
-    command
-        .args(["--db", db.to_str().unwrap(), "serve", "--port", "0", "--allow-writes"]);
+    command.args([
+        "--db",
+        db.to_str().unwrap(),
+        "serve",
+        "--port",
+        "0",
+        "--allow-writes",
+    ]);
     (dir, ServerProcess::start(command))
 }
 
@@ -25,7 +31,10 @@ fn check(report: &Value, era: &str) {
     assert_eq!(report["protocol_version"], era);
 
     let resources = report["resources"].as_array().unwrap();
-    assert!(resources.iter().any(|r| r["uri"] == "notes://recent"), "{resources:?}");
+    assert!(
+        resources.iter().any(|r| r["uri"] == "notes://recent"),
+        "{resources:?}"
+    );
     let templates: Vec<&str> = report["templates"]
         .as_array()
         .unwrap()
@@ -38,7 +47,10 @@ fn check(report: &Value, era: &str) {
     let read = &report["read"]["contents"][0];
     assert_eq!(read["uri"], "notes://1");
     assert_eq!(read["mimeType"], "text/markdown");
-    assert!(read["text"].as_str().unwrap().starts_with("# Release checklist\n"));
+    assert!(read["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("# Release checklist\n"));
     assert_eq!(read["_meta"]["tags"], json!(["release", "rust"]));
 
     let recent: Value =
@@ -62,14 +74,26 @@ fn check(report: &Value, era: &str) {
         .iter()
         .find(|p| p["name"] == "summarize")
         .expect("summarize is listed");
-    assert_eq!(prompt["arguments"][0], json!({"name": "id", "description": "The id of the note to summarize.", "required": true}));
+    assert_eq!(
+        prompt["arguments"][0],
+        json!({"name": "id", "description": "The id of the note to summarize.", "required": true})
+    );
     let messages = report["prompt"]["messages"].as_array().unwrap();
     assert_eq!(messages[0]["content"]["type"], "resource");
     assert_eq!(messages[0]["content"]["resource"]["uri"], "notes://1");
-    assert!(messages[1]["content"]["text"].as_str().unwrap().contains("bullet"));
+    assert!(messages[1]["content"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("bullet"));
 
-    assert_eq!(report["complete_tag"]["completion"]["values"], json!(["release"]));
-    assert_eq!(report["complete_id"]["completion"]["values"], json!(["1", "2"]));
+    assert_eq!(
+        report["complete_tag"]["completion"]["values"],
+        json!(["release"])
+    );
+    assert_eq!(
+        report["complete_id"]["completion"]["values"],
+        json!(["1", "2"])
+    );
 
     // The update of the watched note, from the other connection's rename;
     // note 2 was renamed too and is not watched.
@@ -77,7 +101,10 @@ fn check(report: &Value, era: &str) {
     assert!(!updates.is_empty(), "no update heard: {report}");
     for update in updates {
         let text = update.to_string();
-        assert!(text.contains("notes://1") && !text.contains("notes://2"), "{text}");
+        assert!(
+            text.contains("notes://1") && !text.contains("notes://2"),
+            "{text}"
+        );
     }
     assert!(report["read_after"]["contents"][0]["text"]
         .as_str()
