@@ -16,15 +16,15 @@
 //! `notes://{id}`, `notes://recent` and the note's `notes://tag/{tag}`s
 //! changed (a change listener: whichever surface made the call).
 //!
-//! Written with the builders; `#[resource]` / `#[prompt]` expand to the
-//! same definitions.
+//! Written with `#[resource]` and `#[prompt]`: each template is checked
+//! against its fn's parameters when this file compiles.
 
 use std::sync::Arc;
 
 use gonk_tools::completion::CompletionRequest;
 use gonk_tools::prelude::*;
-use gonk_tools::prompt::{PromptDefinition, PromptMessage, PromptResult};
-use gonk_tools::resource::{Json, ResourceContents, ResourceDefinition, UriTemplate};
+use gonk_tools::prompt::{Prompt as _, PromptMessage, PromptResult};
+use gonk_tools::resource::{Json, Resource as _, ResourceContents, UriTemplate};
 use gonk_tools::{RegistryError, ToolRegistry};
 use rusqlite::params;
 use serde_json::{Map, Value};
@@ -49,27 +49,13 @@ pub fn tag_uri(tag: &str) -> String {
         .unwrap_or_else(|_| format!("notes://tag/{tag}"))
 }
 
-/// The variables of `notes://{id}`.
-#[derive(Deserialize, JsonSchema)]
-struct NoteVars {
-    /// The note's id.
-    id: i64,
-}
-
-/// The variables of `notes://tag/{tag}`.
-#[derive(Deserialize, JsonSchema)]
-struct TagVars {
-    /// The tag.
-    tag: String,
-}
-
 /// The arguments of `summarize`.
 #[derive(Deserialize, JsonSchema)]
-struct SummarizeArgs {
+pub struct SummarizeArgs {
     /// The id of the note to summarize.
-    id: i64,
+    pub id: i64,
     /// How: `brief` (one paragraph, the default), `bullets` or `detailed`.
-    style: Option<String>,
+    pub style: Option<String>,
 }
 
 fn store(ctx: &ToolContext) -> Result<gonk_tools::State<Store>, ToolError> {
@@ -157,137 +143,112 @@ fn all_tags(db: &rusqlite::Connection) -> Result<Vec<String>, ToolError> {
         .collect()
 }
 
-/// `notes://{id}`.
-pub fn note_resource() -> ResourceDefinition {
-    ResourceDefinition::builder("notes://{id}")
-        .name("note")
-        .title("Note")
-        .description(
-            "A note as Markdown: its title as a heading, its text, then its id, creation time and \
-             tags. The contents' `_meta` holds its tags as {\"tags\": [..]} and whether it is archived.",
-        )
-        .mime_type("text/markdown")
-        .requires_state::<Store>()
-        .handler(|vars: NoteVars, ctx| async move {
-            let store = store(&ctx)?;
-            let note = read_note(&store, vars.id).await?;
-            Ok::<_, ToolError>(note_contents(&note))
-        })
-        .complete("id", complete_ids)
-        .build()
+/// A note as Markdown: its title as a heading, its text, then its id,
+/// creation time and tags. The contents' `_meta` holds its tags as
+/// `{"tags": [..]}` and whether it is archived.
+#[resource("notes://{id}", name = "note", title = "Note", mime_type = "text/markdown",
+           complete(id = complete_ids))]
+pub async fn note_resource(id: i64, store: State<Store>) -> Result<ResourceContents, ToolError> {
+    let note = read_note(&store, id).await?;
+    Ok(note_contents(&note))
 }
 
-/// `notes://recent`.
-pub fn recent_resource() -> ResourceDefinition {
-    ResourceDefinition::builder("notes://recent")
-        .name("recent")
-        .title("Recent notes")
-        .description(
-            "The 20 most recently changed notes (archived ones left out), newest first, as JSON.",
-        )
-        .mime_type("application/json")
-        .requires_state::<Store>()
-        .handler(|_: NoInput, ctx| async move {
-            let store = store(&ctx)?;
-            let notes = store.run(|db| sql::recent(db, RECENT_LIMIT, false)).await?;
-            Ok::<_, ToolError>(Json(notes))
-        })
-        .build()
+/// The 20 most recently changed notes (archived ones left out), newest
+/// first, as JSON.
+#[resource(
+    "notes://recent",
+    name = "recent",
+    title = "Recent notes",
+    mime_type = "application/json"
+)]
+pub async fn recent_resource(store: State<Store>) -> Result<Json<Vec<Note>>, ToolError> {
+    Ok(Json(
+        store.run(|db| sql::recent(db, RECENT_LIMIT, false)).await?,
+    ))
 }
 
-/// `notes://tag/{tag}`.
-pub fn tag_resource() -> ResourceDefinition {
-    ResourceDefinition::builder("notes://tag/{tag}")
-        .name("tag")
-        .title("Notes with a tag")
-        .description("The notes carrying a tag (archived ones too), oldest first, as JSON.")
-        .mime_type("application/json")
-        .requires_state::<Store>()
-        .handler(|vars: TagVars, ctx| async move {
-            let store = store(&ctx)?;
-            let tag = vars.tag;
-            let notes = store
-                .run(move |db| {
-                    let mut statement = db
-                        .prepare(
-                            "SELECT id FROM notes WHERE EXISTS \
-                             (SELECT 1 FROM json_each(notes.tags) WHERE value = ?1) ORDER BY id",
-                        )
-                        .map_err(|e| ToolError::internal(e.to_string()))?;
-                    let ids: Vec<i64> = statement
-                        .query_map(params![tag], |row| row.get(0))
-                        .map_err(|e| ToolError::internal(e.to_string()))?
-                        .collect::<Result<_, _>>()
-                        .map_err(|e| ToolError::internal(e.to_string()))?;
-                    ids.into_iter()
-                        .map(|id| sql::get(db, id))
-                        .collect::<Result<Vec<_>, _>>()
-                })
-                .await?;
-            Ok::<_, ToolError>(Json(notes))
+/// The notes carrying a tag (archived ones too), oldest first, as JSON.
+#[resource("notes://tag/{tag}", name = "tag", title = "Notes with a tag",
+           mime_type = "application/json", complete(tag = complete_tags))]
+pub async fn tag_resource(tag: String, store: State<Store>) -> Result<Json<Vec<Note>>, ToolError> {
+    let notes = store
+        .run(move |db| {
+            let mut statement = db
+                .prepare(
+                    "SELECT id FROM notes WHERE EXISTS \
+                     (SELECT 1 FROM json_each(notes.tags) WHERE value = ?1) ORDER BY id",
+                )
+                .map_err(|e| ToolError::internal(e.to_string()))?;
+            let ids: Vec<i64> = statement
+                .query_map(params![tag], |row| row.get(0))
+                .map_err(|e| ToolError::internal(e.to_string()))?
+                .collect::<Result<_, _>>()
+                .map_err(|e| ToolError::internal(e.to_string()))?;
+            ids.into_iter()
+                .map(|id| sql::get(db, id))
+                .collect::<Result<Vec<_>, _>>()
         })
-        .complete("tag", complete_tags)
-        .build()
+        .await?;
+    Ok(Json(notes))
 }
 
-/// The `summarize` prompt.
-pub fn summarize_prompt() -> PromptDefinition {
-    PromptDefinition::builder("summarize")
-        .title("Summarize a note")
-        .description("Ask for a summary of a note, which is embedded as a resource.")
-        .requires_state::<Store>()
-        .handler(|args: SummarizeArgs, ctx| async move {
-            let store = store(&ctx)?;
-            let note = store
-                .run(move |db| sql::get(db, args.id))
-                .await
-                .map_err(|e| match e.code.as_str() {
-                    "NOT_FOUND" => ToolError::new(
-                        ErrorCode::InvalidInput,
-                        format!("No note with id {}; complete `id` to see the ids", args.id),
-                    ),
-                    _ => e,
-                })?;
-            let ask = match args.style.as_deref().unwrap_or("brief") {
-                "brief" => "Summarize this note in one short paragraph.",
-                "bullets" => "Summarize this note as a few bullet points.",
-                "detailed" => {
-                    "Summarize this note in detail, keeping every decision and open question."
-                }
-                other => {
-                    return Err(ToolError::new(
-                        ErrorCode::InvalidInput,
-                        format!("unknown style `{other}`: use brief, bullets or detailed"),
-                    ))
-                }
-            };
-            Ok(PromptResult {
-                description: Some(format!("Summary of note {}: {}", note.id, note.title)),
-                messages: vec![
-                    PromptMessage::user_resource(note_contents(&note)),
-                    PromptMessage::user(ask),
-                ],
-            })
-        })
-        .complete("id", complete_ids)
-        .complete("style", |request: CompletionRequest, _ctx| async move {
-            let values: Vec<&str> = ["brief", "bullets", "detailed"]
-                .into_iter()
-                .filter(|s| s.starts_with(request.value.as_str()))
-                .collect();
-            Ok::<_, ToolError>(values)
-        })
-        .build()
+/// Ask for a summary of a note, which is embedded as a resource.
+#[prompt(name = "summarize", title = "Summarize a note",
+         complete(id = complete_ids, style = complete_styles))]
+pub async fn summarize_prompt(
+    args: SummarizeArgs,
+    store: State<Store>,
+) -> Result<PromptResult, ToolError> {
+    let id = args.id;
+    let note = store
+        .run(move |db| sql::get(db, id))
+        .await
+        .map_err(|e| match e.code.as_str() {
+            "NOT_FOUND" => ToolError::new(
+                ErrorCode::InvalidInput,
+                format!("No note with id {id}; complete `id` to see the ids"),
+            ),
+            _ => e,
+        })?;
+    let ask = match args.style.as_deref().unwrap_or("brief") {
+        "brief" => "Summarize this note in one short paragraph.",
+        "bullets" => "Summarize this note as a few bullet points.",
+        "detailed" => "Summarize this note in detail, keeping every decision and open question.",
+        other => {
+            return Err(ToolError::new(
+                ErrorCode::InvalidInput,
+                format!("unknown style `{other}`: use brief, bullets or detailed"),
+            ))
+        }
+    };
+    Ok(PromptResult {
+        description: Some(format!("Summary of note {}: {}", note.id, note.title)),
+        messages: vec![
+            PromptMessage::user_resource(note_contents(&note)),
+            PromptMessage::user(ask),
+        ],
+    })
+}
+
+/// The styles of `summarize` starting with what was typed.
+async fn complete_styles(
+    request: CompletionRequest,
+    _ctx: ToolContext,
+) -> Result<Vec<&'static str>, ToolError> {
+    Ok(["brief", "bullets", "detailed"]
+        .into_iter()
+        .filter(|s| s.starts_with(request.value.as_str()))
+        .collect())
 }
 
 /// Registers the resources and the prompt, and the listener that tells
 /// subscribers which notes a write changed; the listener lives as long as
 /// `store`.
 pub fn install(registry: &ToolRegistry, store: &Arc<Store>) -> Result<(), RegistryError> {
-    registry.register_resource(note_resource())?;
-    registry.register_resource(recent_resource())?;
-    registry.register_resource(tag_resource())?;
-    registry.register_prompt(summarize_prompt())?;
+    registry.register_resource(NoteResource::definition())?;
+    registry.register_resource(RecentResource::definition())?;
+    registry.register_resource(TagResource::definition())?;
+    registry.register_prompt(SummarizePrompt::definition())?;
     // The notifier, not the registry: the registry holds its listeners.
     let notifier = registry.resource_notifier();
     let listener = registry.on_change(move |change| {

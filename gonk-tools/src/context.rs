@@ -455,7 +455,8 @@ impl ToolContext {
 
     /// Drops the notification callback: a surface that forwards nothing
     /// of a call's notifications sends them nowhere, as its own callback
-    /// would have.
+    /// would have. (Only the MCP adapter does.)
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn without_notify(mut self) -> Self {
         self.notify = None;
         self

@@ -193,6 +193,29 @@ async fn exercise(client: &McpClient, marker: &std::path::Path, logs: Logs) {
     assert_eq!(output.data["title"], "Release checklist");
 }
 
+/// The server's `notes://{id}`, as this client knows it: only its
+/// template and parameter types are used (the body runs on the server).
+#[gonk_tools::resource("notes://{id}", name = "note")]
+async fn remote_note(id: i64) -> Result<String, ToolError> {
+    Err(ToolError::internal(format!(
+        "note {id} is read on the server"
+    )))
+}
+
+/// `resources/read` over MCP: by URI, by type, and a missing note.
+async fn reads(client: &McpClient) {
+    use gonk_tools::client::ReadResource as _;
+    let read = client.read_resource("notes://1").await.expect("notes://1");
+    assert_eq!(read[0].uri, "notes://1");
+    assert_eq!(read[0].mime_type.as_deref(), Some("text/markdown"));
+    assert!(read[0].as_text().unwrap().starts_with("# "), "{read:?}");
+    let typed = client.read::<RemoteNote>(1).await.expect("typed read");
+    assert_eq!(typed, read);
+    let missing = client.read_resource("notes://99999").await.unwrap_err();
+    assert_eq!(missing.code, ErrorCode::ResourceNotFound);
+    assert!(missing.message.contains("notes://99999"), "{missing:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_stdio() {
     let dir = tempfile::tempdir().unwrap();
@@ -202,6 +225,7 @@ async fn over_stdio() {
     let client = McpClient::connect_stdio(command).await.expect("connects");
     assert_eq!(client.server_info().expect("server info").name, "notes");
     exercise(&client, &dir.path().join("marker"), Logs::InOrder).await;
+    reads(&client).await;
     typed(client).await;
 }
 
@@ -226,5 +250,6 @@ async fn over_http() {
             .await
             .expect("connects");
     exercise(&client, &dir.path().join("marker"), Logs::OnAnotherStream).await;
+    reads(&client).await;
     typed(client).await;
 }

@@ -12,7 +12,6 @@ use gonk_tools::client::{InProcess, ReadResource};
 use gonk_tools::completion::CompletionRequest;
 use gonk_tools::prelude::*;
 use gonk_tools::prompt::PromptContent;
-use gonk_tools::resource::{Resource, ResourceDefinition};
 use gonk_tools::{CompletionTarget, ResourceUpdates};
 use notes::store::{Store, MEMORY};
 use serde_json::{Map, Value};
@@ -242,19 +241,7 @@ async fn every_write_tool_tells_subscribers_which_notes_changed() {
     assert_eq!(next(&mut updates).await, "notes://2");
 }
 
-/// `notes://{id}` by type, as `#[resource]` generates it.
-struct NoteResource;
-
-impl Resource for NoteResource {
-    const URI: &'static str = "notes://{id}";
-    type Params = i64;
-    fn definition() -> ResourceDefinition {
-        notes::resources::note_resource()
-    }
-    fn uri(id: &i64) -> String {
-        notes::resources::note_uri(*id)
-    }
-}
+use notes::resources::NoteResource;
 
 #[tokio::test]
 async fn the_typed_client_reads_a_note_in_process() {

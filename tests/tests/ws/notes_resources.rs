@@ -9,24 +9,12 @@
 use gonk_tools::adapters::ws::{HookError, WsClient, WsClientOptions, WsHandler, WsRequest};
 use gonk_tools::client::{ReadResource, Transport};
 use gonk_tools::prelude::*;
-use gonk_tools::resource::{Resource, ResourceDefinition};
+use gonk_tools::resource::ResourceDefinition;
 use serde_json::Value;
 
 use crate::support::{NotesServer, KEY};
 
-/// `notes://{id}` by type, hand-written as `#[resource]` would generate it.
-struct NoteResource;
-
-impl Resource for NoteResource {
-    const URI: &'static str = "notes://{id}";
-    type Params = i64;
-    fn definition() -> ResourceDefinition {
-        notes::resources::note_resource()
-    }
-    fn uri(id: &i64) -> String {
-        notes::resources::note_uri(*id)
-    }
-}
+use notes::resources::NoteResource;
 
 async fn op(client: &WsClient, name: &str, input: Value) -> Result<Value, ToolError> {
     collect_tool_outcome(client.invoke(name, input), |_| {})

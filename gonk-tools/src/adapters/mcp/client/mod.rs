@@ -474,6 +474,24 @@ impl McpClient {
         Ok(tools)
     }
 
+    /// Reads the resource at `uri` (`resources/read`). A server's refusal
+    /// comes back with its code (`RESOURCE_NOT_FOUND` for a missing or
+    /// hidden resource).
+    pub async fn read_resource(
+        &self,
+        uri: &str,
+    ) -> Result<Vec<crate::resource::ResourceContents>, ToolError> {
+        let read = self
+            .service
+            .peer()
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(uri))
+            .await
+            .map_err(|error| read_refused(uri, error))?;
+        serde_json::to_value(read.contents)
+            .and_then(serde_json::from_value)
+            .map_err(|e| ToolError::internal(format!("resources/read {uri}: {e}")))
+    }
+
     /// A watch on the server's announcements that its tools changed
     /// (`notifications/tools/list_changed`). In a 2025 session the server
     /// sends them on its own; in `2026-07-28` this opens a
@@ -703,6 +721,39 @@ impl crate::client::Transport for McpClient {
     fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
         McpClient::invoke(self, name, input)
     }
+
+    fn read_resource<'a>(&'a self, uri: &'a str) -> crate::client::ReadFuture<'a> {
+        Box::pin(async move {
+            McpClient::read_resource(self, uri)
+                .await
+                .map_err(crate::client::ClientError::Tool)
+        })
+    }
+}
+
+/// A refused `resources/read` as our error: the server's own code when it
+/// sent one in `data.code` (a gonk-tools server does), else
+/// `RESOURCE_NOT_FOUND` for MCP's not-found codes (`-32002`, and `-32602`
+/// with the URI in `data`), else `INTERNAL`.
+fn read_refused(uri: &str, error: ServiceError) -> ToolError {
+    let ServiceError::McpError(error) = error else {
+        return ToolError::internal(format!("resources/read {uri}: {error}"));
+    };
+    let data = error.data.as_ref();
+    let code = match data.and_then(|d| d.get("code")).and_then(Value::as_str) {
+        Some(code) => ErrorCode::parse(code),
+        None if error.code.0 == -32002
+            || (error.code.0 == -32602 && data.and_then(|d| d.get("uri")).is_some()) =>
+        {
+            ErrorCode::ResourceNotFound
+        }
+        None => ErrorCode::Internal,
+    };
+    let mut refused = ToolError::new(code, error.message.to_string());
+    if let Some(data) = error.data {
+        refused = refused.with_details(data);
+    }
+    refused
 }
 
 /// The options of one `tools/call` request: in the stateless era its
