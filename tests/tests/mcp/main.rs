@@ -13,6 +13,7 @@ mod client_killed;
 mod conformance;
 mod connection_close;
 mod detached_schema;
+mod gateway;
 mod era_clients;
 mod hostile_2026;
 mod hostile_http;

@@ -706,6 +706,15 @@ impl McpSource {
             .map(|c| c.protocol_version.clone())
     }
 
+    /// Whether the open connection has ended (the remote process exited or
+    /// its stream closed) or the source is closed: its tools fail with
+    /// `REMOTE_TRANSPORT_ERROR` until [`reconnect`](Self::reconnect).
+    pub fn is_disconnected(&self) -> bool {
+        self.shared
+            .connection()
+            .is_none_or(|(_, ended)| ended.is_cancelled())
+    }
+
     /// How many connections this source has opened (1, +1 per reconnect).
     pub fn connections_opened(&self) -> u64 {
         self.shared.opened.load(Ordering::Acquire)
