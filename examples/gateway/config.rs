@@ -129,7 +129,10 @@ impl ServerConfig {
         if !self.headers.is_empty() {
             let headers = self.headers.clone();
             builder = builder.headers(move || {
-                let resolved = headers.iter().map(|(k, v)| (k.clone(), expand(v))).collect();
+                let resolved = headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), expand(v)))
+                    .collect();
                 std::future::ready(Ok(resolved))
             });
         }

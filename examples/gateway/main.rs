@@ -42,7 +42,10 @@ const VALUED: [&str; 4] = ["--config", "--trust", "--audit", "--health-interval"
 /// Reads `--config`, `--trust` and `--audit` from argv.
 fn early(args: &[OsString]) -> Early {
     let mut found = Early::default();
-    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy().into_owned());
+    let mut words = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned());
     while let Some(word) = words.next() {
         let (name, inline) = match word.split_once('=') {
             Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
@@ -186,7 +189,9 @@ mod tests {
     #[test]
     fn call_is_dropped_only_as_the_command_word() {
         assert_eq!(
-            drop_call(argv(&["gw", "--config", "call", "call", "a.b", "--x", "call"])),
+            drop_call(argv(&[
+                "gw", "--config", "call", "call", "a.b", "--x", "call"
+            ])),
             argv(&["gw", "--config", "call", "a.b", "--x", "call"])
         );
         assert_eq!(drop_call(argv(&["gw", "list"])), argv(&["gw", "list"]));
@@ -195,7 +200,14 @@ mod tests {
     #[test]
     fn early_options_are_read_in_both_spellings() {
         let found = early(&argv(&[
-            "gw", "--config=c.json", "--trust", "a", "--trust=b", "--audit", "x.log", "list",
+            "gw",
+            "--config=c.json",
+            "--trust",
+            "a",
+            "--trust=b",
+            "--audit",
+            "x.log",
+            "list",
         ]));
         assert_eq!(found.config, Some(PathBuf::from("c.json")));
         assert_eq!(found.trust, ["a", "b"]);

@@ -309,7 +309,12 @@ fn server_options(gateway: &Gateway) -> McpServerOptions {
 }
 
 fn interval(matches: &ArgMatches) -> Duration {
-    Duration::from_secs(matches.get_one::<u64>("health-interval").copied().unwrap_or(2))
+    Duration::from_secs(
+        matches
+            .get_one::<u64>("health-interval")
+            .copied()
+            .unwrap_or(2),
+    )
 }
 
 /// `gonk-gateway mcp`.
@@ -368,7 +373,10 @@ pub async fn run_serve(gateway: Gateway, matches: ArgMatches) -> ExitCode {
         .get_one::<IpAddr>("host")
         .copied()
         .unwrap_or(IpAddr::from([127, 0, 0, 1]));
-    let port = matches.get_one::<u16>("port").copied().unwrap_or(DEFAULT_PORT);
+    let port = matches
+        .get_one::<u16>("port")
+        .copied()
+        .unwrap_or(DEFAULT_PORT);
     let key = matches.get_one::<String>("api-key").cloned().or_else(|| {
         std::env::var("GONK_GATEWAY_API_KEY")
             .ok()
@@ -384,11 +392,16 @@ pub async fn run_serve(gateway: Gateway, matches: ArgMatches) -> ExitCode {
     if let Some(key) = key {
         options = options.api_key(key);
     }
-    let server =
-        match serve_http(SocketAddr::new(host, port), gateway.registry().clone(), options).await {
-            Ok(server) => server,
-            Err(error) => return failure(error),
-        };
+    let server = match serve_http(
+        SocketAddr::new(host, port),
+        gateway.registry().clone(),
+        options,
+    )
+    .await
+    {
+        Ok(server) => server,
+        Err(error) => return failure(error),
+    };
     eprintln!("gonk-gateway: serving MCP at {}", server.url());
     eprintln!(
         "gonk-gateway: serving WebSocket at ws://{}/ws",

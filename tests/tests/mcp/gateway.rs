@@ -48,7 +48,8 @@ fn write_config(path: &Path, web_url: &str, notes_url: Option<&str>) {
         "web": {"url": web_url, "headers": {"Authorization": format!("Bearer {UPSTREAM_KEY}")}},
     });
     if let Some(url) = notes_url {
-        servers["notes"] = json!({"url": url, "headers": {"Authorization": format!("Bearer {NOTES_KEY}")}});
+        servers["notes"] =
+            json!({"url": url, "headers": {"Authorization": format!("Bearer {NOTES_KEY}")}});
     }
     std::fs::write(path, json!({"mcpServers": servers}).to_string()).unwrap();
 }
@@ -131,7 +132,9 @@ fn the_python_sdk_lists_the_namespaced_union_and_calls_a_tool_of_each() {
     assert!(
         tools.iter().all(|t| {
             let name = t["name"].as_str().unwrap();
-            ["fx.", "web.", "notes."].iter().any(|p| name.starts_with(p))
+            ["fx.", "web.", "notes."]
+                .iter()
+                .any(|p| name.starts_with(p))
         }),
         "every tool is namespaced by its server: {tools:?}"
     );
@@ -147,20 +150,15 @@ fn the_python_sdk_lists_the_namespaced_union_and_calls_a_tool_of_each() {
     let results = &report["calls"];
     assert_eq!(results["fx.echo"]["isError"], false, "{results}");
     assert_eq!(
-        results["fx.echo"]["structuredContent"]["structuredContent"]["text"],
-        "via stdio",
+        results["fx.echo"]["structuredContent"]["structuredContent"]["text"], "via stdio",
         "{results}"
     );
     assert_eq!(results["web.echo"]["isError"], false, "{results}");
     assert_eq!(
-        results["web.echo"]["structuredContent"]["structuredContent"]["text"],
-        "via http",
+        results["web.echo"]["structuredContent"]["structuredContent"]["text"], "via http",
         "{results}"
     );
-    assert_eq!(
-        results["notes.notes.search"]["isError"], false,
-        "{results}"
-    );
+    assert_eq!(results["notes.notes.search"]["isError"], false, "{results}");
     // One receipt a line, naming the calls.
     let receipts = std::fs::read_to_string(&audit).unwrap();
     let lines: Vec<Value> = receipts
@@ -320,7 +318,9 @@ fn registry_servers_behind_the_gateway() {
     let results = &report["calls"];
     assert_eq!(results["everything.echo"]["isError"], false, "{results}");
     assert!(
-        results["everything.echo"].to_string().contains("hi from python"),
+        results["everything.echo"]
+            .to_string()
+            .contains("hi from python"),
         "{results}"
     );
     assert_eq!(
