@@ -332,3 +332,42 @@ fn registry_servers_behind_the_gateway() {
         "{results}"
     );
 }
+
+/// `gonk-gateway mcp` over stdio, launched by the Python SDK as an MCP
+/// client launches a server; an upstream that cannot start is reported and
+/// left out while the others are served.
+#[test]
+fn stdio_serving_with_an_upstream_that_cannot_start() {
+    let web = fixture_http();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.json");
+    write_config(&config, &web.url, None);
+    let mut servers: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    servers["mcpServers"]["broken"] =
+        json!({"command": dir.path().join("no-such-server").display().to_string()});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let gateway = bin("gonk-gateway").display().to_string();
+    let report = report(&run_python(
+        "python_list_call.py",
+        &[
+            "fx.echo,web.echo",
+            &gateway,
+            "--config",
+            config.to_str().unwrap(),
+            "mcp",
+        ],
+    ));
+    let tools = report["tools"].as_array().unwrap();
+    assert!(tools.iter().any(|t| t == "fx.echo"), "{tools:?}");
+    assert!(tools.iter().any(|t| t == "web.echo"), "{tools:?}");
+    assert!(
+        !tools
+            .iter()
+            .any(|t| t.as_str().unwrap().starts_with("broken.")),
+        "{tools:?}"
+    );
+    for name in ["fx.echo", "web.echo"] {
+        assert_eq!(report["calls"][name]["isError"], false, "{report}");
+    }
+}
