@@ -82,6 +82,11 @@ fn text(output: &ToolOutput) -> String {
         .to_owned()
 }
 
+async fn lists(client: &McpClient, name: &str) -> bool {
+    let tools = client.list_tools().await.expect("tools/list answers");
+    tools.iter().any(|t| t.name == name)
+}
+
 /// Calls `name` until `done` holds for the outcome (bounded: a guard
 /// against a hang, not a timing assertion); the last outcome.
 async fn until(
@@ -370,4 +375,33 @@ fn stdio_serving_with_an_upstream_that_cannot_start() {
     for name in ["fx.echo", "web.echo"] {
         assert_eq!(report["calls"][name]["isError"], false, "{report}");
     }
+}
+
+/// An upstream's `list_changed` reaches the gateway's own listing: `grow`
+/// makes the stdio fixture announce a new tool, and a client of the
+/// gateway then lists (and calls) `fx.extra`.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upstream_list_change_updates_the_gateway_listing() {
+    let web = fixture_http();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.json");
+    write_config(&config, &web.url, None);
+    let gw = gateway(&config, &[], &[]);
+    let client = client(&gw.url).await;
+    assert!(!lists(&client, "fx.extra").await);
+    call(&client, "fx.grow", json!({})).await.expect("grows");
+    let mut seen = false;
+    for _ in 0..300 {
+        if lists(&client, "fx.extra").await {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(seen, "fx.extra is listed after the upstream announced it");
+    let output = call(&client, "fx.extra", json!({}))
+        .await
+        .expect("fx.extra runs");
+    assert!(text(&output).contains("extra"), "{output:?}");
+    client.close().await.unwrap();
 }
