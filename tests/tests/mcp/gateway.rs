@@ -405,3 +405,27 @@ async fn an_upstream_list_change_updates_the_gateway_listing() {
     assert!(text(&output).contains("extra"), "{output:?}");
     client.close().await.unwrap();
 }
+
+/// A server's `timeout` in the config ends a slow call with
+/// `REMOTE_TIMEOUT`; a server without one is not limited.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_configured_timeout_ends_a_slow_call_with_remote_timeout() {
+    let web = fixture_http();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.json");
+    write_config(&config, &web.url, None);
+    let mut servers: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    servers["mcpServers"]["fx"]["timeout"] = json!(0.2);
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let gw = gateway(&config, &[], &[]);
+    let client = client(&gw.url).await;
+    let error = call(&client, "fx.slow", json!({"steps": 100, "step_ms": 100}))
+        .await
+        .expect_err("the call outlives fx's timeout");
+    assert_eq!(error.code, ErrorCode::RemoteTimeout, "{error:?}");
+    call(&client, "web.slow", json!({"steps": 2, "step_ms": 300}))
+        .await
+        .expect("web has no timeout");
+    client.close().await.unwrap();
+}
