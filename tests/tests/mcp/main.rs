@@ -14,6 +14,7 @@ mod conformance;
 mod connection_close;
 mod detached_schema;
 mod era_clients;
+mod gateway;
 mod hostile_2026;
 mod hostile_http;
 mod hostile_stdio;

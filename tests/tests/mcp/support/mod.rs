@@ -18,6 +18,8 @@ pub struct Clients {
     pub python: PathBuf,
     /// The Node project directory (scripts run from here to resolve the SDK).
     pub node_dir: PathBuf,
+    /// The directory the install script filled (`time-venv/`, …).
+    pub dir: PathBuf,
 }
 
 /// Installs the clients (once; the script is idempotent and locked) and
@@ -34,6 +36,7 @@ pub fn clients() -> &'static Clients {
         Clients {
             python: dir.join("venv").join("bin").join("python"),
             node_dir: dir.join("node"),
+            dir,
         }
     })
 }

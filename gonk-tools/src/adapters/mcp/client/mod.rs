@@ -651,6 +651,12 @@ impl McpClient {
         })
     }
 
+    /// Whether the connection's service loop has ended (a stdio server
+    /// that exited, a transport that closed): every request fails from now on.
+    pub(crate) fn is_transport_closed(&self) -> bool {
+        self.service.is_transport_closed()
+    }
+
     /// Ends the connection without waiting (over stdio the server's stdin
     /// is closed), for a holder that cannot take the client by value.
     pub(crate) fn shut_down(&self) {

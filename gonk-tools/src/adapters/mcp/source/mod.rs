@@ -706,6 +706,17 @@ impl McpSource {
             .map(|c| c.protocol_version.clone())
     }
 
+    /// Whether the connection has ended (a stdio remote that exited, a
+    /// transport that closed) or the source is closed: its tools fail with
+    /// `REMOTE_TRANSPORT_ERROR` until [`reconnect`](Self::reconnect). An
+    /// HTTP remote that stops answering may not close the transport; its
+    /// calls fail all the same, and this can stay `false`.
+    pub fn is_disconnected(&self) -> bool {
+        self.shared
+            .connection()
+            .is_none_or(|(client, ended)| ended.is_cancelled() || client.is_transport_closed())
+    }
+
     /// How many connections this source has opened (1, +1 per reconnect).
     pub fn connections_opened(&self) -> u64 {
         self.shared.opened.load(Ordering::Acquire)

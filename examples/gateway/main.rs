@@ -1,0 +1,216 @@
+//! `gonk-gateway`: one MCP server in front of many. Reads the usual
+//! `mcpServers` config, imports every server's tools as an
+//! [`McpSource`](gonk_tools::adapters::mcp::McpSource) (names
+//! `<serverId>.<remoteName>`, remote text untrusted unless `--trust ID`),
+//! and serves the union with the registry's adapters:
+//!
+//! * `gonk-gateway --config FILE mcp` — MCP on stdin/stdout;
+//! * `gonk-gateway --config FILE serve --port N [--api-key K]` — MCP
+//!   streamable HTTP at `/mcp` (both eras) and WebSocket at `/ws`;
+//! * `gonk-gateway --config FILE list` — the imported tools;
+//! * `gonk-gateway --config FILE call TOOL [--flags]` — one call, every
+//!   imported tool a subcommand (`call` may be left out).
+//!
+//! `--audit FILE` appends an audit receipt per call (JSON lines). While
+//! serving, a dead upstream is reconnected (its tools fail with
+//! `REMOTE_TRANSPORT_ERROR` meanwhile), and SIGHUP reloads the config.
+
+mod config;
+mod serving;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgAction};
+use gonk_tools::adapters::cli::Cli;
+
+use serving::Gateway;
+
+/// The options read before the command line is built (the tools it offers
+/// come from the config).
+#[derive(Debug, Default)]
+struct Early {
+    config: Option<PathBuf>,
+    trust: Vec<String>,
+    audit: Option<PathBuf>,
+}
+
+/// The global options that take a value, for [`early`] and [`drop_call`].
+const VALUED: [&str; 4] = ["--config", "--trust", "--audit", "--health-interval"];
+
+/// Reads `--config`, `--trust` and `--audit` from argv.
+fn early(args: &[OsString]) -> Early {
+    let mut found = Early::default();
+    let mut words = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned());
+    while let Some(word) = words.next() {
+        let (name, inline) = match word.split_once('=') {
+            Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
+            None => (word.clone(), None),
+        };
+        if !VALUED.contains(&name.as_str()) {
+            continue;
+        }
+        let Some(value) = inline.or_else(|| words.next()) else {
+            break;
+        };
+        match name.as_str() {
+            "--config" => found.config = Some(PathBuf::from(value)),
+            "--trust" => found.trust.push(value),
+            "--audit" => found.audit = Some(PathBuf::from(value)),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// `gonk-gateway … call TOOL …` is `gonk-gateway … TOOL …`: the first
+/// word that is not an option (nor an option's value) is dropped when it
+/// is `call`.
+fn drop_call(mut args: Vec<OsString>) -> Vec<OsString> {
+    let mut i = 1;
+    while i < args.len() {
+        let word = args[i].to_string_lossy();
+        if VALUED.contains(&word.as_ref()) {
+            i += 2;
+            continue;
+        }
+        if word.starts_with('-') {
+            i += 1;
+            continue;
+        }
+        if word == "call" {
+            args.remove(i);
+        }
+        break;
+    }
+    args
+}
+
+fn global_args() -> [Arg; 4] {
+    [
+        Arg::new("config")
+            .long("config")
+            .value_name("FILE")
+            .value_parser(value_parser!(PathBuf))
+            .help("The mcpServers JSON config: {\"mcpServers\": {\"id\": {\"command\", \"args\", \"env\"} | {\"url\", \"headers\"}}}"),
+        Arg::new("trust")
+            .long("trust")
+            .value_name("SERVER")
+            .action(ArgAction::Append)
+            .help("Trust this server's tool descriptions and annotations (repeatable); by default they are replaced"),
+        Arg::new("audit")
+            .long("audit")
+            .value_name("FILE")
+            .value_parser(value_parser!(PathBuf))
+            .help("Append an audit receipt for every call to FILE, one JSON object a line; a call whose receipt cannot be written fails"),
+        Arg::new("health-interval")
+            .long("health-interval")
+            .value_name("SECS")
+            .value_parser(value_parser!(u64).range(1..))
+            .default_value("2")
+            .help("While serving, how often a dead upstream is looked for and reconnected"),
+    ]
+}
+
+fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let early = early(&args);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("Error: could not start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = runtime.block_on(run(args, early));
+    runtime.shutdown_background();
+    code
+}
+
+async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
+    let wants_help = args.iter().skip(1).any(|a| {
+        let a = a.to_string_lossy();
+        a == "--help" || a == "-h" || a == "--version" || a == "-V"
+    });
+    let gateway = match &early.config {
+        Some(path) => match Gateway::start(path.clone(), early.trust, early.audit.as_deref()).await
+        {
+            Ok(gateway) => gateway,
+            Err(error) => {
+                eprintln!("Error: {error}");
+                return ExitCode::from(gonk_tools::adapters::cli::exit::FAILURE);
+            }
+        },
+        None if wants_help => Gateway::empty(),
+        None => {
+            eprintln!("Error: --config FILE is required (an mcpServers JSON file)");
+            return ExitCode::from(gonk_tools::adapters::cli::exit::USAGE);
+        }
+    };
+    let mut cli = Cli::new(gateway.registry().clone())
+        .name("gonk-gateway")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("One MCP server in front of many: every upstream's tools, namespaced <server>.<tool>; every tool is also a subcommand (`call TOOL` or `TOOL`).")
+        .context(gateway.base_context());
+    for arg in global_args() {
+        cli = cli.global_arg(arg);
+    }
+    let code = cli
+        .command(serving::stdio_command(), {
+            let gateway = gateway.clone();
+            move |matches| serving::run_stdio(gateway.clone(), matches)
+        })
+        .command(serving::serve_command(), {
+            let gateway = gateway.clone();
+            move |matches| serving::run_serve(gateway.clone(), matches)
+        })
+        .run_async(drop_call(args))
+        .await;
+    gateway.close().await;
+    code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<OsString> {
+        words.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn call_is_dropped_only_as_the_command_word() {
+        assert_eq!(
+            drop_call(argv(&[
+                "gw", "--config", "call", "call", "a.b", "--x", "call"
+            ])),
+            argv(&["gw", "--config", "call", "a.b", "--x", "call"])
+        );
+        assert_eq!(drop_call(argv(&["gw", "list"])), argv(&["gw", "list"]));
+    }
+
+    #[test]
+    fn early_options_are_read_in_both_spellings() {
+        let found = early(&argv(&[
+            "gw",
+            "--config=c.json",
+            "--trust",
+            "a",
+            "--trust=b",
+            "--audit",
+            "x.log",
+            "list",
+        ]));
+        assert_eq!(found.config, Some(PathBuf::from("c.json")));
+        assert_eq!(found.trust, ["a", "b"]);
+        assert_eq!(found.audit, Some(PathBuf::from("x.log")));
+    }
+}

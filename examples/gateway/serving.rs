@@ -1,0 +1,421 @@
+//! The gateway's state (one registry, a source per upstream), its audit
+//! file, the upkeep while serving (reconnecting dead upstreams, reloading
+//! the config on SIGHUP), and the `mcp` and `serve` commands.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgMatches, Command};
+use gonk_tools::adapters::cli::exit;
+use gonk_tools::adapters::mcp::{
+    serve_http, serve_stdio_with_shutdown, McpHttpOptions, McpServerOptions, McpSource,
+    WriteToolPolicy,
+};
+use gonk_tools::adapters::ws::{ws_router, WsHandler, WsServerOptions};
+use gonk_tools::prelude::*;
+use gonk_tools::security::{
+    provider_fn, AllowAll, ApprovalDecision, AuditReceipt, AuditSink, AuthContext, AuthMethod,
+    AuthenticatedPrincipal, PrincipalIdentity, PrincipalKind, SecurityError, SecurityOptions,
+};
+use gonk_tools::ToolRegistry;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{self, ServerConfig};
+
+/// The port `serve` listens on unless `--port` says otherwise.
+const DEFAULT_PORT: u16 = 8809;
+
+/// One connected upstream and the config it was connected with.
+struct Upstream {
+    config: ServerConfig,
+    source: Arc<McpSource>,
+}
+
+/// The registry the adapters serve and the sources that fill it.
+#[derive(Clone)]
+pub struct Gateway {
+    registry: ToolRegistry,
+    upstreams: Arc<tokio::sync::Mutex<BTreeMap<String, Upstream>>>,
+    config: Option<PathBuf>,
+    trust: Arc<Vec<String>>,
+    audited: bool,
+}
+
+/// Appends each receipt to a file as one JSON line.
+struct FileAudit(Mutex<File>);
+
+impl AuditSink for FileAudit {
+    fn record(&self, receipt: AuditReceipt) -> BoxFuture<'_, Result<(), SecurityError>> {
+        let written = serde_json::to_string(&receipt)
+            .map_err(SecurityError::new)
+            .and_then(|line| {
+                let mut file = self.0.lock().unwrap_or_else(|p| p.into_inner());
+                writeln!(file, "{line}")
+                    .and_then(|()| file.flush())
+                    .map_err(SecurityError::new)
+            });
+        Box::pin(std::future::ready(written))
+    }
+}
+
+/// Who calls through the gateway when receipts are kept: the operator who
+/// configured it (each upstream's tools are approved by being configured).
+fn operator() -> AuthContext {
+    let principal = AuthenticatedPrincipal::new(
+        "gateway:operator",
+        PrincipalKind::Local,
+        PrincipalIdentity::new("gateway", "operator", AuthMethod::Local),
+    );
+    AuthContext::new(principal, AllowAll)
+}
+
+impl Gateway {
+    /// A gateway with no upstreams (for `--help` without a config).
+    pub fn empty() -> Gateway {
+        Gateway {
+            registry: ToolRegistry::new(),
+            upstreams: Arc::default(),
+            config: None,
+            trust: Arc::default(),
+            audited: false,
+        }
+    }
+
+    /// Reads `config`, connects every enabled upstream (one that fails is
+    /// reported on stderr and left out; the others are served) and, with
+    /// `audit`, keeps a receipt of every call in that file.
+    pub async fn start(
+        config: PathBuf,
+        trust: Vec<String>,
+        audit: Option<&Path>,
+    ) -> Result<Gateway, String> {
+        let servers = config::load(&config)?.servers;
+        for id in &trust {
+            if !servers.contains_key(id) {
+                return Err(format!(
+                    "--trust {id}: the config has no server {id:?} (it has: {})",
+                    servers.keys().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+        let registry = match audit {
+            Some(path) => {
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| format!("cannot open the audit file {}: {e}", path.display()))?;
+                ToolRegistry::builder()
+                    .security(
+                        SecurityOptions::new()
+                            .approval_provider(provider_fn(|_| Ok(ApprovalDecision::approved())))
+                            .audit_sink(FileAudit(Mutex::new(file)))
+                            .mandatory_audit(true),
+                    )
+                    .build()
+            }
+            None => ToolRegistry::new(),
+        };
+        let gateway = Gateway {
+            registry,
+            upstreams: Arc::default(),
+            config: Some(config),
+            trust: Arc::new(trust),
+            audited: audit.is_some(),
+        };
+        gateway.apply(servers).await;
+        Ok(gateway)
+    }
+
+    /// The registry holding every upstream's tools.
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.registry
+    }
+
+    /// The context calls start from: the operator's when receipts are kept
+    /// (so the audit gate runs), else a plain one.
+    pub fn base_context(&self) -> ToolContext {
+        if self.audited {
+            ToolContext::new().with_auth(operator())
+        } else {
+            ToolContext::new()
+        }
+    }
+
+    /// Makes the upstreams those of `servers`: unchanged ones stay
+    /// connected, changed ones are closed and connected anew, removed ones
+    /// closed, new ones connected. Failures are reported on stderr.
+    async fn apply(&self, servers: BTreeMap<String, ServerConfig>) {
+        let mut upstreams = self.upstreams.lock().await;
+        let wanted: BTreeMap<String, ServerConfig> = servers
+            .into_iter()
+            .filter(|(_, server)| !server.disabled)
+            .collect();
+        let stale: Vec<String> = upstreams
+            .iter()
+            .filter(|(id, up)| wanted.get(*id) != Some(&up.config))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in stale {
+            if let Some(up) = upstreams.remove(&id) {
+                let _ = up.source.close().await;
+                eprintln!("gonk-gateway: closed {id}");
+            }
+        }
+        let to_connect: Vec<(String, ServerConfig)> = wanted
+            .into_iter()
+            .filter(|(id, _)| !upstreams.contains_key(id))
+            .collect();
+        let connecting = to_connect.into_iter().map(|(id, server)| {
+            let trusted = self.trust.contains(&id);
+            let registry = self.registry.clone();
+            async move {
+                let result = server.builder(&id, trusted).connect(&registry).await;
+                (id, server, result)
+            }
+        });
+        for (id, server, result) in futures::future::join_all(connecting).await {
+            match result {
+                Ok(source) => {
+                    upstreams.insert(
+                        id,
+                        Upstream {
+                            config: server,
+                            source: Arc::new(source),
+                        },
+                    );
+                }
+                Err(error) => eprintln!("gonk-gateway: {error}; its tools are not served"),
+            }
+        }
+    }
+
+    /// Rereads the config file and applies it.
+    async fn reload(&self) {
+        let Some(path) = &self.config else { return };
+        match config::load(path) {
+            Ok(config) => {
+                self.apply(config.servers).await;
+                eprintln!("gonk-gateway: reloaded {}", path.display());
+            }
+            Err(error) => eprintln!("gonk-gateway: reload refused, the old config stays: {error}"),
+        }
+    }
+
+    /// Reconnects every upstream whose connection has ended.
+    async fn heal(&self) {
+        let sources: Vec<(String, Arc<McpSource>)> = self
+            .upstreams
+            .lock()
+            .await
+            .iter()
+            .filter(|(_, up)| up.source.is_disconnected())
+            .map(|(id, up)| (id.clone(), Arc::clone(&up.source)))
+            .collect();
+        for (id, source) in sources {
+            match source.reconnect().await {
+                Ok(revision) => {
+                    eprintln!("gonk-gateway: reconnected {id} (catalog revision {revision})")
+                }
+                Err(error) => eprintln!("gonk-gateway: {id} is down: {error}"),
+            }
+        }
+    }
+
+    /// Until `stop`: reconnects dead upstreams every `interval` and
+    /// reloads the config on SIGHUP.
+    fn keep_up(&self, interval: Duration, stop: CancellationToken) {
+        let gateway = self.clone();
+        tokio::spawn(async move {
+            #[cfg(unix)]
+            let mut hangup =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+            loop {
+                #[cfg(unix)]
+                let reload = async {
+                    match hangup.as_mut() {
+                        Some(signal) => {
+                            signal.recv().await;
+                        }
+                        None => std::future::pending().await,
+                    }
+                };
+                #[cfg(not(unix))]
+                let reload = std::future::pending::<()>();
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(interval) => gateway.heal().await,
+                    () = reload => gateway.reload().await,
+                }
+            }
+        });
+    }
+
+    /// Closes every upstream.
+    pub async fn close(&self) {
+        let mut upstreams = self.upstreams.lock().await;
+        for (_, up) in std::mem::take(&mut *upstreams) {
+            let _ = up.source.close().await;
+        }
+    }
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = int.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+fn failure(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("Error: {message}");
+    ExitCode::from(exit::FAILURE)
+}
+
+/// The MCP options both transports share: every imported tool is exposed
+/// (they are `exec` tools; the operator chose them by configuring the
+/// upstream, and `serve` puts an API key in front).
+fn server_options(gateway: &Gateway) -> McpServerOptions {
+    let context = gateway.base_context();
+    McpServerOptions::new("gonk-gateway", env!("CARGO_PKG_VERSION"))
+        .title("gonk-tools gateway")
+        .instructions("The tools of several MCP servers, each named <server>.<tool>.")
+        .write_policy(WriteToolPolicy::Permissive)
+        .base_context(move || context.clone())
+}
+
+fn interval(matches: &ArgMatches) -> Duration {
+    Duration::from_secs(
+        matches
+            .get_one::<u64>("health-interval")
+            .copied()
+            .unwrap_or(2),
+    )
+}
+
+/// `gonk-gateway mcp`.
+pub fn stdio_command() -> Command {
+    Command::new("mcp").about("Serve the upstreams' tools over MCP on stdin/stdout")
+}
+
+/// Runs `gonk-gateway mcp` until the client disconnects (or SIGTERM / Ctrl-C).
+pub async fn run_stdio(gateway: Gateway, matches: ArgMatches) -> ExitCode {
+    let stop = CancellationToken::new();
+    gateway.keep_up(interval(&matches), stop.clone());
+    let served = serve_stdio_with_shutdown(
+        gateway.registry().clone(),
+        server_options(&gateway),
+        terminated(),
+    )
+    .await;
+    stop.cancel();
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => failure(error),
+    }
+}
+
+/// `gonk-gateway serve`.
+pub fn serve_command() -> Command {
+    Command::new("serve")
+        .about("Serve the upstreams' tools over MCP streamable HTTP at http://HOST:PORT/mcp and WebSocket at ws://HOST:PORT/ws")
+        .arg(
+            Arg::new("host")
+                .long("host")
+                .value_name("H")
+                .value_parser(value_parser!(IpAddr))
+                .default_value("127.0.0.1")
+                .help("The address to bind; anything but loopback needs --api-key"),
+        )
+        .arg(
+            Arg::new("port")
+                .long("port")
+                .value_name("N")
+                .value_parser(value_parser!(u16))
+                .default_value(DEFAULT_PORT.to_string())
+                .help("The port to listen on (0 picks a free one)"),
+        )
+        .arg(
+            Arg::new("api-key")
+                .long("api-key")
+                .value_name("K")
+                .help("Require `Authorization: Bearer K` on every request [env: GONK_GATEWAY_API_KEY]"),
+        )
+}
+
+/// Runs `gonk-gateway serve` until SIGTERM / Ctrl-C.
+pub async fn run_serve(gateway: Gateway, matches: ArgMatches) -> ExitCode {
+    let host = matches
+        .get_one::<IpAddr>("host")
+        .copied()
+        .unwrap_or(IpAddr::from([127, 0, 0, 1]));
+    let port = matches
+        .get_one::<u16>("port")
+        .copied()
+        .unwrap_or(DEFAULT_PORT);
+    let key = matches.get_one::<String>("api-key").cloned().or_else(|| {
+        std::env::var("GONK_GATEWAY_API_KEY")
+            .ok()
+            .filter(|k| !k.is_empty())
+    });
+    let ws_stop = CancellationToken::new();
+    let mut ws = WsServerOptions::new().shutdown_token(ws_stop.clone());
+    if let Some(key) = &key {
+        ws = ws.api_key(key.clone());
+    }
+    let mut options = McpHttpOptions::new(server_options(&gateway))
+        .also_serve(ws_router(WsHandler::builder(gateway.registry()), ws));
+    if let Some(key) = key {
+        options = options.api_key(key);
+    }
+    let server = match serve_http(
+        SocketAddr::new(host, port),
+        gateway.registry().clone(),
+        options,
+    )
+    .await
+    {
+        Ok(server) => server,
+        Err(error) => return failure(error),
+    };
+    eprintln!("gonk-gateway: serving MCP at {}", server.url());
+    eprintln!(
+        "gonk-gateway: serving WebSocket at ws://{}/ws",
+        server.local_addr()
+    );
+    let stop = server.shutdown_token();
+    gateway.keep_up(interval(&matches), stop.clone());
+    tokio::spawn(async move {
+        terminated().await;
+        ws_stop.cancel();
+        stop.cancel();
+    });
+    match server.wait().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => failure(error),
+    }
+}
