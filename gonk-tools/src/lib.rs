@@ -109,10 +109,12 @@
 //! * [`ask`] — a tool (or the approval gate) asks its caller: elicitation,
 //!   sampling, roots, through the [`Asker`](ask::Asker) the surface installs
 //!   (`docs/asking.md`).
-//! * [`resource`], [`prompt`], [`completion`] — MCP's other primitives
-//!   beside tools: resources by URI or RFC 6570 template, prompts with
-//!   typed arguments, completion of both; registered on the same registry
-//!   and run through the same dispatch (`docs/resources.md`).
+//! * [`resource`](mod@resource), [`prompt`](mod@prompt), [`completion`] —
+//!   MCP's other primitives beside tools: resources by URI or RFC 6570
+//!   template ([`#[resource]`](macro@resource)), prompts with typed
+//!   arguments ([`#[prompt]`](macro@prompt)), completion of both;
+//!   registered on the same registry and run through the same dispatch
+//!   (`docs/resources.md`).
 //! * [`jobs`] — detached dispatch: heavy tools return a job handle unless
 //!   the caller waits (`#[tool(detached)]`, or
 //!   [`dispatch_detached_with_wait`](jobs::dispatch_detached_with_wait) in
