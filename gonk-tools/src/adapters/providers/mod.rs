@@ -124,7 +124,7 @@
 //! ## Deferred loading
 //!
 //! [`ProviderTools::defer_loading`] marks every entry but the tool-search
-//! meta-tools (`tools.search`, `tools.call`: [`crate::search`], feature
+//! meta-tools (`tools.search`, `tools.call`: `gonk_tools::search`, feature
 //! `search`) `defer_loading: true`, so Anthropic and OpenAI load a tool's
 //! definition only when the model looks for it and a catalog of a
 //! thousand tools costs a few hundred tokens up front. Sources:

@@ -83,7 +83,7 @@ impl<P: Provider> ProviderTools<P> {
     }
 
     /// With `true`, every entry but the tool-search meta-tools
-    /// (`tools.search`, `tools.call`: [`crate::search`]) is marked
+    /// (`tools.search`, `tools.call`: `gonk_tools::search`, feature `search`) is marked
     /// `defer_loading: true` where the provider has the mark (Anthropic,
     /// OpenAI), so the model loads a tool's definition only when it looks
     /// for it. Off by default (the entries are unchanged). Install the
