@@ -189,6 +189,8 @@ pub mod registry;
 pub mod resource;
 pub mod schema;
 pub mod scope;
+#[cfg(feature = "search")]
+pub mod search;
 pub mod security;
 pub mod state;
 pub mod surface;

@@ -106,4 +106,8 @@ impl Provider for Anthropic {
     fn reply(&self, results: Vec<Value>) -> Vec<Value> {
         vec![json!({"role": "user", "content": results})]
     }
+
+    fn defer_loading(&self, entry: &mut Value) -> bool {
+        super::mark_deferred(entry)
+    }
 }

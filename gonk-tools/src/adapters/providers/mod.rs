@@ -120,6 +120,17 @@
 //! Projections are computed once per tool and cached; [`ProviderTools::tools`]
 //! recomputes only what the registry changed since the last call.
 //! Duplex tools are never offered (a model cannot stream input to them).
+//!
+//! ## Deferred loading
+//!
+//! [`ProviderTools::defer_loading`] marks every entry but the tool-search
+//! meta-tools (`tools.search`, `tools.call`: `gonk_tools::search`, feature
+//! `search`) `defer_loading: true`, so Anthropic and OpenAI load a tool's
+//! definition only when the model looks for it and a catalog of a
+//! thousand tools costs a few hundred tokens up front. Sources:
+//! <https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool>,
+//! <https://developers.openai.com/api/docs/guides/tools-tool-search>.
+//! Gemini has no such mark; its entries are unchanged.
 //! The list is not filtered per principal: when the registry is
 //! authenticated, give the model only what it may see (with
 //! [`ProviderTools::filter`]) — calls still pass every auth gate, and a
@@ -169,6 +180,33 @@ pub trait Provider: Send + Sync + 'static {
 
     /// What to append to the conversation for one turn's results, in order.
     fn reply(&self, results: Vec<Value>) -> Vec<Value>;
+
+    /// Marks a tool entry as loaded only when the model searches for it
+    /// (`defer_loading: true` on Anthropic and OpenAI); `false` when the
+    /// provider has no such mark (Gemini; the default), leaving the entry
+    /// as it was.
+    fn defer_loading(&self, entry: &mut Value) -> bool {
+        let _ = entry;
+        false
+    }
+}
+
+/// The search meta-tool's name (`crate::search`), never deferred.
+pub(crate) const SEARCH_TOOL: &str = "tools.search";
+
+/// The call meta-tool's name (`crate::search`), never deferred.
+pub(crate) const CALL_TOOL: &str = "tools.call";
+
+/// Adds `defer_loading: true` at the top of a tool entry (where Anthropic
+/// and both OpenAI APIs read it).
+fn mark_deferred(entry: &mut Value) -> bool {
+    match entry.as_object_mut() {
+        Some(entry) => {
+            entry.insert("defer_loading".to_owned(), Value::Bool(true));
+            true
+        }
+        None => false,
+    }
 }
 
 /// One tool as a provider sees it.

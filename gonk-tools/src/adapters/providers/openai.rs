@@ -166,4 +166,8 @@ impl Provider for OpenAi {
     fn reply(&self, results: Vec<Value>) -> Vec<Value> {
         results
     }
+
+    fn defer_loading(&self, entry: &mut Value) -> bool {
+        super::mark_deferred(entry)
+    }
 }

@@ -23,6 +23,7 @@ pub struct ProviderTools<P> {
     registry: ToolRegistry,
     provider: Arc<P>,
     filter: Option<Filter>,
+    defer_loading: bool,
     cache: Arc<RwLock<Option<Arc<Snapshot>>>>,
 }
 
@@ -65,6 +66,7 @@ impl<P: Provider> ProviderTools<P> {
             registry,
             provider: Arc::new(provider),
             filter: None,
+            defer_loading: false,
             cache: Arc::default(),
         }
     }
@@ -76,6 +78,19 @@ impl<P: Provider> ProviderTools<P> {
         keep: impl Fn(&ToolDefinition) -> bool + Send + Sync + 'static,
     ) -> Self {
         self.filter = Some(Arc::new(keep));
+        self.cache = Arc::default();
+        self
+    }
+
+    /// With `true`, every entry but the tool-search meta-tools
+    /// (`tools.search`, `tools.call`: `gonk_tools::search`, feature `search`) is marked
+    /// `defer_loading: true` where the provider has the mark (Anthropic,
+    /// OpenAI), so the model loads a tool's definition only when it looks
+    /// for it. Off by default (the entries are unchanged). Install the
+    /// meta-tools in the registry first, or the model has nothing to
+    /// search with (a warning is logged).
+    pub fn defer_loading(mut self, defer: bool) -> Self {
+        self.defer_loading = defer;
         self.cache = Arc::default();
         self
     }
@@ -206,6 +221,13 @@ impl<P: Provider> ProviderTools<P> {
                 })
                 .collect(),
         };
+        if self.defer_loading && !projections.iter().any(|p| p.tool == super::SEARCH_TOOL) {
+            tracing::warn!(
+                provider = rules.surface(),
+                "deferring every tool, but {} is not offered: install gonk_tools::search first",
+                super::SEARCH_TOOL
+            );
+        }
         let entries = projections.iter().map(|p| p.entry.clone()).collect();
         Snapshot {
             keys,
@@ -217,9 +239,12 @@ impl<P: Provider> ProviderTools<P> {
     }
 
     fn project(&self, def: &ToolDefinition, name: &str) -> ToolProjection {
-        let projection = self
+        let mut projection = self
             .provider
             .project(def, name, def.advertised_description());
+        if self.defer_loading && def.name != super::SEARCH_TOOL && def.name != super::CALL_TOOL {
+            self.provider.defer_loading(&mut projection.entry);
+        }
         for note in &projection.notes {
             tracing::debug!(tool = %def.name, provider = self.provider.name_rules().surface(), "{note}");
         }
