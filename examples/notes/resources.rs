@@ -143,9 +143,7 @@ fn all_tags(db: &rusqlite::Connection) -> Result<Vec<String>, ToolError> {
         .collect()
 }
 
-/// A note as Markdown: its title as a heading, its text, then its id,
-/// creation time and tags. The contents' `_meta` holds its tags as
-/// `{"tags": [..]}` and whether it is archived.
+/// A note as Markdown: its title as a heading, its text, then its id, creation time and tags. The contents' `_meta` holds its tags as `{"tags": [..]}` and whether it is archived.
 #[resource("notes://{id}", name = "note", title = "Note", mime_type = "text/markdown",
            complete(id = complete_ids))]
 pub async fn note_resource(id: i64, store: State<Store>) -> Result<ResourceContents, ToolError> {
@@ -153,8 +151,7 @@ pub async fn note_resource(id: i64, store: State<Store>) -> Result<ResourceConte
     Ok(note_contents(&note))
 }
 
-/// The 20 most recently changed notes (archived ones left out), newest
-/// first, as JSON.
+/// The 20 most recently changed notes (archived ones left out), newest first, as JSON.
 #[resource(
     "notes://recent",
     name = "recent",

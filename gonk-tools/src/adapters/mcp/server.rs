@@ -1129,36 +1129,69 @@ impl McpServer {
         Ok((base.with_asker(Arc::new(asker)), None))
     }
 
-    async fn read_resource_in(
+    /// One read or get that may ask its client: `run` gets the context
+    /// (asking by replay in 2026, on the session in 2025); a run that
+    /// stopped at a question answers `input_required`, a failed one the
+    /// era's error, a finished one what `answer` makes of it (told whether
+    /// the caller is authenticated).
+    async fn asking_request<T, R, Fut>(
         &self,
-        request: rmcp::model::ReadResourceRequestParams,
         context: &RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        binding: impl FnOnce() -> (String, Value),
+        asked: (Option<String>, Option<rmcp::model::InputResponses>),
+        run: impl FnOnce(ToolContext) -> Fut,
+        answer: impl FnOnce(T, bool) -> Result<R, ErrorData>,
+    ) -> Result<R, ErrorData>
+    where
+        Fut: std::future::Future<Output = Result<T, ToolError>>,
+        R: From<rmcp::model::InputRequiredResult>,
+    {
         let stateless = is_stateless(context);
         let base = self.request_base(context);
         let authenticated = base.is_authenticated();
-        let uri = request.uri;
+        let (request_state, input_responses) = asked;
         let (ctx, round) = self
             .with_asking(
                 base,
                 context,
                 stateless,
-                || {
-                    let arguments = serde_json::json!({ "uri": uri });
-                    (format!("resources/read {uri}"), arguments)
-                },
-                request.request_state.as_deref(),
-                request.input_responses,
+                binding,
+                request_state.as_deref(),
+                input_responses,
             )
             .await?;
-        let read = self.shared.registry.read_resource(&uri, ctx).await;
+        let outcome = run(ctx).await;
         if let Some(round) = round.filter(|round| round.replay.is_pending()) {
             return round.input_required(&self.shared.sealer).map(Into::into);
         }
-        match read {
-            Ok(contents) => resources::read_result(contents, authenticated).map(Into::into),
+        match outcome {
+            Ok(value) => answer(value, authenticated),
             Err(error) => Err(protocol_error(&error, stateless)),
         }
+    }
+
+    async fn read_resource_in(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let registry = &self.shared.registry;
+        self.asking_request(
+            context,
+            || {
+                (
+                    format!("resources/read {uri}"),
+                    serde_json::json!({ "uri": uri }),
+                )
+            },
+            (request.request_state, request.input_responses),
+            |ctx| registry.read_resource(&uri, ctx),
+            |contents, authenticated| {
+                resources::read_result(contents, authenticated).map(Into::into)
+            },
+        )
+        .await
     }
 
     async fn get_prompt_in(
@@ -1166,34 +1199,18 @@ impl McpServer {
         request: rmcp::model::GetPromptRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
-        let stateless = is_stateless(context);
-        let base = self.request_base(context);
+        let name = request.name;
         let arguments = request.arguments.unwrap_or_default();
-        let (ctx, round) = self
-            .with_asking(
-                base,
-                context,
-                stateless,
-                || {
-                    let binding = format!("prompts/get {}", request.name);
-                    (binding, Value::Object(arguments.clone()))
-                },
-                request.request_state.as_deref(),
-                request.input_responses,
-            )
-            .await?;
-        let got = self
-            .shared
-            .registry
-            .get_prompt(&request.name, arguments, ctx)
-            .await;
-        if let Some(round) = round.filter(|round| round.replay.is_pending()) {
-            return round.input_required(&self.shared.sealer).map(Into::into);
-        }
-        match got {
-            Ok(result) => resources::prompt_result(result).map(Into::into),
-            Err(error) => Err(protocol_error(&error, stateless)),
-        }
+        let bound = Value::Object(arguments.clone());
+        let registry = &self.shared.registry;
+        self.asking_request(
+            context,
+            || (format!("prompts/get {name}"), bound),
+            (request.request_state, request.input_responses),
+            |ctx| registry.get_prompt(&name, arguments, ctx),
+            |result, _| resources::prompt_result(result).map(Into::into),
+        )
+        .await
     }
 
     /// Notifies a 2025 session of resource updates it subscribed to and of
