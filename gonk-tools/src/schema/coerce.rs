@@ -37,20 +37,24 @@ pub fn coerce_string_arguments(schema: &Value, args: &mut Map<String, Value>) {
     }
 }
 
+/// The types a property allows: its `type` (one or a list), and the
+/// `type` of each `anyOf` branch (schemars writes `Option<T>` of a
+/// referenced type that way). Borrowed: nothing is allocated per call.
 fn types_of(property: &Value) -> impl Iterator<Item = &str> + '_ {
-    let direct = match property.get("type") {
-        Some(Value::String(ty)) => vec![ty.as_str()],
-        Some(Value::Array(types)) => types.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    };
-    // schemars writes `Option<T>` of a referenced type as anyOf [T, null].
+    let ty = property.get("type");
+    let single = ty.and_then(Value::as_str);
+    let listed = ty
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str);
     let nested = property
         .get("anyOf")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(|v| v.get("type").and_then(Value::as_str));
-    direct.into_iter().chain(nested)
+    single.into_iter().chain(listed).chain(nested)
 }
 
 fn parse_as(ty: &str, text: &str) -> Option<Value> {
