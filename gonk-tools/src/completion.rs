@@ -87,9 +87,46 @@ impl From<Vec<&str>> for Completion {
     }
 }
 
+/// The completers a resource or prompt has, by argument (or variable).
+#[derive(Default)]
+pub(crate) struct Completers(Vec<(String, ToolDefinition)>);
+
+impl Completers {
+    /// Attaches `completer` to `argument` of `owner`, replacing one
+    /// attached before.
+    pub(crate) fn attach<C, Fut, R, E>(
+        &mut self,
+        owner: &str,
+        argument: &str,
+        kind: crate::definition::Primitive,
+        completer: C,
+    ) where
+        C: Fn(CompletionRequest, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, E>> + Send + 'static,
+        R: Into<Completion> + Send + 'static,
+        E: Into<ToolError> + Send + 'static,
+    {
+        let def = completer_definition(owner, argument, kind, completer);
+        self.0.retain(|(name, _)| name != argument);
+        self.0.push((argument.to_owned(), def));
+    }
+
+    /// Every argument with its completer.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &ToolDefinition)> + '_ {
+        self.0.iter().map(|(name, def)| (name.as_str(), def))
+    }
+
+    /// The completer of `argument`.
+    pub(crate) fn get(&self, argument: &str) -> Option<&ToolDefinition> {
+        self.iter()
+            .find(|(name, _)| *name == argument)
+            .map(|(_, def)| def)
+    }
+}
+
 /// The completer of `argument` of `owner`, as a definition dispatch runs
 /// (never listed as a tool). `kind` is what a policy sees it as.
-pub(crate) fn completer_definition<C, Fut, R, E>(
+fn completer_definition<C, Fut, R, E>(
     owner: &str,
     argument: &str,
     kind: crate::definition::Primitive,

@@ -176,7 +176,7 @@ impl ToolRegistry {
                 reason: error.reason().to_owned(),
             })?;
         self.check_handler(def.uri(), def.read_definition())?;
-        for (variable, completer) in &def.inner.completers {
+        for (variable, completer) in def.inner.completers.iter() {
             if !template.variables().any(|v| v == variable) {
                 return Err(RegistryError::InvalidResource {
                     uri: def.uri().to_owned(),
@@ -203,8 +203,8 @@ impl ToolRegistry {
     /// extracts; a name registered twice is an error.
     pub fn register_prompt(&self, def: PromptDefinition) -> Result<(), RegistryError> {
         self.check_handler(def.name(), def.get_definition())?;
-        for (argument, completer) in &def.inner.completers {
-            if !def.arguments().iter().any(|a| &a.name == argument) {
+        for (argument, completer) in def.inner.completers.iter() {
+            if !def.arguments().iter().any(|a| a.name == argument) {
                 return Err(RegistryError::InvalidPrompt {
                     name: def.name().to_owned(),
                     reason: format!(

@@ -59,7 +59,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::completion::{completer_definition, Completion, CompletionRequest};
+use crate::completion::{Completers, Completion, CompletionRequest};
 use crate::context::ToolContext;
 use crate::definition::{ApprovalTier, Primitive, ToolBuilder, ToolDefinition};
 use crate::error::ToolError;
@@ -304,7 +304,7 @@ pub(crate) struct PromptInner {
     pub(crate) icons: Vec<Icon>,
     pub(crate) arguments: Vec<PromptArgument>,
     pub(crate) get: Option<ToolDefinition>,
-    pub(crate) completers: Vec<(String, ToolDefinition)>,
+    pub(crate) completers: Completers,
 }
 
 /// A prompt: metadata, arguments and the handler that renders it. Cheap
@@ -341,7 +341,7 @@ impl PromptDefinition {
                 icons: Vec::new(),
                 arguments: Vec::new(),
                 get: None,
-                completers: Vec::new(),
+                completers: Completers::default(),
             },
         }
     }
@@ -373,7 +373,7 @@ impl PromptDefinition {
 
     /// The arguments that have a completer.
     pub fn completable(&self) -> impl Iterator<Item = &str> + '_ {
-        self.inner.completers.iter().map(|(name, _)| name.as_str())
+        self.inner.completers.iter().map(|(name, _)| name)
     }
 
     /// The definition dispatch runs to render it: its input schema is the
@@ -383,11 +383,7 @@ impl PromptDefinition {
     }
 
     pub(crate) fn completer(&self, argument: &str) -> Option<&ToolDefinition> {
-        self.inner
-            .completers
-            .iter()
-            .find(|(name, _)| name == argument)
-            .map(|(_, def)| def)
+        self.inner.completers.get(argument)
     }
 }
 
@@ -460,9 +456,10 @@ impl PromptBuilder {
         R: Into<Completion> + Send + 'static,
         E: Into<ToolError> + Send + 'static,
     {
-        let def = completer_definition(&self.inner.name, argument, Primitive::Prompt, completer);
-        self.inner.completers.retain(|(name, _)| name != argument);
-        self.inner.completers.push((argument.to_owned(), def));
+        let owner = self.inner.name.clone();
+        self.inner
+            .completers
+            .attach(&owner, argument, Primitive::Prompt, completer);
         self
     }
 

@@ -53,7 +53,7 @@ use serde::{Deserialize, Serialize};
 pub use self::contents::{IntoResourceContents, Json, ResourceBody, ResourceContents};
 pub use self::template::{TemplateError, UriTemplate};
 pub use self::typed::*;
-use crate::completion::{completer_definition, Completion, CompletionRequest};
+use crate::completion::{Completers, Completion, CompletionRequest};
 use crate::context::ToolContext;
 use crate::definition::{ApprovalTier, Primitive, ToolBuilder, ToolDefinition};
 use crate::error::ToolError;
@@ -137,7 +137,7 @@ pub(crate) struct ResourceInner {
     pub(crate) icons: Vec<Icon>,
     pub(crate) annotations: ResourceAnnotations,
     pub(crate) read: Option<ToolDefinition>,
-    pub(crate) completers: Vec<(String, ToolDefinition)>,
+    pub(crate) completers: Completers,
 }
 
 /// A resource (fixed URI) or resource template: metadata and the handler
@@ -179,7 +179,7 @@ impl ResourceDefinition {
                 icons: Vec::new(),
                 annotations: ResourceAnnotations::default(),
                 read: None,
-                completers: Vec::new(),
+                completers: Completers::default(),
             },
         }
     }
@@ -236,7 +236,7 @@ impl ResourceDefinition {
 
     /// The variables (or arguments) that have a completer.
     pub fn completable(&self) -> impl Iterator<Item = &str> + '_ {
-        self.inner.completers.iter().map(|(name, _)| name.as_str())
+        self.inner.completers.iter().map(|(name, _)| name)
     }
 
     /// The definition dispatch runs to read it: its input schema is the
@@ -246,11 +246,7 @@ impl ResourceDefinition {
     }
 
     pub(crate) fn completer(&self, argument: &str) -> Option<&ToolDefinition> {
-        self.inner
-            .completers
-            .iter()
-            .find(|(name, _)| name == argument)
-            .map(|(_, def)| def)
+        self.inner.completers.get(argument)
     }
 }
 
@@ -362,9 +358,10 @@ impl ResourceBuilder {
         R: Into<Completion> + Send + 'static,
         E: Into<ToolError> + Send + 'static,
     {
-        let def = completer_definition(&self.inner.uri, variable, Primitive::Resource, completer);
-        self.inner.completers.retain(|(name, _)| name != variable);
-        self.inner.completers.push((variable.to_owned(), def));
+        let owner = self.inner.uri.clone();
+        self.inner
+            .completers
+            .attach(&owner, variable, Primitive::Resource, completer);
         self
     }
 
