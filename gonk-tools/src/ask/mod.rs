@@ -36,6 +36,7 @@
 
 mod context;
 mod elicitation;
+pub(crate) mod pending;
 mod replay;
 
 use std::fmt;

@@ -7,16 +7,14 @@
 //! once: `INPUT_UNAVAILABLE`, and an approval that asks the caller stays
 //! `APPROVAL_REQUIRED` (see `docs/asking.md`, "Pi").
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tokio::sync::oneshot;
 
 use super::protocol::PiReply;
+use crate::ask::pending::{answer_shape, AnswerRefused, AskFailures, PendingQuestions};
 use crate::ask::{AskError, Asker, InputKind, InputRequest};
 
 /// The one kind of question Pi's extension API can answer.
@@ -38,71 +36,44 @@ pub(crate) fn answerable(can_answer: &[String]) -> Vec<InputKind> {
 /// call fails at once instead of waiting out its bound.
 #[derive(Default)]
 pub(crate) struct PiQuestions {
-    waiting: Mutex<HashMap<String, oneshot::Sender<Value>>>,
-    next: AtomicU64,
-    closed: AtomicBool,
+    table: PendingQuestions,
 }
 
 impl PiQuestions {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, oneshot::Sender<Value>>> {
-        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// How many questions wait for answers.
     #[cfg(test)]
     pub(crate) fn waiting(&self) -> usize {
-        self.lock().len()
+        self.table.waiting()
     }
 
     /// Hands `answer` to the question `id`, or says why it cannot: no such
     /// question waits, or the answer is not an elicitation result (then
     /// the question keeps waiting).
     pub(crate) fn answer(&self, id: &str, answer: Value) -> Result<(), String> {
-        let mut waiting = self.lock();
-        if !waiting.contains_key(id) {
-            return Err(format!(
+        self.table.answer(id, answer).map_err(|refused| match refused {
+            AnswerRefused::NotWaiting => format!(
                 "no question {id} is waiting for an answer (it was answered, it expired, or its call ended)"
-            ));
-        }
-        // Every question Pi is asked is an elicitation.
-        if !InputKind::Elicitation.accepts(&answer) {
-            return Err(format!(
-                "the answer to question {id} is not an elicitation result: send {{\"action\": \"accept\" | \"decline\" | \"cancel\", \"content\"?: {{…}}}}"
-            ));
-        }
-        if let Some(tx) = waiting.remove(id) {
-            // The call may have ended a moment ago: then nobody listens.
-            let _ = tx.send(answer);
-        }
-        Ok(())
+            ),
+            // Every question Pi is asked is an elicitation.
+            AnswerRefused::WrongShape(kind) => format!(
+                "the answer to question {id} is not an elicitation result: send {}",
+                answer_shape(kind)
+            ),
+        })
     }
 
     /// The bridge is ending: waiting questions fail, no new one is asked.
     pub(crate) fn close(&self) {
-        self.closed.store(true, Ordering::Relaxed);
-        self.lock().clear();
-    }
-
-    fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Relaxed)
+        self.table.close();
     }
 }
 
-/// Takes a call's questions out of the table when it stops waiting
-/// (answered, timed out, or dropped with its aborted call).
-struct Asked<'a> {
-    questions: &'a PiQuestions,
-    ids: Vec<String>,
-}
-
-impl Drop for Asked<'_> {
-    fn drop(&mut self) {
-        let mut waiting = self.questions.lock();
-        for id in &self.ids {
-            waiting.remove(id);
-        }
-    }
-}
+/// How asking through the bridge fails.
+const PI_FAILURES: AskFailures = AskFailures {
+    closing: "the Pi bridge is closing",
+    not_sent: "the question could not be sent: the Pi extension is gone",
+    closed_before_answer: "the Pi bridge closed before the question was answered",
+};
 
 /// Sends one line to the extension; `false` when the output is gone.
 pub(crate) type ReplySender = dyn Fn(&PiReply) -> bool + Send + Sync;
@@ -139,7 +110,7 @@ impl PiAsker {
 
 impl Asker for PiAsker {
     fn can_ask(&self, kind: InputKind) -> bool {
-        self.kinds.contains(&kind) && !self.questions.is_closed()
+        self.kinds.contains(&kind) && !self.questions.table.is_closed()
     }
 
     fn ask<'a>(
@@ -155,47 +126,18 @@ impl Asker for PiAsker {
             if !missing.is_empty() {
                 return Err(self.unavailable(missing));
             }
-            let mut asked = Asked {
-                questions: &self.questions,
-                ids: Vec::with_capacity(questions.len()),
-            };
-            let mut answers = Vec::with_capacity(questions.len());
-            for (key, request) in questions {
-                if self.questions.is_closed() {
-                    return Err(AskError::Failed("the Pi bridge is closing".to_owned()));
-                }
-                let n = self.questions.next.fetch_add(1, Ordering::Relaxed) + 1;
-                let id = format!("q{n}");
-                let (tx, rx) = oneshot::channel();
-                self.questions.lock().insert(id.clone(), tx);
-                asked.ids.push(id.clone());
-                let line = PiReply::Question {
+            let send = |id, key: &str, request: &InputRequest| {
+                (self.send)(&PiReply::Question {
                     id,
                     call_id: self.call_id.clone(),
-                    key: key.clone(),
+                    key: key.to_owned(),
                     request: request.clone(),
-                };
-                if !(self.send)(&line) {
-                    return Err(AskError::Failed(
-                        "the question could not be sent: the Pi extension is gone".to_owned(),
-                    ));
-                }
-                answers.push(rx);
-            }
-            let all = futures::future::join_all(answers);
-            match tokio::time::timeout(self.timeout, all).await {
-                Err(_) => Err(AskError::TimedOut(self.timeout)),
-                Ok(answers) => answers
-                    .into_iter()
-                    .map(|answer| {
-                        answer.map_err(|_| {
-                            AskError::Failed(
-                                "the Pi bridge closed before the question was answered".to_owned(),
-                            )
-                        })
-                    })
-                    .collect(),
-            }
+                })
+            };
+            self.questions
+                .table
+                .ask(questions, self.timeout, &PI_FAILURES, send)
+                .await
         })
     }
 }
@@ -204,6 +146,7 @@ impl Asker for PiAsker {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::sync::Mutex;
 
     fn asker(kinds: Vec<InputKind>, timeout: Duration) -> (Arc<PiAsker>, Arc<Mutex<Vec<Value>>>) {
         let sent = Arc::new(Mutex::new(Vec::new()));

@@ -5,16 +5,14 @@
 //! asker ([`WsAsker`]) puts questions in it, the connection's answers take
 //! them out.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tokio::sync::oneshot;
 
 use super::message::{WsQuestion, WsReply};
+use crate::ask::pending::{answer_shape, AnswerRefused, AskFailures, PendingQuestions};
 use crate::ask::{AskError, Asker, InputKind, InputRequest};
 
 /// How long a call waits for the answer to a question unless
@@ -26,12 +24,6 @@ pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// connection is closing or its queue is full).
 pub type QuestionSender = dyn Fn(WsQuestion) -> bool + Send + Sync;
 
-/// A question waiting for its answer.
-struct Waiting {
-    kind: InputKind,
-    answer: oneshot::Sender<Value>,
-}
-
 /// The questions of one connection that wait for answers. A transport
 /// keeps one per connection: it hands each `answer` message to
 /// [`answer`](Self::answer), and calls [`close`](Self::close) when the
@@ -39,16 +31,14 @@ struct Waiting {
 /// waiting out its bound.
 #[derive(Default)]
 pub struct WsQuestions {
-    waiting: Mutex<HashMap<String, Waiting>>,
-    next: AtomicU64,
-    closed: AtomicBool,
+    table: PendingQuestions,
 }
 
 impl std::fmt::Debug for WsQuestions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WsQuestions")
             .field("waiting", &self.waiting())
-            .field("closed", &self.closed.load(Ordering::Relaxed))
+            .field("closed", &self.table.is_closed())
             .finish()
     }
 }
@@ -59,13 +49,9 @@ impl WsQuestions {
         Self::default()
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Waiting>> {
-        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// How many questions wait for answers.
     pub fn waiting(&self) -> usize {
-        self.lock().len()
+        self.table.waiting()
     }
 
     /// Hands `answer` to the question `id`. The error reply to send back
@@ -73,63 +59,34 @@ impl WsQuestions {
     /// its call ended) or the answer has the wrong shape for its kind (the
     /// question keeps waiting).
     pub fn answer(&self, id: &str, answer: Value) -> Result<(), WsReply> {
-        let mut waiting = self.lock();
-        let Some(question) = waiting.get(id) else {
-            return Err(WsReply::invalid_request(
-                None,
-                format!("No question {id} is waiting for an answer (it was answered, it expired, or its call ended)"),
-            ));
-        };
-        if !question.kind.accepts(&answer) {
-            let shape = match question.kind {
-                InputKind::Elicitation => {
-                    "{\"action\": \"accept\" | \"decline\" | \"cancel\", \"content\"?: {…}}"
-                }
-                InputKind::Sampling => "{\"role\", \"content\", …}",
-                InputKind::Roots => "{\"roots\": […]}",
-            };
-            return Err(WsReply::invalid_request(
-                None,
-                format!(
-                    "The answer to question {id} is not an answer to {}: send {shape}",
-                    question.kind.method()
+        self.table.answer(id, answer).map_err(|refused| {
+            let message = match refused {
+                AnswerRefused::NotWaiting => format!(
+                    "No question {id} is waiting for an answer (it was answered, it expired, or its call ended)"
                 ),
-            ));
-        }
-        if let Some(question) = waiting.remove(id) {
-            // The call may have ended a moment ago: then nobody listens.
-            let _ = question.answer.send(answer);
-        }
-        Ok(())
+                AnswerRefused::WrongShape(kind) => format!(
+                    "The answer to question {id} is not an answer to {}: send {}",
+                    kind.method(),
+                    answer_shape(kind)
+                ),
+            };
+            WsReply::invalid_request(None, message)
+        })
     }
 
     /// The connection ended: every waiting question fails, and no new
     /// question is asked.
     pub fn close(&self) {
-        self.closed.store(true, Ordering::Relaxed);
-        self.lock().clear();
-    }
-
-    fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Relaxed)
+        self.table.close();
     }
 }
 
-/// Takes a call's questions out of the table when it stops waiting
-/// (answered, timed out, or dropped with its call).
-struct Asked<'a> {
-    questions: &'a WsQuestions,
-    ids: Vec<String>,
-}
-
-impl Drop for Asked<'_> {
-    fn drop(&mut self) {
-        let mut waiting = self.questions.lock();
-        for id in &self.ids {
-            waiting.remove(id);
-        }
-    }
-}
+/// How asking over a socket fails.
+const WS_FAILURES: AskFailures = AskFailures {
+    closing: "the connection closed",
+    not_sent: "the question could not be sent: the connection is closing or not reading",
+    closed_before_answer: "the connection closed before the question was answered",
+};
 
 /// The asker of one call over a socket.
 pub(crate) struct WsAsker {
@@ -142,7 +99,7 @@ pub(crate) struct WsAsker {
 
 impl Asker for WsAsker {
     fn can_ask(&self, kind: InputKind) -> bool {
-        self.kinds.contains(&kind) && !self.questions.is_closed()
+        self.kinds.contains(&kind) && !self.questions.table.is_closed()
     }
 
     fn ask<'a>(
@@ -166,54 +123,18 @@ impl Asker for WsAsker {
                     kinds: missing,
                 });
             }
-            let mut asked = Asked {
-                questions: &self.questions,
-                ids: Vec::with_capacity(questions.len()),
-            };
-            let mut answers = Vec::with_capacity(questions.len());
-            for (key, request) in questions {
-                if self.questions.is_closed() {
-                    return Err(AskError::Failed("the connection closed".to_owned()));
-                }
-                let n = self.questions.next.fetch_add(1, Ordering::Relaxed) + 1;
-                let id = format!("q{n}");
-                let (tx, rx) = oneshot::channel();
-                self.questions.lock().insert(
-                    id.clone(),
-                    Waiting {
-                        kind: request.kind,
-                        answer: tx,
-                    },
-                );
-                asked.ids.push(id.clone());
-                let question = WsQuestion {
+            let send = |id, key: &str, request: &InputRequest| {
+                (self.send)(WsQuestion {
                     req_id: self.req_id.clone(),
                     id,
-                    key: key.clone(),
+                    key: key.to_owned(),
                     request: request.clone(),
-                };
-                if !(self.send)(question) {
-                    return Err(AskError::Failed(
-                        "the question could not be sent: the connection is closing or not reading"
-                            .to_owned(),
-                    ));
-                }
-                answers.push(rx);
-            }
-            let all = futures::future::join_all(answers);
-            match tokio::time::timeout(self.timeout, all).await {
-                Err(_) => Err(AskError::TimedOut(self.timeout)),
-                Ok(answers) => answers
-                    .into_iter()
-                    .map(|answer| {
-                        answer.map_err(|_| {
-                            AskError::Failed(
-                                "the connection closed before the question was answered".to_owned(),
-                            )
-                        })
-                    })
-                    .collect(),
-            }
+                })
+            };
+            self.questions
+                .table
+                .ask(questions, self.timeout, &WS_FAILURES, send)
+                .await
         })
     }
 }
@@ -222,6 +143,7 @@ impl Asker for WsAsker {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::sync::Mutex;
 
     fn asker(timeout: Duration) -> (Arc<WsAsker>, Arc<Mutex<Vec<WsQuestion>>>) {
         let sent = Arc::new(Mutex::new(Vec::new()));
