@@ -17,6 +17,7 @@
 
 mod config;
 mod serving;
+mod tool_search;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -34,6 +35,7 @@ struct Early {
     config: Option<PathBuf>,
     trust: Vec<String>,
     audit: Option<PathBuf>,
+    search: bool,
 }
 
 /// The global options that take a value, for [`early`] and [`drop_call`].
@@ -47,6 +49,10 @@ fn early(args: &[OsString]) -> Early {
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned());
     while let Some(word) = words.next() {
+        if word == "--search" {
+            found.search = true;
+            continue;
+        }
         let (name, inline) = match word.split_once('=') {
             Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
             None => (word.clone(), None),
@@ -143,6 +149,13 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
     let gateway = match &early.config {
         Some(path) => match Gateway::start(path.clone(), early.trust, early.audit.as_deref()).await
         {
+            Ok(gateway) if early.search => match gateway.with_search() {
+                Ok(gateway) => gateway,
+                Err(error) => {
+                    eprintln!("Error: {error}");
+                    return ExitCode::from(gonk_tools::adapters::cli::exit::FAILURE);
+                }
+            },
             Ok(gateway) => gateway,
             Err(error) => {
                 eprintln!("Error: {error}");
@@ -163,6 +176,7 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
     for arg in global_args() {
         cli = cli.global_arg(arg);
     }
+    cli = cli.global_arg(tool_search::search_arg());
     let code = cli
         .command(serving::stdio_command(), {
             let gateway = gateway.clone();
@@ -171,6 +185,10 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
         .command(serving::serve_command(), {
             let gateway = gateway.clone();
             move |matches| serving::run_serve(gateway.clone(), matches)
+        })
+        .command(tool_search::provider_tools_command(), {
+            let gateway = gateway.clone();
+            move |matches| tool_search::run_provider_tools(gateway.clone(), matches)
         })
         .run_async(drop_call(args))
         .await;
@@ -207,8 +225,10 @@ mod tests {
             "--trust=b",
             "--audit",
             "x.log",
+            "--search",
             "list",
         ]));
+        assert!(found.search);
         assert_eq!(found.config, Some(PathBuf::from("c.json")));
         assert_eq!(found.trust, ["a", "b"]);
         assert_eq!(found.audit, Some(PathBuf::from("x.log")));

@@ -46,6 +46,7 @@ pub struct Gateway {
     config: Option<PathBuf>,
     trust: Arc<Vec<String>>,
     audited: bool,
+    searching: bool,
 }
 
 /// Appends each receipt to a file as one JSON line.
@@ -85,6 +86,7 @@ impl Gateway {
             config: None,
             trust: Arc::default(),
             audited: false,
+            searching: false,
         }
     }
 
@@ -129,9 +131,23 @@ impl Gateway {
             config: Some(config),
             trust: Arc::new(trust),
             audited: audit.is_some(),
+            searching: false,
         };
         gateway.apply(servers).await;
         Ok(gateway)
+    }
+
+    /// Adds `tools.search` and `tools.call` ([`crate::tool_search`]); MCP
+    /// then lists only those two.
+    pub fn with_search(mut self) -> Result<Gateway, String> {
+        crate::tool_search::install(&self.registry)?;
+        self.searching = true;
+        Ok(self)
+    }
+
+    /// Whether `--search` is on.
+    pub fn searching(&self) -> bool {
+        self.searching
     }
 
     /// The registry holding every upstream's tools.
@@ -298,13 +314,16 @@ fn failure(message: impl std::fmt::Display) -> ExitCode {
 
 /// The MCP options both transports share: every imported tool is exposed
 /// (they are `exec` tools; the operator chose them by configuring the
-/// upstream, and `serve` puts an API key in front).
+/// upstream, and `serve` puts an API key in front). Under `--search` only
+/// the always-visible meta-tools are listed; the imported (on-demand)
+/// tools stay callable by name.
 fn server_options(gateway: &Gateway) -> McpServerOptions {
     let context = gateway.base_context();
     McpServerOptions::new("gonk-gateway", env!("CARGO_PKG_VERSION"))
         .title("gonk-tools gateway")
         .instructions("The tools of several MCP servers, each named <server>.<tool>.")
         .write_policy(WriteToolPolicy::Permissive)
+        .only_always_visible(gateway.searching)
         .base_context(move || context.clone())
 }
 
