@@ -15,6 +15,7 @@
 //! serving, a dead upstream is reconnected (its tools fail with
 //! `REMOTE_TRANSPORT_ERROR` meanwhile), and SIGHUP reloads the config.
 
+mod callers;
 mod config;
 mod serving;
 mod tool_search;

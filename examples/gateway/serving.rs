@@ -20,13 +20,11 @@ use gonk_tools::adapters::mcp::{
 };
 use gonk_tools::adapters::ws::{ws_router, WsHandler, WsServerOptions};
 use gonk_tools::prelude::*;
-use gonk_tools::security::{
-    provider_fn, AllowAll, ApprovalDecision, AuditReceipt, AuditSink, AuthContext, AuthMethod,
-    AuthenticatedPrincipal, PrincipalIdentity, PrincipalKind, SecurityError, SecurityOptions,
-};
+use gonk_tools::security::{provider_fn, AuditReceipt, AuditSink, SecurityError, SecurityOptions};
 use gonk_tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;
 
+use crate::callers::{self, Callers};
 use crate::config::{self, ServerConfig};
 
 /// The port `serve` listens on unless `--port` says otherwise.
@@ -47,6 +45,7 @@ pub struct Gateway {
     trust: Arc<Vec<String>>,
     audited: bool,
     searching: bool,
+    callers: Callers,
 }
 
 /// Appends each receipt to a file as one JSON line.
@@ -66,17 +65,6 @@ impl AuditSink for FileAudit {
     }
 }
 
-/// Who calls through the gateway when receipts are kept: the operator who
-/// configured it (each upstream's tools are approved by being configured).
-fn operator() -> AuthContext {
-    let principal = AuthenticatedPrincipal::new(
-        "gateway:operator",
-        PrincipalKind::Local,
-        PrincipalIdentity::new("gateway", "operator", AuthMethod::Local),
-    );
-    AuthContext::new(principal, AllowAll)
-}
-
 impl Gateway {
     /// A gateway with no upstreams (for `--help` without a config).
     pub fn empty() -> Gateway {
@@ -87,6 +75,7 @@ impl Gateway {
             trust: Arc::default(),
             audited: false,
             searching: false,
+            callers: Callers::default(),
         }
     }
 
@@ -98,7 +87,10 @@ impl Gateway {
         trust: Vec<String>,
         audit: Option<&Path>,
     ) -> Result<Gateway, String> {
-        let servers = config::load(&config)?.servers;
+        let loaded = config::load(&config)?;
+        let servers = loaded.servers;
+        let callers = Callers::default();
+        callers.set(&loaded.callers)?;
         for id in &trust {
             if !servers.contains_key(id) {
                 return Err(format!(
@@ -107,24 +99,22 @@ impl Gateway {
                 ));
             }
         }
-        let registry = match audit {
-            Some(path) => {
-                let file = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .map_err(|e| format!("cannot open the audit file {}: {e}", path.display()))?;
-                ToolRegistry::builder()
-                    .security(
-                        SecurityOptions::new()
-                            .approval_provider(provider_fn(|_| Ok(ApprovalDecision::approved())))
-                            .audit_sink(FileAudit(Mutex::new(file)))
-                            .mandatory_audit(true),
-                    )
-                    .build()
-            }
-            None => ToolRegistry::new(),
-        };
+        // Approval: the operator's calls and reads are approved, a caller's
+        // as the config says (only authenticated calls reach the provider).
+        let deciding = callers.clone();
+        let mut security = SecurityOptions::new()
+            .approval_provider(provider_fn(move |request| Ok(deciding.decide(&request))));
+        if let Some(path) = audit {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| format!("cannot open the audit file {}: {e}", path.display()))?;
+            security = security
+                .audit_sink(FileAudit(Mutex::new(file)))
+                .mandatory_audit(true);
+        }
+        let registry = ToolRegistry::builder().security(security).build();
         let gateway = Gateway {
             registry,
             upstreams: Arc::default(),
@@ -132,6 +122,7 @@ impl Gateway {
             trust: Arc::new(trust),
             audited: audit.is_some(),
             searching: false,
+            callers,
         };
         gateway.apply(servers).await;
         Ok(gateway)
@@ -159,7 +150,7 @@ impl Gateway {
     /// (so the audit gate runs), else a plain one.
     pub fn base_context(&self) -> ToolContext {
         if self.audited {
-            ToolContext::new().with_auth(operator())
+            ToolContext::new().with_auth(callers::operator())
         } else {
             ToolContext::new()
         }
@@ -218,6 +209,10 @@ impl Gateway {
         let Some(path) = &self.config else { return };
         match config::load(path) {
             Ok(config) => {
+                if let Err(error) = self.callers.set(&config.callers) {
+                    eprintln!("gonk-gateway: reload refused, the old config stays: {error}");
+                    return;
+                }
                 self.apply(config.servers).await;
                 eprintln!("gonk-gateway: reloaded {}", path.display());
             }
@@ -406,10 +401,20 @@ pub async fn run_serve(gateway: Gateway, matches: ArgMatches) -> ExitCode {
     if let Some(key) = &key {
         ws = ws.api_key(key.clone());
     }
-    let mut options = McpHttpOptions::new(server_options(&gateway))
-        .also_serve(ws_router(WsHandler::builder(gateway.registry()), ws));
-    if let Some(key) = key {
-        options = options.api_key(key);
+    let mut options = McpHttpOptions::new(server_options(&gateway));
+    // With callers, WebSocket takes only the operator's key (per-caller
+    // views are MCP's): without one it is not served at all.
+    let per_caller = gateway.callers.any();
+    let ws_served = !(per_caller && key.is_none());
+    if !ws_served {
+        eprintln!(
+            "gonk-gateway: callers are configured and --api-key is not: WebSocket is not served"
+        );
+    } else {
+        options = options.also_serve(ws_router(WsHandler::builder(gateway.registry()), ws));
+    }
+    if per_caller || key.is_some() {
+        options = options.authenticate(gateway.callers.authenticator(key));
     }
     let server = match serve_http(
         SocketAddr::new(host, port),
@@ -422,10 +427,12 @@ pub async fn run_serve(gateway: Gateway, matches: ArgMatches) -> ExitCode {
         Err(error) => return failure(error),
     };
     eprintln!("gonk-gateway: serving MCP at {}", server.url());
-    eprintln!(
-        "gonk-gateway: serving WebSocket at ws://{}/ws",
-        server.local_addr()
-    );
+    if ws_served {
+        eprintln!(
+            "gonk-gateway: serving WebSocket at ws://{}/ws",
+            server.local_addr()
+        );
+    }
     let stop = server.shutdown_token();
     gateway.keep_up(interval(&matches), stop.clone());
     tokio::spawn(async move {

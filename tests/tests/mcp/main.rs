@@ -15,6 +15,7 @@ mod connection_close;
 mod detached_schema;
 mod era_clients;
 mod gateway;
+mod gateway_callers;
 mod gateway_search;
 mod hostile_2026;
 mod hostile_http;
