@@ -17,6 +17,7 @@
 
 mod callers;
 mod config;
+mod rate_limits;
 mod serving;
 mod tool_search;
 
@@ -58,7 +59,7 @@ fn early(args: &[OsString]) -> Early {
             Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
             None => (word.clone(), None),
         };
-        if !VALUED.contains(&name.as_str()) {
+        if !VALUED.contains(&name.as_str()) && !rate_limits::VALUED.contains(&name.as_str()) {
             continue;
         }
         let Some(value) = inline.or_else(|| words.next()) else {
@@ -81,7 +82,7 @@ fn drop_call(mut args: Vec<OsString>) -> Vec<OsString> {
     let mut i = 1;
     while i < args.len() {
         let word = args[i].to_string_lossy();
-        if VALUED.contains(&word.as_ref()) {
+        if VALUED.contains(&word.as_ref()) || rate_limits::VALUED.contains(&word.as_ref()) {
             i += 2;
             continue;
         }
@@ -147,22 +148,30 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
         let a = a.to_string_lossy();
         a == "--help" || a == "-h" || a == "--version" || a == "-V"
     });
+    let limits = match rate_limits::from_argv(&args) {
+        Ok(limits) => limits,
+        Err(error) => {
+            eprintln!("Error: {error}");
+            return ExitCode::from(gonk_tools::adapters::cli::exit::USAGE);
+        }
+    };
     let gateway = match &early.config {
-        Some(path) => match Gateway::start(path.clone(), early.trust, early.audit.as_deref()).await
-        {
-            Ok(gateway) if early.search => match gateway.with_search() {
+        Some(path) => {
+            match Gateway::start(path.clone(), early.trust, early.audit.as_deref(), limits).await {
+                Ok(gateway) if early.search => match gateway.with_search() {
+                    Ok(gateway) => gateway,
+                    Err(error) => {
+                        eprintln!("Error: {error}");
+                        return ExitCode::from(gonk_tools::adapters::cli::exit::FAILURE);
+                    }
+                },
                 Ok(gateway) => gateway,
                 Err(error) => {
                     eprintln!("Error: {error}");
                     return ExitCode::from(gonk_tools::adapters::cli::exit::FAILURE);
                 }
-            },
-            Ok(gateway) => gateway,
-            Err(error) => {
-                eprintln!("Error: {error}");
-                return ExitCode::from(gonk_tools::adapters::cli::exit::FAILURE);
             }
-        },
+        }
         None if wants_help => Gateway::empty(),
         None => {
             eprintln!("Error: --config FILE is required (an mcpServers JSON file)");
@@ -178,6 +187,9 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
         cli = cli.global_arg(arg);
     }
     cli = cli.global_arg(tool_search::search_arg());
+    for arg in rate_limits::args() {
+        cli = cli.global_arg(arg);
+    }
     let code = cli
         .command(serving::stdio_command(), {
             let gateway = gateway.clone();

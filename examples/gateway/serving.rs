@@ -20,6 +20,7 @@ use gonk_tools::adapters::mcp::{
 };
 use gonk_tools::adapters::ws::{ws_router, WsHandler, WsServerOptions};
 use gonk_tools::prelude::*;
+use gonk_tools::rate_limit::RateLimits;
 use gonk_tools::security::{provider_fn, AuditReceipt, AuditSink, SecurityError, SecurityOptions};
 use gonk_tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;
@@ -80,12 +81,14 @@ impl Gateway {
     }
 
     /// Reads `config`, connects every enabled upstream (one that fails is
-    /// reported on stderr and left out; the others are served) and, with
-    /// `audit`, keeps a receipt of every call in that file.
+    /// reported on stderr and left out; the others are served), with
+    /// `audit` keeps a receipt of every call in that file, and with
+    /// `limits` limits each principal's calls.
     pub async fn start(
         config: PathBuf,
         trust: Vec<String>,
         audit: Option<&Path>,
+        limits: Option<RateLimits>,
     ) -> Result<Gateway, String> {
         let loaded = config::load(&config)?;
         let servers = loaded.servers;
@@ -114,7 +117,11 @@ impl Gateway {
                 .audit_sink(FileAudit(Mutex::new(file)))
                 .mandatory_audit(true);
         }
-        let registry = ToolRegistry::builder().security(security).build();
+        let mut registry = ToolRegistry::builder().security(security);
+        if let Some(limits) = limits {
+            registry = registry.rate_limits(limits);
+        }
+        let registry = registry.build();
         let gateway = Gateway {
             registry,
             upstreams: Arc::default(),

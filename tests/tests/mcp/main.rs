@@ -16,6 +16,7 @@ mod detached_schema;
 mod era_clients;
 mod gateway;
 mod gateway_callers;
+mod gateway_limits;
 mod gateway_search;
 mod hostile_2026;
 mod hostile_http;
