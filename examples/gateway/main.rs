@@ -13,10 +13,12 @@
 //!
 //! `--audit FILE` appends an audit receipt per call (JSON lines). While
 //! serving, a dead upstream is reconnected (its tools fail with
-//! `REMOTE_TRANSPORT_ERROR` meanwhile), and SIGHUP reloads the config.
+//! `REMOTE_TRANSPORT_ERROR` meanwhile), and SIGHUP or a change of the
+//! file reloads the config.
 
 mod callers;
 mod config;
+mod config_watch;
 mod rate_limits;
 mod serving;
 mod tool_search;

@@ -1,6 +1,6 @@
 //! The gateway's state (one registry, a source per upstream), its audit
 //! file, the upkeep while serving (reconnecting dead upstreams, reloading
-//! the config on SIGHUP), and the `mcp` and `serve` commands.
+//! the config on SIGHUP or file change), and the `mcp` and `serve` commands.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::callers::{self, Callers};
 use crate::config::{self, ServerConfig};
+use crate::config_watch::{self, ConfigWatch};
 
 /// The port `serve` listens on unless `--port` says otherwise.
 const DEFAULT_PORT: u16 = 8809;
@@ -247,14 +248,21 @@ impl Gateway {
         }
     }
 
-    /// Until `stop`: reconnects dead upstreams every `interval` and
-    /// reloads the config on SIGHUP.
+    /// Until `stop`: reconnects dead upstreams every `interval`, and
+    /// reloads the config on SIGHUP or when the file changes
+    /// ([`crate::config_watch`]).
     fn keep_up(&self, interval: Duration, stop: CancellationToken) {
         let gateway = self.clone();
         tokio::spawn(async move {
             #[cfg(unix)]
             let mut hangup =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+            let mut watch = gateway.config.clone().map(ConfigWatch::new);
+            let mut heal =
+                tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+            let mut poll = tokio::time::interval(config_watch::POLL);
+            heal.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 #[cfg(unix)]
                 let reload = async {
@@ -269,7 +277,12 @@ impl Gateway {
                 let reload = std::future::pending::<()>();
                 tokio::select! {
                     () = stop.cancelled() => return,
-                    () = tokio::time::sleep(interval) => gateway.heal().await,
+                    _ = heal.tick() => gateway.heal().await,
+                    _ = poll.tick() => {
+                        if watch.as_mut().is_some_and(ConfigWatch::changed) {
+                            gateway.reload().await;
+                        }
+                    }
                     () = reload => gateway.reload().await,
                 }
             }

@@ -17,6 +17,7 @@ mod era_clients;
 mod gateway;
 mod gateway_callers;
 mod gateway_limits;
+mod gateway_reload;
 mod gateway_search;
 mod hostile_2026;
 mod hostile_http;
