@@ -15,6 +15,7 @@
 //! the command line, and stdio) is the operator: every tool, approved.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use gonk_tools::adapters::mcp::{HttpAuthRejection, HttpRequestParts};
@@ -73,7 +74,13 @@ struct Caller {
 
 /// The configured callers, swapped whole on reload.
 #[derive(Clone, Default)]
-pub struct Callers(Arc<RwLock<Vec<Caller>>>);
+pub struct Callers {
+    callers: Arc<RwLock<Vec<Caller>>>,
+    /// Set when HTTP is served without authentication (no callers, no
+    /// `--api-key`): callers a reload adds would not be enforced, so
+    /// adding them is refused.
+    unenforced: Arc<AtomicBool>,
+}
 
 /// Whether `name` is one of `patterns`; the meta-tools are always
 /// allowed (they apply the caller's view themselves).
@@ -109,6 +116,13 @@ impl Callers {
     /// Checks and installs `configs`; an error names what to fix and
     /// leaves the callers as they were.
     pub fn set(&self, configs: &BTreeMap<String, CallerConfig>) -> Result<(), String> {
+        if !configs.is_empty() && self.unenforced.load(Ordering::Acquire) {
+            return Err(
+                "callers cannot be added to a gateway serving HTTP without authentication; \
+                 restart it with the callers (or --api-key) in place"
+                    .to_owned(),
+            );
+        }
         let mut callers = Vec::with_capacity(configs.len());
         for (name, config) in configs {
             let key = expand(&config.key);
@@ -128,19 +142,28 @@ impl Callers {
                 approval: config.approval,
             });
         }
-        *self.0.write().unwrap_or_else(|p| p.into_inner()) = callers;
+        *self.callers.write().unwrap_or_else(|p| p.into_inner()) = callers;
         Ok(())
     }
 
     /// Whether any caller is configured.
     pub fn any(&self) -> bool {
-        !self.0.read().unwrap_or_else(|p| p.into_inner()).is_empty()
+        !self
+            .callers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+
+    /// Marks HTTP as served without authentication (see [`Callers::set`]).
+    pub fn mark_unenforced(&self) {
+        self.unenforced.store(true, Ordering::Release);
     }
 
     /// The context of the caller presenting `token`: its principal and a
     /// policy allowing only its tools (discover and invoke alike).
     fn context(&self, token: &str) -> Option<AuthContext> {
-        let callers = self.0.read().unwrap_or_else(|p| p.into_inner());
+        let callers = self.callers.read().unwrap_or_else(|p| p.into_inner());
         let caller = callers.iter().find(|c| same_secret(&c.key, token))?;
         let principal = AuthenticatedPrincipal::new(
             format!("{CALLER}{}", caller.name),
@@ -167,7 +190,7 @@ impl Callers {
         if id == OPERATOR || request.tier() == ApprovalTier::Read {
             return ApprovalDecision::approved();
         }
-        let callers = self.0.read().unwrap_or_else(|p| p.into_inner());
+        let callers = self.callers.read().unwrap_or_else(|p| p.into_inner());
         let approval = id
             .strip_prefix(CALLER)
             .and_then(|name| callers.iter().find(|c| c.name == name))
@@ -232,6 +255,23 @@ mod tests {
         assert!(!allowed(&patterns, "fxx.slow"));
         assert!(allowed(&patterns, "tools.search"));
         assert!(allowed(&["*".to_owned()], "anything.at_all"));
+    }
+
+    #[test]
+    fn callers_are_not_added_where_they_would_not_be_enforced() {
+        let one: BTreeMap<String, CallerConfig> = serde_json::from_value(serde_json::json!({
+            "a": {"key": "a-key-0123456789abcdef", "tools": ["*"]}
+        }))
+        .unwrap();
+        let callers = Callers::default();
+        callers.set(&one).unwrap();
+        assert!(callers.any());
+        let open = Callers::default();
+        open.mark_unenforced();
+        assert!(open.set(&BTreeMap::new()).is_ok());
+        let refused = open.set(&one).unwrap_err();
+        assert!(refused.contains("restart"), "{refused}");
+        assert!(!open.any());
     }
 
     #[test]

@@ -435,6 +435,8 @@ pub async fn run_serve(gateway: Gateway, matches: ArgMatches) -> ExitCode {
     }
     if per_caller || key.is_some() {
         options = options.authenticate(gateway.callers.authenticator(key));
+    } else {
+        gateway.callers.mark_unenforced();
     }
     let server = match serve_http(
         SocketAddr::new(host, port),
