@@ -9,12 +9,17 @@ use std::time::Duration;
 use gonk_tools::adapters::mcp::{McpEndpoint, McpSource, McpSourceBuilder};
 use serde::Deserialize;
 
+use crate::callers::CallerConfig;
+
 /// The whole file: `{"mcpServers": {"<id>": {…}, …}}`.
 #[derive(Debug, Deserialize)]
 pub struct GatewayConfig {
     /// The upstream servers by id (the prefix of their tools' names).
     #[serde(rename = "mcpServers")]
     pub servers: BTreeMap<String, ServerConfig>,
+    /// Who may call over HTTP, by name ([`crate::callers`]).
+    #[serde(default)]
+    pub callers: BTreeMap<String, CallerConfig>,
 }
 
 /// One upstream: `command` (+ `args`, `env`) for stdio, or `url` (+
@@ -85,7 +90,7 @@ pub fn load(path: &Path) -> Result<GatewayConfig, String> {
 }
 
 /// `${NAME}` replaced by the variable `NAME` (empty when unset).
-fn expand(value: &str) -> String {
+pub fn expand(value: &str) -> String {
     let mut out = String::new();
     let mut rest = value;
     while let Some(start) = rest.find("${") {

@@ -13,10 +13,15 @@
 //!
 //! `--audit FILE` appends an audit receipt per call (JSON lines). While
 //! serving, a dead upstream is reconnected (its tools fail with
-//! `REMOTE_TRANSPORT_ERROR` meanwhile), and SIGHUP reloads the config.
+//! `REMOTE_TRANSPORT_ERROR` meanwhile), and SIGHUP or a change of the
+//! file reloads the config.
 
+mod callers;
 mod config;
+mod config_watch;
+mod rate_limits;
 mod serving;
+mod tool_search;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -34,6 +39,7 @@ struct Early {
     config: Option<PathBuf>,
     trust: Vec<String>,
     audit: Option<PathBuf>,
+    search: bool,
 }
 
 /// The global options that take a value, for [`early`] and [`drop_call`].
@@ -47,11 +53,15 @@ fn early(args: &[OsString]) -> Early {
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned());
     while let Some(word) = words.next() {
+        if word == "--search" {
+            found.search = true;
+            continue;
+        }
         let (name, inline) = match word.split_once('=') {
             Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
             None => (word.clone(), None),
         };
-        if !VALUED.contains(&name.as_str()) {
+        if !VALUED.contains(&name.as_str()) && !rate_limits::VALUED.contains(&name.as_str()) {
             continue;
         }
         let Some(value) = inline.or_else(|| words.next()) else {
@@ -74,7 +84,7 @@ fn drop_call(mut args: Vec<OsString>) -> Vec<OsString> {
     let mut i = 1;
     while i < args.len() {
         let word = args[i].to_string_lossy();
-        if VALUED.contains(&word.as_ref()) {
+        if VALUED.contains(&word.as_ref()) || rate_limits::VALUED.contains(&word.as_ref()) {
             i += 2;
             continue;
         }
@@ -140,15 +150,30 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
         let a = a.to_string_lossy();
         a == "--help" || a == "-h" || a == "--version" || a == "-V"
     });
+    let limits = match rate_limits::from_argv(&args) {
+        Ok(limits) => limits,
+        Err(error) => {
+            eprintln!("Error: {error}");
+            return ExitCode::from(gonk_tools::adapters::cli::exit::USAGE);
+        }
+    };
     let gateway = match &early.config {
-        Some(path) => match Gateway::start(path.clone(), early.trust, early.audit.as_deref()).await
-        {
-            Ok(gateway) => gateway,
-            Err(error) => {
-                eprintln!("Error: {error}");
-                return ExitCode::from(gonk_tools::adapters::cli::exit::FAILURE);
+        Some(path) => {
+            match Gateway::start(path.clone(), early.trust, early.audit.as_deref(), limits).await {
+                Ok(gateway) if early.search => match gateway.with_search() {
+                    Ok(gateway) => gateway,
+                    Err(error) => {
+                        eprintln!("Error: {error}");
+                        return ExitCode::from(gonk_tools::adapters::cli::exit::FAILURE);
+                    }
+                },
+                Ok(gateway) => gateway,
+                Err(error) => {
+                    eprintln!("Error: {error}");
+                    return ExitCode::from(gonk_tools::adapters::cli::exit::FAILURE);
+                }
             }
-        },
+        }
         None if wants_help => Gateway::empty(),
         None => {
             eprintln!("Error: --config FILE is required (an mcpServers JSON file)");
@@ -163,6 +188,10 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
     for arg in global_args() {
         cli = cli.global_arg(arg);
     }
+    cli = cli.global_arg(tool_search::search_arg());
+    for arg in rate_limits::args() {
+        cli = cli.global_arg(arg);
+    }
     let code = cli
         .command(serving::stdio_command(), {
             let gateway = gateway.clone();
@@ -171,6 +200,10 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
         .command(serving::serve_command(), {
             let gateway = gateway.clone();
             move |matches| serving::run_serve(gateway.clone(), matches)
+        })
+        .command(tool_search::provider_tools_command(), {
+            let gateway = gateway.clone();
+            move |matches| tool_search::run_provider_tools(gateway.clone(), matches)
         })
         .run_async(drop_call(args))
         .await;
@@ -207,8 +240,10 @@ mod tests {
             "--trust=b",
             "--audit",
             "x.log",
+            "--search",
             "list",
         ]));
+        assert!(found.search);
         assert_eq!(found.config, Some(PathBuf::from("c.json")));
         assert_eq!(found.trust, ["a", "b"]);
         assert_eq!(found.audit, Some(PathBuf::from("x.log")));

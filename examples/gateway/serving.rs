@@ -1,6 +1,6 @@
 //! The gateway's state (one registry, a source per upstream), its audit
 //! file, the upkeep while serving (reconnecting dead upstreams, reloading
-//! the config on SIGHUP), and the `mcp` and `serve` commands.
+//! the config on SIGHUP or file change), and the `mcp` and `serve` commands.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -20,14 +20,14 @@ use gonk_tools::adapters::mcp::{
 };
 use gonk_tools::adapters::ws::{ws_router, WsHandler, WsServerOptions};
 use gonk_tools::prelude::*;
-use gonk_tools::security::{
-    provider_fn, AllowAll, ApprovalDecision, AuditReceipt, AuditSink, AuthContext, AuthMethod,
-    AuthenticatedPrincipal, PrincipalIdentity, PrincipalKind, SecurityError, SecurityOptions,
-};
+use gonk_tools::rate_limit::RateLimits;
+use gonk_tools::security::{provider_fn, AuditReceipt, AuditSink, SecurityError, SecurityOptions};
 use gonk_tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;
 
+use crate::callers::{self, Callers};
 use crate::config::{self, ServerConfig};
+use crate::config_watch::{self, ConfigWatch};
 
 /// The port `serve` listens on unless `--port` says otherwise.
 const DEFAULT_PORT: u16 = 8809;
@@ -46,6 +46,8 @@ pub struct Gateway {
     config: Option<PathBuf>,
     trust: Arc<Vec<String>>,
     audited: bool,
+    searching: bool,
+    callers: Callers,
 }
 
 /// Appends each receipt to a file as one JSON line.
@@ -65,17 +67,6 @@ impl AuditSink for FileAudit {
     }
 }
 
-/// Who calls through the gateway when receipts are kept: the operator who
-/// configured it (each upstream's tools are approved by being configured).
-fn operator() -> AuthContext {
-    let principal = AuthenticatedPrincipal::new(
-        "gateway:operator",
-        PrincipalKind::Local,
-        PrincipalIdentity::new("gateway", "operator", AuthMethod::Local),
-    );
-    AuthContext::new(principal, AllowAll)
-}
-
 impl Gateway {
     /// A gateway with no upstreams (for `--help` without a config).
     pub fn empty() -> Gateway {
@@ -85,18 +76,25 @@ impl Gateway {
             config: None,
             trust: Arc::default(),
             audited: false,
+            searching: false,
+            callers: Callers::default(),
         }
     }
 
     /// Reads `config`, connects every enabled upstream (one that fails is
-    /// reported on stderr and left out; the others are served) and, with
-    /// `audit`, keeps a receipt of every call in that file.
+    /// reported on stderr and left out; the others are served), with
+    /// `audit` keeps a receipt of every call in that file, and with
+    /// `limits` limits each principal's calls.
     pub async fn start(
         config: PathBuf,
         trust: Vec<String>,
         audit: Option<&Path>,
+        limits: Option<RateLimits>,
     ) -> Result<Gateway, String> {
-        let servers = config::load(&config)?.servers;
+        let loaded = config::load(&config)?;
+        let servers = loaded.servers;
+        let callers = Callers::default();
+        callers.set(&loaded.callers)?;
         for id in &trust {
             if !servers.contains_key(id) {
                 return Err(format!(
@@ -105,33 +103,50 @@ impl Gateway {
                 ));
             }
         }
-        let registry = match audit {
-            Some(path) => {
-                let file = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .map_err(|e| format!("cannot open the audit file {}: {e}", path.display()))?;
-                ToolRegistry::builder()
-                    .security(
-                        SecurityOptions::new()
-                            .approval_provider(provider_fn(|_| Ok(ApprovalDecision::approved())))
-                            .audit_sink(FileAudit(Mutex::new(file)))
-                            .mandatory_audit(true),
-                    )
-                    .build()
-            }
-            None => ToolRegistry::new(),
-        };
+        // Approval: the operator's calls and reads are approved, a caller's
+        // as the config says (only authenticated calls reach the provider).
+        let deciding = callers.clone();
+        let mut security = SecurityOptions::new()
+            .approval_provider(provider_fn(move |request| Ok(deciding.decide(&request))));
+        if let Some(path) = audit {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| format!("cannot open the audit file {}: {e}", path.display()))?;
+            security = security
+                .audit_sink(FileAudit(Mutex::new(file)))
+                .mandatory_audit(true);
+        }
+        let mut registry = ToolRegistry::builder().security(security);
+        if let Some(limits) = limits {
+            registry = registry.rate_limits(limits);
+        }
+        let registry = registry.build();
         let gateway = Gateway {
             registry,
             upstreams: Arc::default(),
             config: Some(config),
             trust: Arc::new(trust),
             audited: audit.is_some(),
+            searching: false,
+            callers,
         };
         gateway.apply(servers).await;
         Ok(gateway)
+    }
+
+    /// Adds `tools.search` and `tools.call` ([`crate::tool_search`]); MCP
+    /// then lists only those two.
+    pub fn with_search(mut self) -> Result<Gateway, String> {
+        crate::tool_search::install(&self.registry)?;
+        self.searching = true;
+        Ok(self)
+    }
+
+    /// Whether `--search` is on.
+    pub fn searching(&self) -> bool {
+        self.searching
     }
 
     /// The registry holding every upstream's tools.
@@ -143,7 +158,7 @@ impl Gateway {
     /// (so the audit gate runs), else a plain one.
     pub fn base_context(&self) -> ToolContext {
         if self.audited {
-            ToolContext::new().with_auth(operator())
+            ToolContext::new().with_auth(callers::operator())
         } else {
             ToolContext::new()
         }
@@ -202,6 +217,10 @@ impl Gateway {
         let Some(path) = &self.config else { return };
         match config::load(path) {
             Ok(config) => {
+                if let Err(error) = self.callers.set(&config.callers) {
+                    eprintln!("gonk-gateway: reload refused, the old config stays: {error}");
+                    return;
+                }
                 self.apply(config.servers).await;
                 eprintln!("gonk-gateway: reloaded {}", path.display());
             }
@@ -229,14 +248,21 @@ impl Gateway {
         }
     }
 
-    /// Until `stop`: reconnects dead upstreams every `interval` and
-    /// reloads the config on SIGHUP.
+    /// Until `stop`: reconnects dead upstreams every `interval`, and
+    /// reloads the config on SIGHUP or when the file changes
+    /// ([`crate::config_watch`]).
     fn keep_up(&self, interval: Duration, stop: CancellationToken) {
         let gateway = self.clone();
         tokio::spawn(async move {
             #[cfg(unix)]
             let mut hangup =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+            let mut watch = gateway.config.clone().map(ConfigWatch::new);
+            let mut heal =
+                tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+            let mut poll = tokio::time::interval(config_watch::POLL);
+            heal.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 #[cfg(unix)]
                 let reload = async {
@@ -251,7 +277,12 @@ impl Gateway {
                 let reload = std::future::pending::<()>();
                 tokio::select! {
                     () = stop.cancelled() => return,
-                    () = tokio::time::sleep(interval) => gateway.heal().await,
+                    _ = heal.tick() => gateway.heal().await,
+                    _ = poll.tick() => {
+                        if watch.as_mut().is_some_and(ConfigWatch::changed) {
+                            gateway.reload().await;
+                        }
+                    }
                     () = reload => gateway.reload().await,
                 }
             }
@@ -298,13 +329,16 @@ fn failure(message: impl std::fmt::Display) -> ExitCode {
 
 /// The MCP options both transports share: every imported tool is exposed
 /// (they are `exec` tools; the operator chose them by configuring the
-/// upstream, and `serve` puts an API key in front).
+/// upstream, and `serve` puts an API key in front). Under `--search` only
+/// the always-visible meta-tools are listed; the imported (on-demand)
+/// tools stay callable by name.
 fn server_options(gateway: &Gateway) -> McpServerOptions {
     let context = gateway.base_context();
     McpServerOptions::new("gonk-gateway", env!("CARGO_PKG_VERSION"))
         .title("gonk-tools gateway")
         .instructions("The tools of several MCP servers, each named <server>.<tool>.")
         .write_policy(WriteToolPolicy::Permissive)
+        .only_always_visible(gateway.searching)
         .base_context(move || context.clone())
 }
 
@@ -387,10 +421,22 @@ pub async fn run_serve(gateway: Gateway, matches: ArgMatches) -> ExitCode {
     if let Some(key) = &key {
         ws = ws.api_key(key.clone());
     }
-    let mut options = McpHttpOptions::new(server_options(&gateway))
-        .also_serve(ws_router(WsHandler::builder(gateway.registry()), ws));
-    if let Some(key) = key {
-        options = options.api_key(key);
+    let mut options = McpHttpOptions::new(server_options(&gateway));
+    // With callers, WebSocket takes only the operator's key (per-caller
+    // views are MCP's): without one it is not served at all.
+    let per_caller = gateway.callers.any();
+    let ws_served = !(per_caller && key.is_none());
+    if !ws_served {
+        eprintln!(
+            "gonk-gateway: callers are configured and --api-key is not: WebSocket is not served"
+        );
+    } else {
+        options = options.also_serve(ws_router(WsHandler::builder(gateway.registry()), ws));
+    }
+    if per_caller || key.is_some() {
+        options = options.authenticate(gateway.callers.authenticator(key));
+    } else {
+        gateway.callers.mark_unenforced();
     }
     let server = match serve_http(
         SocketAddr::new(host, port),
@@ -403,10 +449,12 @@ pub async fn run_serve(gateway: Gateway, matches: ArgMatches) -> ExitCode {
         Err(error) => return failure(error),
     };
     eprintln!("gonk-gateway: serving MCP at {}", server.url());
-    eprintln!(
-        "gonk-gateway: serving WebSocket at ws://{}/ws",
-        server.local_addr()
-    );
+    if ws_served {
+        eprintln!(
+            "gonk-gateway: serving WebSocket at ws://{}/ws",
+            server.local_addr()
+        );
+    }
     let stop = server.shutdown_token();
     gateway.keep_up(interval(&matches), stop.clone());
     tokio::spawn(async move {

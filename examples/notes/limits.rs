@@ -76,11 +76,17 @@ fn option(argv: &[OsString], name: &str) -> Option<String> {
 /// `--shared` URL is checked either way (the MCP server keeps used
 /// `requestState`s there too).
 pub fn from_argv(argv: &[OsString]) -> Result<Option<RateLimits>, String> {
+    from_argv_under(argv, prefix())
+}
+
+/// [`from_argv`] with the shared keys under `prefix` (for another binary
+/// taking the same options: the gateway).
+pub fn from_argv_under(argv: &[OsString], prefix: String) -> Result<Option<RateLimits>, String> {
     let shared = match option(argv, SHARED) {
         None => None,
-        Some(url) if url.starts_with("redis://") => Some(
-            RedisRateLimiter::new(&url, prefix()).map_err(|e| format!("--shared {url}: {e}"))?,
-        ),
+        Some(url) if url.starts_with("redis://") => {
+            Some(RedisRateLimiter::new(&url, prefix).map_err(|e| format!("--shared {url}: {e}"))?)
+        }
         Some(url) => {
             return Err(format!(
                 "--shared {url}: the shared store is Redis; give redis://HOST:PORT"

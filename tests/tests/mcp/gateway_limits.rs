@@ -1,0 +1,95 @@
+//! `gonk-gateway --rate-limit N/PERIOD [--shared redis://…]` over MCP
+//! HTTP: the call past a principal's budget is `RATE_LIMITED`; with
+//! `--shared` two gateways draw on one budget on the machine's Redis
+//! (under a key prefix of this test's own, removed afterwards).
+
+use std::path::Path;
+use std::process::Command;
+
+use gonk_tools::adapters::mcp::{McpClient, McpHttpClientOptions};
+use gonk_tools::prelude::*;
+use gonk_tools_tests::process::ServerProcess;
+use gonk_tools_tests::workspace::bin;
+use serde_json::json;
+
+const REDIS: &str = "redis://127.0.0.1:6379";
+const KEY: &str = "gateway-limits-key-0123456789abcdef";
+
+/// This test's key prefix; its keys are removed on drop.
+struct Prefix(String);
+
+impl Drop for Prefix {
+    fn drop(&mut self) {
+        let client = redis::Client::open(REDIS).unwrap();
+        let mut connection = client.get_connection().unwrap();
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("{}:*", self.0))
+            .query(&mut connection)
+            .unwrap();
+        if !keys.is_empty() {
+            let _: () = redis::cmd("DEL").arg(keys).query(&mut connection).unwrap();
+        }
+    }
+}
+
+fn gateway(config: &Path, prefix: &str, limits: &[&str]) -> ServerProcess {
+    let mut command = Command::new(bin("gonk-gateway"));
+    command
+        .env("GONK_GATEWAY_SHARED_PREFIX", prefix)
+        .arg("--config")
+        .arg(config)
+        .args(limits)
+        .args(["serve", "--port", "0", "--api-key", KEY]);
+    ServerProcess::start(command)
+}
+
+fn config(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("gateway.json");
+    let servers = json!({"mcpServers": {
+        "fx": {"command": bin("mcp-source-fixture").display().to_string(), "args": ["stdio"]},
+    }});
+    std::fs::write(&path, servers.to_string()).unwrap();
+    path
+}
+
+async fn echo(client: &McpClient) -> Result<ToolOutput, ToolError> {
+    collect_tool_outcome(client.invoke("fx.echo", json!({"text": "hi"})), |_| {}).await
+}
+
+async fn connect(url: &str) -> McpClient {
+    McpClient::connect_http(url, McpHttpClientOptions::new().api_key(KEY))
+        .await
+        .expect("the gateway accepts the key")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_call_past_the_budget_is_rate_limited() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = gateway(&config(dir.path()), "unused", &["--rate-limit", "2/1h"]);
+    let client = connect(&gw.url).await;
+    echo(&client).await.expect("first call fits");
+    echo(&client).await.expect("second call fits");
+    let error = echo(&client).await.expect_err("third is past 2/1h");
+    assert_eq!(error.code, ErrorCode::RateLimited, "{error:?}");
+    client.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_gateways_sharing_redis_draw_on_one_budget() {
+    let prefix = Prefix(format!("gonk-tests:gateway-limits:{}", std::process::id()));
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path());
+    let limits = ["--rate-limit", "3/1h", "--shared", REDIS];
+    let a = gateway(&config, &prefix.0, &limits);
+    let b = gateway(&config, &prefix.0, &limits);
+    let (a, b) = (connect(&a.url).await, connect(&b.url).await);
+    echo(&a).await.expect("1 of 3");
+    echo(&b).await.expect("2 of 3");
+    echo(&a).await.expect("3 of 3");
+    let error = echo(&b)
+        .await
+        .expect_err("the fourth, on the other gateway");
+    assert_eq!(error.code, ErrorCode::RateLimited, "{error:?}");
+    a.close().await.unwrap();
+    b.close().await.unwrap();
+}
