@@ -231,6 +231,7 @@ pub fn serve_command() -> Command {
         )
         .arg(grace_arg())
         .arg(ask_timeout_arg())
+        .arg(crate::replicas::replica_arg())
 }
 
 /// Runs `notes serve` until it is stopped.
@@ -294,8 +295,28 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         .max_sessions(max_sessions)
         .session_idle_timeout((idle > 0).then(|| Duration::from_secs(idle)))
         .also_serve(page_and_socket);
-    if let Some(key) = key {
+    let keyed = match crate::replicas::principal_keys() {
+        Ok(keyed) => keyed,
+        Err(error) => return failure(error),
+    };
+    if let Some(keys) = keyed {
+        // The keys guard /mcp only: the page and /ws need --api-key off loopback.
+        if !host.is_loopback() && key.is_none() && !matches.get_flag("allow-insecure-remote") {
+            return failure(format!(
+                "{} guards /mcp only; off loopback also pass --api-key (it guards /ws and the page)",
+                crate::replicas::KEYS_ENV
+            ));
+        }
+        options = options.authenticate(keys.authenticator());
+    } else if let Some(key) = key {
         options = options.api_key(key);
+    }
+    if let Some(name) = crate::replicas::replica(&matches) {
+        match crate::replicas::header_layer(&name) {
+            Ok(layer) => options = options.map_router(layer),
+            Err(error) => return failure(error),
+        }
+        eprintln!("notes: replica {name} (responses carry {}: {name})", crate::replicas::HEADER);
     }
     let server = match serve_http(SocketAddr::new(host, port), registry, options).await {
         Ok(server) => server,
