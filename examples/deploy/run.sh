@@ -7,7 +7,9 @@
 # DB is what each replica's `notes --db` gets: a SQLite file (shared by
 # the three processes in WAL mode, one machine only) or postgres://… once
 # the store runs on PostgreSQL. NOTES_ARGS go to every replica after
-# `serve` (e.g. --allow-writes, --rate-limit 5/1m, --approval ask).
+# `serve` (e.g. --allow-writes, --rate-limit 5/1m, --approval ask); the
+# replicas accept the balancer's address as Host (--allow-host; add the
+# public name clients use behind a real deployment).
 # Environment: NOTES (the notes binary; default target/debug/notes, else
 # `notes` on PATH), HAPROXY (default `haproxy`), DEPLOY_PORT (the
 # balancer's port, default 8800), DEPLOY_REPLICA_PORTS (default
@@ -86,7 +88,7 @@ global=(--db "$db")
 for i in 0 1 2; do
     name="r$((i + 1))"
     "$notes" "${global[@]}" serve --host 127.0.0.1 --port "${replica_ports[$i]}" \
-        --replica "$name" "$@" &
+        --replica "$name" --allow-host "127.0.0.1:$port" --allow-host "localhost:$port" "$@" &
     pids+=($!)
 done
 for p in "${replica_ports[@]}"; do healthy "$p"; done

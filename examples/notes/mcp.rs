@@ -17,7 +17,7 @@ use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgAction, ArgMatches, 
 use gonk_tools::adapters::cli::exit;
 use gonk_tools::adapters::mcp::{
     is_write_tool, serve_http, serve_stdio_with_shutdown, McpClient, McpHttpClientOptions,
-    McpHttpOptions, McpServerOptions, WriteToolPolicy, DEFAULT_MAX_IN_FLIGHT_CALLS,
+    McpHttpOptions, McpServerOptions, RequestStateKeys, WriteToolPolicy, REQUEST_STATE_KEYS_ENV, DEFAULT_MAX_IN_FLIGHT_CALLS,
     DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SHUTDOWN_GRACE,
 };
 use gonk_tools::client::{ClientError, Tap};
@@ -110,6 +110,18 @@ fn limits(mut server: McpServerOptions, matches: &ArgMatches) -> McpServerOption
     server
 }
 
+/// With `GONK_MCP_REQUEST_STATE_KEYS` set, the server seals and opens
+/// `requestState`s with that key ring, so replicas that share it accept
+/// each other's (a retry may land on any replica); unset, each process
+/// has a random key of its own.
+fn request_state_keys(server: McpServerOptions) -> Result<McpServerOptions, String> {
+    match RequestStateKeys::from_env() {
+        Ok(Some(keys)) => Ok(server.request_state_keys(keys)),
+        Ok(None) => Ok(server),
+        Err(error) => Err(format!("{REQUEST_STATE_KEYS_ENV}: {error}")),
+    }
+}
+
 /// `notes mcp`.
 pub fn stdio_command() -> Command {
     Command::new("mcp")
@@ -154,7 +166,10 @@ pub async fn run_stdio(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
             writes.join(", ")
         );
     }
-    let options = approval(limits(server_options(), &matches), &matches);
+    let options = match request_state_keys(server_options()) {
+        Ok(options) => approval(limits(options, &matches), &matches),
+        Err(error) => return failure(error),
+    };
     match serve_stdio_with_shutdown(registry, options, terminated()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => failure(error),
@@ -244,7 +259,10 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         .get_one::<u16>("port")
         .copied()
         .unwrap_or(DEFAULT_PORT);
-    let mut server = approval(limits(server_options(), &matches), &matches);
+    let mut server = match request_state_keys(server_options()) {
+        Ok(options) => approval(limits(options, &matches), &matches),
+        Err(error) => return failure(error),
+    };
     // A write that asks first is safe to expose over MCP.
     if matches.get_flag("allow-writes") || from_matches(&matches) == Approval::Ask {
         server = server.write_policy(WriteToolPolicy::Permissive);
