@@ -315,13 +315,13 @@ fn main() {
         args.seconds,
         args.notes.display()
     );
+    if !args.targets.is_empty() {
+        println!("targets: {}", args.targets.join(", "));
+    }
     println!(
         "| transport | sessions | calls | errors | calls/s | p50 ms | p99 ms | database check |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---|");
-    if !args.targets.is_empty() {
-        println!("targets: {}", args.targets.join(", "));
-    }
     runtime.block_on(async {
         if !args.targets.is_empty() {
             for &sessions in &args.sessions {

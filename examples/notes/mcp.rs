@@ -17,8 +17,9 @@ use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgAction, ArgMatches, 
 use gonk_tools::adapters::cli::exit;
 use gonk_tools::adapters::mcp::{
     is_write_tool, serve_http, serve_stdio_with_shutdown, McpClient, McpHttpClientOptions,
-    McpHttpOptions, McpServerOptions, RequestStateKeys, WriteToolPolicy, REQUEST_STATE_KEYS_ENV, DEFAULT_MAX_IN_FLIGHT_CALLS,
-    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SHUTDOWN_GRACE,
+    McpHttpOptions, McpServerOptions, RequestStateKeys, WriteToolPolicy,
+    DEFAULT_MAX_IN_FLIGHT_CALLS, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
+    DEFAULT_SHUTDOWN_GRACE, REQUEST_STATE_KEYS_ENV,
 };
 use gonk_tools::client::{ClientError, Tap};
 use gonk_tools::prelude::*;
@@ -334,7 +335,10 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
             Ok(layer) => options = options.map_router(layer),
             Err(error) => return failure(error),
         }
-        eprintln!("notes: replica {name} (responses carry {}: {name})", crate::replicas::HEADER);
+        eprintln!(
+            "notes: replica {name} (responses carry {}: {name})",
+            crate::replicas::HEADER
+        );
     }
     let server = match serve_http(SocketAddr::new(host, port), registry, options).await {
         Ok(server) => server,

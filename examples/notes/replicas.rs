@@ -23,13 +23,10 @@ pub const KEYS_ENV: &str = "NOTES_API_KEYS";
 
 /// `notes serve --replica NAME`.
 pub fn replica_arg() -> Arg {
-    Arg::new("replica")
-        .long("replica")
-        .value_name("NAME")
-        .help(
-            "Name this replica: every HTTP response carries `x-notes-replica: NAME` \
+    Arg::new("replica").long("replica").value_name("NAME").help(
+        "Name this replica: every HTTP response carries `x-notes-replica: NAME` \
              [env: NOTES_REPLICA]",
-        )
+    )
 }
 
 /// The replica name `--replica` (or `NOTES_REPLICA`) gave, if any.
@@ -85,7 +82,9 @@ fn parse_keys(text: &str) -> Result<PrincipalKeys, String> {
         let (name, key) = pair
             .split_once('=')
             .filter(|(name, key)| !name.is_empty() && !key.is_empty())
-            .ok_or_else(|| format!("{KEYS_ENV}: {pair:?} is not NAME=KEY (write alice=k1,bob=k2)"))?;
+            .ok_or_else(|| {
+                format!("{KEYS_ENV}: {pair:?} is not NAME=KEY (write alice=k1,bob=k2)")
+            })?;
         if keys.insert(key.to_owned(), name.to_owned()).is_some() {
             return Err(format!("{KEYS_ENV}: two principals share one key"));
         }

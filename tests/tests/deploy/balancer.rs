@@ -31,14 +31,21 @@ fn a_python_client_goes_round_robin_over_three_replicas_and_nothing_is_lost() {
         .iter()
         .map(|e| {
             assert_eq!(e["status"], 200, "{e}");
-            e["replica"].as_str().unwrap_or_else(|| panic!("no replica: {e}"))
+            e["replica"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no replica: {e}"))
         })
         .collect();
     assert!(replicas.len() > CREATES + 2, "{replicas:?}");
     let names: BTreeSet<&str> = replicas.iter().copied().collect();
     assert_eq!(names, BTreeSet::from(["r1", "r2", "r3"]), "{replicas:?}");
     for (i, pair) in replicas.windows(2).enumerate() {
-        assert_ne!(pair[0], pair[1], "requests {i} and {} on one replica: {replicas:?}", i + 1);
+        assert_ne!(
+            pair[0],
+            pair[1],
+            "requests {i} and {} on one replica: {replicas:?}",
+            i + 1
+        );
     }
     for (i, window) in replicas.windows(4).enumerate() {
         assert_eq!(window[0], window[3], "no round robin at {i}: {replicas:?}");
@@ -52,7 +59,10 @@ fn a_python_client_goes_round_robin_over_three_replicas_and_nothing_is_lost() {
         .map(|c| {
             assert_eq!(c["isError"], false, "{c}");
             let note = &c["structuredContent"];
-            (note["title"].as_str().expect("a title").to_owned(), note["id"].as_i64().expect("an id"))
+            (
+                note["title"].as_str().expect("a title").to_owned(),
+                note["id"].as_i64().expect("an id"),
+            )
         })
         .collect();
     assert_eq!(created.len(), CREATES);

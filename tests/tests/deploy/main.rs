@@ -5,10 +5,11 @@
 //! naming its replica (`x-notes-replica`) — with the official Python SDK
 //! and raw HTTP: nothing lost or doubled, one rate-limit budget across the
 //! replicas on the machine's Redis, an asking call's retry verified by
-//! another replica.
+//! another replica, and a 2025 session kept on its replica.
 
 mod support;
 
 mod balancer;
 mod rate_limit;
 mod request_state;
+mod sessions;

@@ -29,7 +29,10 @@ fn one_principal_budget_holds_across_the_replicas_and_another_principal_is_unaff
         serve: vec!["--rate-limit".into(), "3/1m".into()],
         env: vec![
             ("NOTES_SHARED_PREFIX".into(), prefix.0.clone()),
-            ("NOTES_API_KEYS".into(), "alice=alice-key,bob=bob-key".into()),
+            (
+                "NOTES_API_KEYS".into(),
+                "alice=alice-key,bob=bob-key".into(),
+            ),
         ],
     });
 
@@ -39,7 +42,11 @@ fn one_principal_budget_holds_across_the_replicas_and_another_principal_is_unaff
         assert_eq!(result["isError"], false, "{on}: {result}");
         fitted.insert(on);
     }
-    assert_eq!(fitted.len(), 3, "the budget was spent on every replica: {fitted:?}");
+    assert_eq!(
+        fitted.len(),
+        3,
+        "the budget was spent on every replica: {fitted:?}"
+    );
 
     let mut refused = BTreeSet::new();
     for _ in 0..3 {

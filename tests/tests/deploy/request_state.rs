@@ -15,14 +15,23 @@ const KEYS: &str = "a=YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWE=";
 
 /// The question: (replica, input key, requestState).
 fn ask(at: SocketAddr, title: &str) -> (String, String, String) {
-    let answer = call(at, "notes.create", json!({ "title": title }), json!({}), &[]);
+    let answer = call(
+        at,
+        "notes.create",
+        json!({ "title": title }),
+        json!({}),
+        &[],
+    );
     let result = answer.message()["result"].clone();
     assert_eq!(result["resultType"], "input_required", "{result}");
     let key = result["inputRequests"]
         .as_object()
         .and_then(|requests| requests.keys().next().cloned())
         .expect("one input request");
-    let state = result["requestState"].as_str().expect("a requestState").to_owned();
+    let state = result["requestState"]
+        .as_str()
+        .expect("a requestState")
+        .to_owned();
     (replica(&answer), key, state)
 }
 
@@ -60,15 +69,27 @@ fn a_retry_on_another_replica_verifies_with_the_shared_key_and_opens_once() {
     let (done_on, done) = retry(at, "approved elsewhere", &key, &state);
     assert_ne!(asked_on, done_on, "the retry went to the next replica");
     assert_eq!(done["result"]["isError"], false, "{done}");
-    assert_eq!(done["result"]["structuredContent"]["title"], "approved elsewhere", "{done}");
+    assert_eq!(
+        done["result"]["structuredContent"]["title"], "approved elsewhere",
+        "{done}"
+    );
 
     let (replayed_on, replayed) = retry(at, "approved elsewhere", &key, &state);
-    assert!(replayed_on != asked_on && replayed_on != done_on, "the third replica");
+    assert!(
+        replayed_on != asked_on && replayed_on != done_on,
+        "the third replica"
+    );
     assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
-    assert_eq!(replayed["error"]["data"]["requestState"], "replayed", "{replayed}");
+    assert_eq!(
+        replayed["error"]["data"]["requestState"], "replayed",
+        "{replayed}"
+    );
 
     let stored = crate::support::stored_notes(&deployment.db);
-    let titled = stored.iter().filter(|n| n["title"] == "approved elsewhere").count();
+    let titled = stored
+        .iter()
+        .filter(|n| n["title"] == "approved elsewhere")
+        .count();
     assert_eq!(titled, 1, "{stored:?}");
 }
 
@@ -81,6 +102,9 @@ fn without_a_shared_key_ring_another_replica_cannot_open_the_state() {
     let (refused_on, refused) = retry(at, "sealed elsewhere", &key, &state);
     assert_ne!(asked_on, refused_on);
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
-    assert_eq!(refused["error"]["data"]["requestState"], "tampered", "{refused}");
+    assert_eq!(
+        refused["error"]["data"]["requestState"], "tampered",
+        "{refused}"
+    );
     assert!(crate::support::stored_notes(&deployment.db).is_empty());
 }
