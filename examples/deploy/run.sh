@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Three `notes serve` replicas behind HAProxy, all on loopback; stops them
-# all on exit (Ctrl-C, SIGTERM, or when any of them dies).
+# all on exit (Ctrl-C, SIGTERM, or when HAProxy ends). A replica that dies
+# is reported and left out by HAProxy's health checks.
 #
 #   examples/deploy/run.sh --db DB [--shared redis://HOST:PORT] [-- NOTES_ARGS...]
 #
@@ -102,9 +103,22 @@ pids+=($!)
 healthy "$port"
 echo "deploy: balancing MCP at http://127.0.0.1:$port/mcp over r1 r2 r3 (pids ${pids[*]})" >&2
 
-# Any process ending ends the deployment (the EXIT trap stops the rest).
+# A replica that ends is only reported: HAProxy's health checks take it
+# out of rotation and the others answer. HAProxy ending ends the deployment
+# (the EXIT trap stops the replicas).
 set +e
-wait -n "${pids[@]}"
-code=$?
-echo "deploy: a process exited ($code); stopping the rest" >&2
-exit "$code"
+haproxy_pid="${pids[3]}"
+while true; do
+    wait -n -p ended "${pids[@]}"
+    code=$?
+    if [ -z "${ended:-}" ] || [ "$ended" = "$haproxy_pid" ]; then
+        echo "deploy: haproxy exited ($code); stopping the replicas" >&2
+        exit "$code"
+    fi
+    for i in 0 1 2; do
+        [ "${pids[$i]}" = "$ended" ] && echo "deploy: replica r$((i + 1)) (pid $ended) exited ($code); the others keep serving" >&2
+    done
+    live=()
+    for pid in "${pids[@]}"; do [ "$pid" != "$ended" ] && live+=("$pid"); done
+    pids=("${live[@]}")
+done

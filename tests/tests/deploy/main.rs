@@ -10,6 +10,7 @@
 mod support;
 
 mod balancer;
+mod failover;
 mod rate_limit;
 mod request_state;
 mod sessions;

@@ -74,6 +74,8 @@ pub struct Deployment {
     pub url: String,
     /// The SQLite file the replicas share.
     pub db: PathBuf,
+    /// The process ids of r1, r2 and r3.
+    pub replica_pids: Vec<u32>,
     _dir: tempfile::TempDir,
 }
 
@@ -115,14 +117,23 @@ impl Deployment {
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("deploy: balancing MCP at ") {
-                    let url = url.split_whitespace().next().unwrap_or_default();
-                    let _ = tx.send(url.to_owned());
+                if let Some(rest) = line.strip_prefix("deploy: balancing MCP at ") {
+                    let url = rest.split_whitespace().next().unwrap_or_default();
+                    // `… (pids R1 R2 R3 HAPROXY)`
+                    let pids: Vec<u32> = rest
+                        .split("(pids ")
+                        .nth(1)
+                        .unwrap_or_default()
+                        .trim_end_matches(')')
+                        .split_whitespace()
+                        .filter_map(|pid| pid.parse().ok())
+                        .collect();
+                    let _ = tx.send((url.to_owned(), pids));
                 }
                 eprintln!("[deploy] {line}");
             }
         });
-        let Ok(url) = rx.recv_timeout(Duration::from_secs(60)) else {
+        let Ok((url, pids)) = rx.recv_timeout(Duration::from_secs(60)) else {
             stop_group(&mut child);
             panic!("the deployment did not come up (see the [deploy] lines)");
         };
@@ -131,11 +142,13 @@ impl Deployment {
             .trim_end_matches("/mcp")
             .parse()
             .expect("an IP:port balancer");
+        assert_eq!(pids.len(), 4, "run.sh names its four processes");
         Deployment {
             child,
             addr,
             url,
             db,
+            replica_pids: pids[..3].to_vec(),
             _dir: dir,
         }
     }
