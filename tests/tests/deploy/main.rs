@@ -5,7 +5,8 @@
 //! naming its replica (`x-notes-replica`) — with the official Python SDK
 //! and raw HTTP: nothing lost or doubled, one rate-limit budget across the
 //! replicas on the machine's Redis, an asking call's retry verified by
-//! another replica, and a 2025 session kept on its replica.
+//! another replica, a 2025 session kept on its replica, and a replica
+//! killed without a failed call.
 
 mod support;
 
