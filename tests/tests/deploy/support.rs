@@ -72,8 +72,8 @@ pub struct Deployment {
     pub addr: SocketAddr,
     /// The balancer's MCP endpoint.
     pub url: String,
-    /// The SQLite file the replicas share.
-    pub db: PathBuf,
+    /// The `--db` value the replicas share.
+    pub db: String,
     /// The process ids of r1, r2 and r3.
     pub replica_pids: Vec<u32>,
     _dir: tempfile::TempDir,
@@ -84,7 +84,7 @@ impl Deployment {
     pub fn start(recipe: Recipe) -> Deployment {
         haproxy_installed();
         let dir = tempfile::tempdir().expect("a temp dir");
-        let db = dir.path().join("notes.db");
+        let db = fresh_database(dir.path());
         let ports = free_ports(4);
         let mut command = Command::new("bash");
         command
@@ -154,6 +154,14 @@ impl Deployment {
     }
 }
 
+/// The store the replicas of one deployment share, as their `--db` value:
+/// a SQLite file in `dir` (WAL mode works across processes on one
+/// machine). With the store on PostgreSQL this is the one place to change:
+/// a database of the test's own on 127.0.0.1:5432, and its URL.
+fn fresh_database(dir: &Path) -> String {
+    dir.join("notes.db").display().to_string()
+}
+
 /// SIGTERM to the script's process group (the script, the replicas and
 /// HAProxy, all started by this test), then a bounded wait.
 fn stop_group(child: &mut Child) {
@@ -187,7 +195,7 @@ pub fn run_python(script: &str, args: &[&str]) -> Output {
 
 /// Every note in `db`, read by the `notes` command line straight from the
 /// store (not through a replica).
-pub fn stored_notes(db: &Path) -> Vec<Value> {
+pub fn stored_notes(db: &str) -> Vec<Value> {
     let output = Command::new(bin("notes"))
         .arg("--db")
         .arg(db)
