@@ -10,8 +10,16 @@
 //! then stops the server and checks in the database that every
 //! acknowledged create is there exactly once.
 //!
+//! With `--targets URL,URL,…` it starts nothing: the sessions go to those
+//! MCP endpoints in turn (several replicas, or one balancer in front of
+//! them, e.g. `examples/deploy/run.sh`), and `--db FILE` names the SQLite
+//! file they share for the exactly-once check (without it the check is
+//! skipped). Titles carry the run's process id, so a database used before
+//! does not confuse the check.
+//!
 //! ```text
 //! cargo run --release -p gonk-tools-examples --bin notes-load -- [--seconds 5] [--sessions 1,8,32,64] [--transport http,stdio]
+//! cargo run --release -p gonk-tools-examples --bin notes-load -- --targets http://127.0.0.1:8800/mcp --db /tmp/notes.db
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -30,6 +38,10 @@ struct Args {
     sessions: Vec<usize>,
     transports: Vec<String>,
     notes: PathBuf,
+    /// Endpoints already running (`--targets`); empty: start the server.
+    targets: Vec<String>,
+    /// The database the targets share (`--db`), for the exactly-once check.
+    db: Option<PathBuf>,
 }
 
 fn args() -> Args {
@@ -42,6 +54,8 @@ fn args() -> Args {
             .ok()
             .and_then(|exe| exe.parent().map(|dir| dir.join("notes")))
             .unwrap_or_else(|| "notes".into()),
+        targets: Vec::new(),
+        db: None,
     };
     let mut argv = std::env::args().skip(1);
     while let Some(flag) = argv.next() {
@@ -56,6 +70,14 @@ fn args() -> Args {
             }
             "--transport" => args.transports = value.split(',').map(str::to_owned).collect(),
             "--notes" => args.notes = value.into(),
+            "--targets" => {
+                args.targets = value
+                    .split(',')
+                    .filter(|url| !url.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            }
+            "--db" => args.db = Some(value.into()),
             other => panic!("unknown flag {other}; see the doc comment of examples/load/main.rs"),
         }
     }
@@ -168,6 +190,63 @@ fn verify(db: &Path, acked: &[(String, i64)]) -> Result<usize, String> {
     Ok(rows as usize)
 }
 
+/// What a round measured.
+struct Measured {
+    latencies: Vec<Duration>,
+    errors: Vec<String>,
+    acked: Vec<(String, i64)>,
+    elapsed: Duration,
+}
+
+/// Runs every client as a session until the round's time is up.
+async fn drive(args: &Args, clients: &[Arc<McpClient>], run: &str) -> Measured {
+    let started = Instant::now();
+    let until = started + Duration::from_secs(args.seconds);
+    let tasks: Vec<_> = clients
+        .iter()
+        .enumerate()
+        .map(|(n, client)| tokio::spawn(session(Arc::clone(client), run.to_owned(), n, until)))
+        .collect();
+    let mut measured = Measured {
+        latencies: Vec::new(),
+        errors: Vec::new(),
+        acked: Vec::new(),
+        elapsed: Duration::ZERO,
+    };
+    for task in tasks {
+        let tally = task.await.expect("session");
+        measured.latencies.extend(tally.latencies);
+        measured.errors.extend(tally.errors);
+        measured.acked.extend(tally.acked);
+    }
+    measured.elapsed = started.elapsed();
+    measured
+}
+
+/// Prints a round's row of the table.
+fn print_row(label: &str, sessions: usize, mut measured: Measured, checked: &str) {
+    measured.latencies.sort_unstable();
+    let latencies = &measured.latencies;
+    println!(
+        "| {label:<5} | {sessions:>3} | {:>7} | {:>6} | {:>8.0} | {:>6.2} | {:>7.2} | {checked} |",
+        latencies.len(),
+        measured.errors.len(),
+        latencies.len() as f64 / measured.elapsed.as_secs_f64(),
+        percentile(latencies, 0.50).as_secs_f64() * 1e3,
+        percentile(latencies, 0.99).as_secs_f64() * 1e3,
+    );
+    if let Some(first) = measured.errors.first() {
+        println!("  first error: {first}");
+    }
+}
+
+fn checked(db: &Path, acked: &[(String, i64)]) -> String {
+    match verify(db, acked) {
+        Ok(rows) => format!("{} acked, {rows} rows, each once", acked.len()),
+        Err(problem) => format!("LOST OR DUPLICATED: {problem}"),
+    }
+}
+
 async fn round(args: &Args, transport: &str, sessions: usize, dir: &Path) {
     let db = dir.join(format!("{transport}-{sessions}.db"));
     let run = format!("{transport}{sessions}");
@@ -190,23 +269,7 @@ async fn round(args: &Args, transport: &str, sessions: usize, dir: &Path) {
             (None, vec![client; sessions])
         }
     };
-    let started = Instant::now();
-    let until = started + Duration::from_secs(args.seconds);
-    let tasks: Vec<_> = clients
-        .iter()
-        .enumerate()
-        .map(|(n, client)| tokio::spawn(session(Arc::clone(client), run.clone(), n, until)))
-        .collect();
-    let mut latencies = Vec::new();
-    let mut errors = Vec::new();
-    let mut acked = Vec::new();
-    for task in tasks {
-        let tally = task.await.expect("session");
-        latencies.extend(tally.latencies);
-        errors.extend(tally.errors);
-        acked.extend(tally.acked);
-    }
-    let elapsed = started.elapsed();
+    let measured = drive(args, &clients, &run).await;
     drop(clients);
     if let Some(child) = child.as_mut() {
         let _ = child.start_kill();
@@ -214,22 +277,29 @@ async fn round(args: &Args, transport: &str, sessions: usize, dir: &Path) {
     }
     // stdio: the process ends when its client is dropped; give it a moment.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    latencies.sort_unstable();
-    let checked = match verify(&db, &acked) {
-        Ok(rows) => format!("{} acked, {rows} rows, each once", acked.len()),
-        Err(problem) => format!("LOST OR DUPLICATED: {problem}"),
-    };
-    println!(
-        "| {transport:<5} | {sessions:>3} | {:>7} | {:>6} | {:>8.0} | {:>6.2} | {:>7.2} | {checked} |",
-        latencies.len(),
-        errors.len(),
-        latencies.len() as f64 / elapsed.as_secs_f64(),
-        percentile(&latencies, 0.50).as_secs_f64() * 1e3,
-        percentile(&latencies, 0.99).as_secs_f64() * 1e3,
-    );
-    if let Some(first) = errors.first() {
-        println!("  first error: {first}");
+    let checked = checked(&db, &measured.acked);
+    print_row(transport, sessions, measured, &checked);
+}
+
+/// A round against running endpoints: session `n` talks to target
+/// `n % targets`.
+async fn round_on_targets(args: &Args, sessions: usize) {
+    let run = format!("t{}-{sessions}", std::process::id());
+    let mut clients = Vec::new();
+    for n in 0..sessions {
+        let url = &args.targets[n % args.targets.len()];
+        let client = McpClient::connect_http(url, McpHttpClientOptions::new())
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
+        clients.push(Arc::new(client));
     }
+    let measured = drive(args, &clients, &run).await;
+    drop(clients);
+    let checked = match &args.db {
+        Some(db) => checked(db, &measured.acked),
+        None => format!("{} acked, not checked (no --db)", measured.acked.len()),
+    };
+    print_row("http", sessions, measured, &checked);
 }
 
 fn main() {
@@ -245,11 +315,20 @@ fn main() {
         args.seconds,
         args.notes.display()
     );
+    if !args.targets.is_empty() {
+        println!("targets: {}", args.targets.join(", "));
+    }
     println!(
         "| transport | sessions | calls | errors | calls/s | p50 ms | p99 ms | database check |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---|");
     runtime.block_on(async {
+        if !args.targets.is_empty() {
+            for &sessions in &args.sessions {
+                round_on_targets(&args, sessions).await;
+            }
+            return;
+        }
         for transport in &args.transports {
             for &sessions in &args.sessions {
                 round(&args, transport, sessions, &dir).await;

@@ -14,6 +14,7 @@
 //! notes serve --port 8808        # MCP at /mcp, WebSocket at /ws, a page at /
 //! notes serve --approval ask     # the write tools ask the MCP client first
 //! notes --rate-limit 5/1m --shared redis://127.0.0.1:6379 serve  # one budget for all replicas
+//! NOTES_API_KEYS=alice=k1,bob=k2 notes serve --replica r1  # per-key principals; names the replica
 //! notes demo                     # server + typed MCP client, end to end
 //! notes pi-extension > notes.ts  # then `pi -e ./notes.ts`
 //! ```
@@ -28,6 +29,7 @@ pub mod otel;
 pub mod pi;
 pub mod pool;
 pub mod reindex;
+pub mod replicas;
 pub mod resources;
 pub mod saved;
 pub mod store;

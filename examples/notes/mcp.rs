@@ -17,8 +17,9 @@ use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgAction, ArgMatches, 
 use gonk_tools::adapters::cli::exit;
 use gonk_tools::adapters::mcp::{
     is_write_tool, serve_http, serve_stdio_with_shutdown, McpClient, McpHttpClientOptions,
-    McpHttpOptions, McpServerOptions, WriteToolPolicy, DEFAULT_MAX_IN_FLIGHT_CALLS,
-    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SHUTDOWN_GRACE,
+    McpHttpOptions, McpServerOptions, RequestStateKeys, WriteToolPolicy,
+    DEFAULT_MAX_IN_FLIGHT_CALLS, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
+    DEFAULT_SHUTDOWN_GRACE, REQUEST_STATE_KEYS_ENV,
 };
 use gonk_tools::client::{ClientError, Tap};
 use gonk_tools::prelude::*;
@@ -110,6 +111,18 @@ fn limits(mut server: McpServerOptions, matches: &ArgMatches) -> McpServerOption
     server
 }
 
+/// With `GONK_MCP_REQUEST_STATE_KEYS` set, the server seals and opens
+/// `requestState`s with that key ring, so replicas that share it accept
+/// each other's (a retry may land on any replica); unset, each process
+/// has a random key of its own.
+fn request_state_keys(server: McpServerOptions) -> Result<McpServerOptions, String> {
+    match RequestStateKeys::from_env() {
+        Ok(Some(keys)) => Ok(server.request_state_keys(keys)),
+        Ok(None) => Ok(server),
+        Err(error) => Err(format!("{REQUEST_STATE_KEYS_ENV}: {error}")),
+    }
+}
+
 /// `notes mcp`.
 pub fn stdio_command() -> Command {
     Command::new("mcp")
@@ -154,7 +167,10 @@ pub async fn run_stdio(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
             writes.join(", ")
         );
     }
-    let options = approval(limits(server_options(), &matches), &matches);
+    let options = match request_state_keys(server_options()) {
+        Ok(options) => approval(limits(options, &matches), &matches),
+        Err(error) => return failure(error),
+    };
     match serve_stdio_with_shutdown(registry, options, terminated()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => failure(error),
@@ -231,6 +247,7 @@ pub fn serve_command() -> Command {
         )
         .arg(grace_arg())
         .arg(ask_timeout_arg())
+        .arg(crate::replicas::replica_arg())
 }
 
 /// Runs `notes serve` until it is stopped.
@@ -243,7 +260,10 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         .get_one::<u16>("port")
         .copied()
         .unwrap_or(DEFAULT_PORT);
-    let mut server = approval(limits(server_options(), &matches), &matches);
+    let mut server = match request_state_keys(server_options()) {
+        Ok(options) => approval(limits(options, &matches), &matches),
+        Err(error) => return failure(error),
+    };
     // A write that asks first is safe to expose over MCP.
     if matches.get_flag("allow-writes") || from_matches(&matches) == Approval::Ask {
         server = server.write_policy(WriteToolPolicy::Permissive);
@@ -294,8 +314,31 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         .max_sessions(max_sessions)
         .session_idle_timeout((idle > 0).then(|| Duration::from_secs(idle)))
         .also_serve(page_and_socket);
-    if let Some(key) = key {
+    let keyed = match crate::replicas::principal_keys() {
+        Ok(keyed) => keyed,
+        Err(error) => return failure(error),
+    };
+    if let Some(keys) = keyed {
+        // The keys guard /mcp only: the page and /ws need --api-key off loopback.
+        if !host.is_loopback() && key.is_none() && !matches.get_flag("allow-insecure-remote") {
+            return failure(format!(
+                "{} guards /mcp only; off loopback also pass --api-key (it guards /ws and the page)",
+                crate::replicas::KEYS_ENV
+            ));
+        }
+        options = options.authenticate(keys.authenticator());
+    } else if let Some(key) = key {
         options = options.api_key(key);
+    }
+    if let Some(name) = crate::replicas::replica(&matches) {
+        match crate::replicas::header_layer(&name) {
+            Ok(layer) => options = options.map_router(layer),
+            Err(error) => return failure(error),
+        }
+        eprintln!(
+            "notes: replica {name} (responses carry {}: {name})",
+            crate::replicas::HEADER
+        );
     }
     let server = match serve_http(SocketAddr::new(host, port), registry, options).await {
         Ok(server) => server,

@@ -64,6 +64,7 @@ pub struct McpHttpOptions {
     pub(crate) max_body_bytes: usize,
     pub(crate) sse_keep_alive: Option<Duration>,
     pub(crate) also_serve: Option<axum::Router>,
+    pub(crate) map_router: Option<RouterMap>,
     pub(crate) max_sessions: usize,
     pub(crate) session_idle_timeout: Option<Duration>,
 }
@@ -81,6 +82,7 @@ impl std::fmt::Debug for McpHttpOptions {
             .field("host_check", &self.host_check)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("also_serve", &self.also_serve.is_some())
+            .field("map_router", &self.map_router.is_some())
             .field("max_sessions", &self.max_sessions)
             .field("session_idle_timeout", &self.session_idle_timeout)
             .finish_non_exhaustive()
@@ -102,6 +104,7 @@ impl McpHttpOptions {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             sse_keep_alive: Some(Duration::from_secs(15)),
             also_serve: None,
+            map_router: None,
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
         }
@@ -271,6 +274,21 @@ impl McpHttpOptions {
         self
     }
 
+    /// Applies `map` to the whole router [`serve_http`] serves (the MCP
+    /// endpoint with its checks, and the [`also_serve`](Self::also_serve)
+    /// routes) — e.g. a layer that adds a response header naming the
+    /// replica behind a load balancer. Called again, the maps run in order.
+    pub fn map_router(
+        mut self,
+        map: impl Fn(axum::Router) -> axum::Router + Send + Sync + 'static,
+    ) -> Self {
+        self.map_router = Some(match self.map_router.take() {
+            Some(first) => Arc::new(move |router| map(first(router))),
+            None => Arc::new(map),
+        });
+        self
+    }
+
     fn rmcp_config(&self, cancel: CancellationToken) -> StreamableHttpServerConfig {
         // Host and Origin are the shared guard's (see `host`), in front of
         // rmcp.
@@ -293,6 +311,9 @@ impl McpHttpOptions {
         )
     }
 }
+
+/// What [`McpHttpOptions::map_router`] keeps.
+type RouterMap = Arc<dyn Fn(axum::Router) -> axum::Router + Send + Sync>;
 
 /// Builds the MCP endpoint as an axum router (mount it with `merge` or
 /// `nest`). Each `initialize` opens a session; sessions are pinned to the
@@ -504,10 +525,14 @@ pub async fn serve_http(
     let sessions_cancel = CancellationToken::new();
     let path = options.path.clone();
     let also_serve = options.also_serve.take();
+    let map_router = options.map_router.take();
     let grace = options.server.shutdown_grace;
     let mut endpoint = Endpoint::new(registry, options, guard, sessions_cancel.clone());
     if let Some(routes) = also_serve {
         endpoint.router = endpoint.router.merge(routes);
+    }
+    if let Some(map) = map_router {
+        endpoint.router = map(endpoint.router);
     }
     // Without TCP_NODELAY the last chunk of every response on a kept-alive
     // connection waits for the client's delayed ACK (~40 ms on Linux).

@@ -1,0 +1,17 @@
+//! The deployment recipe of `examples/deploy/`, run for real: its script
+//! starts three `notes serve` replicas and HAProxy (Debian's package,
+//! installed by `.ci/install-haproxy`) on loopback ports, and the tests go
+//! through the balancer — round robin with no stickiness, each answer
+//! naming its replica (`x-notes-replica`) — with the official Python SDK
+//! and raw HTTP: nothing lost or doubled, one rate-limit budget across the
+//! replicas on the machine's Redis, an asking call's retry verified by
+//! another replica, a 2025 session kept on its replica, and a replica
+//! killed without a failed call.
+
+mod support;
+
+mod balancer;
+mod failover;
+mod rate_limit;
+mod request_state;
+mod sessions;
