@@ -9,7 +9,9 @@
 //! While Redis cannot be reached each process counts on its own (and says
 //! so once on stderr), so calls keep working and stay limited. `--shared`
 //! also keeps the MCP server's used `requestState`s on Redis, so a state
-//! opens once across replicas (a retry is refused while Redis is down).
+//! opens once across replicas (a retry is refused while Redis is down),
+//! and shares change notifications between the replicas (best effort:
+//! while Redis is down each replica hears only its own).
 
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -44,9 +46,9 @@ pub fn args() -> [Arg; 2] {
             .long(SHARED)
             .value_name("URL")
             .help(
-                "Keep the rate-limit counts and the MCP server's used requestStates on Redis \
-                 (redis://HOST:PORT), shared by every notes process using it; keys under \
-                 $NOTES_SHARED_PREFIX [default: notes]",
+                "Keep the rate-limit counts, the MCP server's used requestStates and its change \
+                 notifications on Redis (redis://HOST:PORT), shared by every notes process using \
+                 it; keys and channel under $NOTES_SHARED_PREFIX [default: notes]",
             ),
     ]
 }
@@ -107,6 +109,26 @@ pub fn from_argv_under(argv: &[OsString], prefix: String) -> Result<Option<RateL
 /// The key prefix on the shared store.
 fn prefix() -> String {
     std::env::var(PREFIX_ENV).unwrap_or_else(|_| DEFAULT_PREFIX.to_owned())
+}
+
+/// With `--shared redis://…`, this process's change notifications (a
+/// note's resource updated, list changes) go to the other replicas on that
+/// Redis and theirs come here, so a `subscriptions/listen` stream or a
+/// 2025 session held by this replica hears writes another one ran. Keep
+/// the attachment alive while serving.
+pub fn share_changes(
+    registry: &gonk_tools::ToolRegistry,
+    matches: &ArgMatches,
+) -> Result<Option<gonk_tools::changes::SharedChanges>, String> {
+    let Some(url) = matches.try_get_one::<String>(SHARED).ok().flatten() else {
+        return Ok(None);
+    };
+    let bus = gonk_tools::changes::RedisChangeBus::new(url, &prefix())
+        .map_err(|e| format!("--shared {url}: {e}"))?;
+    registry
+        .share_changes(Arc::new(bus))
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 /// With `--shared redis://…`, where the MCP server remembers used

@@ -171,6 +171,10 @@ pub async fn run_stdio(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         Ok(options) => approval(limits(options, &matches), &matches),
         Err(error) => return failure(error),
     };
+    let _shared_changes = match crate::limits::share_changes(&registry, &matches) {
+        Ok(shared) => shared,
+        Err(error) => return failure(error),
+    };
     match serve_stdio_with_shutdown(registry, options, terminated()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => failure(error),
@@ -262,6 +266,11 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         .unwrap_or(DEFAULT_PORT);
     let mut server = match request_state_keys(server_options()) {
         Ok(options) => approval(limits(options, &matches), &matches),
+        Err(error) => return failure(error),
+    };
+    // `--shared`: changes made on other replicas are heard here.
+    let _shared_changes = match crate::limits::share_changes(&registry, &matches) {
+        Ok(shared) => shared,
         Err(error) => return failure(error),
     };
     // A write that asks first is safe to expose over MCP.

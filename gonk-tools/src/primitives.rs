@@ -10,6 +10,7 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
+use crate::changes::bus::{BusMessage, ChangeBus, SharedChange};
 use crate::completion::{Completion, CompletionRequest};
 use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
@@ -28,6 +29,53 @@ pub(crate) struct Primitives {
     changes: watch::Sender<u64>,
     /// URIs of resources whose contents changed.
     updates: broadcast::Sender<String>,
+    /// The bus this registry shares its changes on, with its origin id
+    /// ([`ToolRegistry::share_changes`]).
+    bus: RwLock<Option<(String, Arc<dyn ChangeBus>)>>,
+}
+
+impl Primitives {
+    pub(crate) fn attach_bus(&self, origin: String, bus: Arc<dyn ChangeBus>) {
+        *self.bus.write().unwrap_or_else(|p| p.into_inner()) = Some((origin, bus));
+    }
+
+    /// Detaches the bus, if it is still the one `origin` attached.
+    pub(crate) fn detach_bus(&self, origin: &str) {
+        let mut bus = self.bus.write().unwrap_or_else(|p| p.into_inner());
+        if bus.as_ref().is_some_and(|(own, _)| own == origin) {
+            *bus = None;
+        }
+    }
+
+    /// Tells the other processes on the bus, if there is one.
+    pub(crate) fn publish(&self, change: SharedChange) {
+        let bus = self.bus.read().unwrap_or_else(|p| p.into_inner());
+        if let Some((origin, bus)) = bus.as_ref() {
+            bus.publish(BusMessage {
+                origin: origin.clone(),
+                change,
+            });
+        }
+    }
+
+    /// Tells this process's subscribers that `uri` changed.
+    pub(crate) fn raise_resource_updated(&self, uri: String) {
+        // No receiver is not an error: nobody is listening.
+        let _ = self.updates.send(uri);
+    }
+
+    /// Tells this process's watchers that resources or prompts changed.
+    pub(crate) fn raise_list_changed(&self) {
+        self.changes.send_modify(|generation| *generation += 1);
+    }
+
+    /// A resource changed here: this process's subscribers and the bus.
+    fn resource_updated(&self, uri: String) {
+        if self.bus.read().unwrap_or_else(|p| p.into_inner()).is_some() {
+            self.publish(SharedChange::ResourceUpdated { uri: uri.clone() });
+        }
+        self.raise_resource_updated(uri);
+    }
 }
 
 impl Default for Primitives {
@@ -36,6 +84,7 @@ impl Default for Primitives {
             catalog: RwLock::default(),
             changes: watch::Sender::new(0),
             updates: broadcast::channel(256).0,
+            bus: RwLock::new(None),
         }
     }
 }
@@ -107,14 +156,19 @@ impl ResourceUpdates {
 
 /// Tells a registry's subscribers that a resource changed, from
 /// [`ToolRegistry::resource_notifier`]. Cheap to clone.
-#[derive(Clone, Debug)]
-pub struct ResourceNotifier(broadcast::Sender<String>);
+#[derive(Clone)]
+pub struct ResourceNotifier(Arc<Primitives>);
+
+impl std::fmt::Debug for ResourceNotifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceNotifier").finish_non_exhaustive()
+    }
+}
 
 impl ResourceNotifier {
     /// The resource at `uri` changed.
     pub fn notify(&self, uri: impl Into<String>) {
-        // No receiver is not an error: nobody is listening.
-        let _ = self.0.send(uri.into());
+        self.0.resource_updated(uri.into());
     }
 }
 
@@ -134,7 +188,7 @@ fn prompt_not_found(name: &str) -> ToolError {
 }
 
 impl ToolRegistry {
-    fn primitives(&self) -> &Arc<Primitives> {
+    pub(crate) fn primitives(&self) -> &Arc<Primitives> {
         &self.inner.primitives
     }
 
@@ -151,9 +205,8 @@ impl ToolRegistry {
             .catalog
             .write()
             .unwrap_or_else(|p| p.into_inner()));
-        primitives
-            .changes
-            .send_modify(|generation| *generation += 1);
+        primitives.raise_list_changed();
+        primitives.publish(SharedChange::PrimitivesChanged);
         out
     }
 
@@ -426,8 +479,7 @@ impl ToolRegistry {
     /// to it). Call it after a write; `ctx.notify_resource_updated(uri)`
     /// does the same from a tool.
     pub fn notify_resource_updated(&self, uri: impl Into<String>) {
-        // No receiver is not an error: nobody is listening.
-        let _ = self.primitives().updates.send(uri.into());
+        self.primitives().resource_updated(uri.into());
     }
 
     /// A handle that sends what
@@ -435,7 +487,7 @@ impl ToolRegistry {
     /// without holding the registry — for a change listener
     /// ([`on_change`](Self::on_change)), which the registry itself holds.
     pub fn resource_notifier(&self) -> ResourceNotifier {
-        ResourceNotifier(self.primitives().updates.clone())
+        ResourceNotifier(Arc::clone(self.primitives()))
     }
 
     /// The URIs of resources that change from now on

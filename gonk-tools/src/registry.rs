@@ -449,7 +449,21 @@ impl ToolRegistry {
         // Watchers that wake now and read the catalog wait for this
         // writer's lock, so they see the change.
         self.inner.changes.send_replace(generation);
+        self.inner
+            .primitives
+            .publish(crate::changes::bus::SharedChange::ToolsChanged);
         catalog
+    }
+
+    /// Another process changed its catalog ([`share_changes`](Self::share_changes)):
+    /// this one's watchers re-list, as after a local change.
+    pub(crate) fn raise_catalog_changed(&self) {
+        let generation = self
+            .inner
+            .generation
+            .fetch_add(1, std::sync::atomic::Ordering::Release)
+            + 1;
+        self.inner.changes.send_replace(generation);
     }
 
     /// Watches the catalog: [`CatalogChanges::changed`] resolves after each

@@ -5,6 +5,7 @@
 //! tests pin is described in `docs/contract.md`.
 
 mod calls;
+mod change_bus;
 mod definition;
 mod host_faults;
 mod input_echo;
