@@ -138,7 +138,7 @@ fn main() {
         results.sort_unstable();
         let expected: Vec<u64> = (0..count).map(|n| n * n).collect();
         assert_eq!(results, expected, "each job ran its own input once");
-        assert_eq!(runner.list(None).len(), ids.len());
+        assert_eq!(runner.list(None).await.len(), ids.len());
 
         let per_s = |d: std::time::Duration| count as f64 / d.as_secs_f64();
         println!("jobs: {count} detached calls, every job terminal exactly once, none lost");
