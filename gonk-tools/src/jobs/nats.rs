@@ -338,33 +338,42 @@ impl NatsJobRunner {
     }
 
     /// Applies `change` to a record (compare-and-set on its revision,
-    /// retried on a concurrent write); `change` returns whether it
-    /// changed anything. The record as it is after, `None` if missing.
+    /// retried on a concurrent write, and while NATS is unreachable for up
+    /// to the ack wait, so a reconnecting client loses no write);
+    /// `change` returns whether it changed anything. The record as it is
+    /// after, `None` if missing.
     async fn change(
         &self,
         id: &str,
         mut change: impl FnMut(&mut StoredJob) -> bool,
     ) -> Result<Option<StoredJob>, ToolError> {
-        let mut last_error = None;
-        for _ in 0..50 {
-            let Some((mut job, revision)) = self.read(id).await? else {
-                return Ok(None);
+        let give_up = tokio::time::Instant::now() + self.inner.config.ack_wait;
+        loop {
+            let error = match self.read(id).await {
+                Ok(None) => return Ok(None),
+                Ok(Some((mut job, revision))) => {
+                    if !change(&mut job) {
+                        return Ok(Some(job));
+                    }
+                    job.record.updated_at = now_rfc3339();
+                    let bytes =
+                        serde_json::to_vec(&job).map_err(|e| ToolError::internal(e.to_string()))?;
+                    match self.inner.records.update(id, bytes.into(), revision).await {
+                        Ok(_) => return Ok(Some(job)),
+                        // Another writer got there first: read again at once.
+                        Err(error) if error.kind() == kv::UpdateErrorKind::WrongLastRevision => {
+                            continue
+                        }
+                        Err(error) => unavailable("write a job", error),
+                    }
+                }
+                Err(error) => error,
             };
-            if !change(&mut job) {
-                return Ok(Some(job));
+            if tokio::time::Instant::now() >= give_up {
+                return Err(error);
             }
-            job.record.updated_at = now_rfc3339();
-            let bytes = serde_json::to_vec(&job).map_err(|e| ToolError::internal(e.to_string()))?;
-            match self.inner.records.update(id, bytes.into(), revision).await {
-                Ok(_) => return Ok(Some(job)),
-                // Another writer got there first: read again.
-                Err(error) => last_error = Some(error.to_string()),
-            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        Err(unavailable(
-            "write a job",
-            last_error.unwrap_or_else(|| "too many concurrent writes".to_owned()),
-        ))
     }
 
     /// Runs one delivery of a job, acknowledging it once its record ended.

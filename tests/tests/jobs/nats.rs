@@ -14,7 +14,7 @@ use gonk_tools::prelude::*;
 use gonk_tools::security::{AuthMethod, AuthenticatedPrincipal, PrincipalIdentity, PrincipalKind};
 use gonk_tools_tests::security::{alice, auth, TestPolicy};
 use serde_json::Value;
-use tokio::sync::Notify;
+use tokio::sync::Semaphore;
 
 const NATS: &str = "nats://127.0.0.1:4222";
 
@@ -56,12 +56,24 @@ fn bob() -> AuthenticatedPrincipal {
 }
 
 /// What the in-process workers' tool lets a test hold and see.
-#[derive(Default)]
 struct Gate {
-    release: Notify,
+    /// Held runs wait for a permit; released for good (a redelivered
+    /// run of the same job passes too).
+    release: Semaphore,
     started: AtomicUsize,
     runs: AtomicUsize,
     dropped: AtomicBool,
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Gate {
+            release: Semaphore::new(0),
+            started: AtomicUsize::new(0),
+            runs: AtomicUsize::new(0),
+            dropped: AtomicBool::new(false),
+        }
+    }
 }
 
 struct DropFlag(Arc<Gate>);
@@ -95,7 +107,7 @@ fn work_tool(gate: Arc<Gate>) -> ToolDefinition {
                             yield ToolEvent::log(LogLevel::Info, "starting");
                             yield ToolEvent::progress(40.0, Some("halfway".to_owned()));
                             gate.started.fetch_add(1, Ordering::SeqCst);
-                            gate.release.notified().await;
+                            let _ = gate.release.acquire().await;
                             yield ToolEvent::result(json!({ "done": true }));
                         }
                         "hang" => {
@@ -225,7 +237,7 @@ async fn a_job_launched_on_one_replica_is_answered_by_another_and_only_to_its_ow
     .unwrap();
     assert_eq!(still.data["status"], "running");
 
-    gate.release.notify_waiters();
+    gate.release.add_permits(1000);
     let result = as_(
         &registry_b,
         alice(),
@@ -452,4 +464,155 @@ async fn under_the_interrupt_policy_a_job_whose_worker_is_killed_ends_interrupte
     let (_, error, dir) = kill_mid_job("interrupt", WorkerLoss::Interrupt).await;
     assert_eq!(error.expect("it failed").code.as_str(), "INTERRUPTED");
     assert!(!dir.path().join("started-2").exists(), "not run again");
+}
+
+/// A private NATS server (its own port and store) a test can kill and
+/// start again; killed when dropped.
+struct PrivateNats {
+    child: std::process::Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl PrivateNats {
+    fn start() -> PrivateNats {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = tempfile::tempdir().unwrap();
+        let child = Self::spawn(port, dir.path());
+        PrivateNats { child, port, dir }
+    }
+
+    fn spawn(port: u16, store: &Path) -> std::process::Child {
+        let child = Command::new("/usr/sbin/nats-server")
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+            .arg(store)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nats-server (Debian's package) is installed");
+        for _ in 0..250 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return child;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut child = child;
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("nats-server never listened on {port}");
+    }
+
+    fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// SIGKILL, then the same server (port and store) again.
+    fn restart(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        self.child = Self::spawn(self.port, self.dir.path());
+    }
+}
+
+impl Drop for PrivateNats {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_running_while_the_nats_server_is_killed_and_restarted_still_ends_and_new_jobs_run() {
+    let mut nats = PrivateNats::start();
+    let gate = Arc::new(Gate::default());
+    let config = NatsJobConfig {
+        prefix: "restart".to_owned(),
+        ack_wait: Duration::from_secs(2),
+        ..NatsJobConfig::default()
+    };
+    let runner = NatsJobRunner::connect(&nats.url(), config).await.unwrap();
+    let registry = ToolRegistry::new();
+    registry.register(work_tool(Arc::clone(&gate))).unwrap();
+    jobs::install(&registry, Arc::new(runner.clone())).unwrap();
+    runner.start_worker(registry.clone()).await.unwrap();
+    let policy = TestPolicy::allow_all();
+
+    let handle = as_(
+        &registry,
+        alice(),
+        &policy,
+        "work",
+        json!({ "mode": "hold" }),
+    )
+    .await
+    .unwrap();
+    let id = handle.data["jobId"].as_str().unwrap().to_owned();
+    status_until(&registry, &policy, &id, |s| s["status"] == "running").await;
+
+    nats.restart();
+    gate.release.add_permits(1000);
+    // The client reconnects by itself; the job's end is written and read.
+    let result = as_(
+        &registry,
+        alice(),
+        &policy,
+        "jobs.result",
+        json!({ "jobId": id, "waitMs": 20000 }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(result.data, json!({ "done": true }));
+
+    // And the queue takes new jobs.
+    let handle = as_(
+        &registry,
+        alice(),
+        &policy,
+        "work",
+        json!({ "mode": "quick", "n": 7 }),
+    )
+    .await
+    .unwrap();
+    let id = handle.data["jobId"].as_str().unwrap().to_owned();
+    let result = as_(
+        &registry,
+        alice(),
+        &policy,
+        "jobs.result",
+        json!({ "jobId": id, "waitMs": 20000 }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(result.data, json!({ "n": 7 }));
+}
+
+#[tokio::test]
+async fn a_runner_without_a_reachable_nats_says_so() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("nats://127.0.0.1:{port}");
+    let error = NatsJobRunner::connect(&url, NatsJobConfig::default())
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("cannot connect to NATS"),
+        "{error}"
+    );
+    let error = NatsJobRunner::connect(
+        NATS,
+        NatsJobConfig {
+            prefix: "a.b".into(),
+            ..NatsJobConfig::default()
+        },
+    )
+    .await
+    .unwrap_err();
+    assert!(error.to_string().contains("A-Za-z0-9_-"), "{error}");
 }
