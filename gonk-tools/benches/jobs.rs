@@ -120,6 +120,7 @@ fn main() {
         runner.idle().await;
         let settled = started.elapsed();
 
+        let listed = runner.list(None).await.len();
         // Every job: terminal exactly once, succeeded, with its own result.
         let terminal = store.terminal.lock().unwrap();
         let unique: std::collections::HashSet<&String> = ids.iter().collect();
@@ -138,7 +139,8 @@ fn main() {
         results.sort_unstable();
         let expected: Vec<u64> = (0..count).map(|n| n * n).collect();
         assert_eq!(results, expected, "each job ran its own input once");
-        assert_eq!(runner.list(None).len(), ids.len());
+        drop(terminal);
+        assert_eq!(listed, ids.len());
 
         let per_s = |d: std::time::Duration| count as f64 / d.as_secs_f64();
         println!("jobs: {count} detached calls, every job terminal exactly once, none lost");

@@ -176,6 +176,9 @@ pub(crate) struct Place {
     cwd: Option<PathBuf>,
     env: Option<HashMap<String, String>>,
     rate_limit_charged: bool,
+    /// Which delivery of a durable job this call is (1 = first); 0 = not
+    /// a durable job's run.
+    job_attempt: u32,
 }
 
 /// The context of one tool call.
@@ -406,6 +409,28 @@ impl ToolContext {
         place.rate_limit_charged = true;
         self.place = Some(Arc::new(place));
         self
+    }
+
+    /// Marks the call as delivery `attempt` (1 = the first) of a job on a
+    /// runner that delivers at least once (a durable runner sets it).
+    pub fn with_job_attempt(mut self, attempt: u32) -> Self {
+        let mut place = self.place.as_deref().cloned().unwrap_or_default();
+        place.job_attempt = attempt;
+        self.place = Some(Arc::new(place));
+        self
+    }
+
+    /// Which delivery of its job this call is, when a runner that delivers
+    /// at least once runs it: `Some(1)` the first, `Some(2)` or more a
+    /// retry after a worker died mid-job (the previous attempt may have
+    /// done part of the work: make the tool safe to repeat, or check).
+    /// `None` outside such a runner (the embedded runner runs a job once).
+    /// See `docs/jobs.md`.
+    pub fn job_attempt(&self) -> Option<u32> {
+        self.place
+            .as_ref()
+            .map(|p| p.job_attempt)
+            .filter(|attempt| *attempt > 0)
     }
 
     /// Whether [`with_rate_limit_charged`](Self::with_rate_limit_charged)

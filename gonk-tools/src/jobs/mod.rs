@@ -80,11 +80,15 @@
 //!
 //! Implement [`JobRunner`] to send jobs to an external queue; [`install`]
 //! it instead of the embedded runner. The tools above and every detached
-//! tool then use it unchanged.
+//! tool then use it unchanged. With the `jobs-nats` feature,
+//! `NatsJobRunner` puts jobs on NATS JetStream: durable, shared by
+//! replicas, delivered at least once (see `docs/jobs.md`).
 
 mod asking;
 mod detach;
 mod detached_tool;
+#[cfg(feature = "jobs-nats")]
+mod nats;
 mod record;
 mod runner;
 mod store;
@@ -96,6 +100,8 @@ pub use detach::{
     DetachedWithWait, InlineRun, JobHandle, WaitFlags,
 };
 pub use detached_tool::detached_output_schema;
+#[cfg(feature = "jobs-nats")]
+pub use nats::{NatsJobConfig, NatsJobError, NatsJobRunner, WorkerLoss};
 pub use record::{JobLog, JobProgress, JobRecord, JobStatus};
 pub use runner::{owner_of, EmbeddedRunner, JobLaunch, JobRunner, Retention};
 pub use store::JobStore;

@@ -116,7 +116,7 @@ pub trait JobRunner: Send + Sync + 'static {
     fn launch(&self, launch: JobLaunch) -> BoxFuture<'_, Result<JobHandle, ToolError>>;
 
     /// The job, if `owner` may see it.
-    fn get(&self, owner: Option<&str>, id: &str) -> Option<JobRecord>;
+    fn get<'a>(&'a self, owner: Option<&'a str>, id: &'a str) -> BoxFuture<'a, Option<JobRecord>>;
 
     /// The job once it has ended, or as it is after `timeout`.
     fn wait<'a>(
@@ -127,10 +127,14 @@ pub trait JobRunner: Send + Sync + 'static {
     ) -> BoxFuture<'a, Option<JobRecord>>;
 
     /// Cancels the job (its handler is dropped); the record as it is now.
-    fn cancel(&self, owner: Option<&str>, id: &str) -> Option<JobRecord>;
+    fn cancel<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+        id: &'a str,
+    ) -> BoxFuture<'a, Option<JobRecord>>;
 
     /// `owner`'s jobs, newest first.
-    fn list(&self, owner: Option<&str>) -> Vec<JobRecord>;
+    fn list<'a>(&'a self, owner: Option<&'a str>) -> BoxFuture<'a, Vec<JobRecord>>;
 
     /// Waits until no job this process runs is queued or running: what a
     /// short-lived host (a command line) awaits before it exits, since its
@@ -144,9 +148,14 @@ pub trait JobRunner: Send + Sync + 'static {
     /// keys it is not waiting on are ignored). `None` when `owner` cannot
     /// see the job. The default acknowledges and ignores every answer: a
     /// runner whose jobs cannot ask never has questions.
-    fn answer(&self, owner: Option<&str>, id: &str, answers: Map<String, Value>) -> Option<()> {
+    fn answer<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+        id: &'a str,
+        answers: Map<String, Value>,
+    ) -> BoxFuture<'a, Option<()>> {
         let _ = answers;
-        self.get(owner, id).map(drop)
+        Box::pin(async move { self.get(owner, id).await.map(drop) })
     }
 
     /// How long this runner keeps a finished job readable, when it bounds
@@ -627,13 +636,57 @@ impl JobRunner for EmbeddedRunner {
         })
     }
 
-    fn get(&self, owner: Option<&str>, id: &str) -> Option<JobRecord> {
+    fn wait<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+        id: &'a str,
+        timeout: Duration,
+    ) -> BoxFuture<'a, Option<JobRecord>> {
+        self.wait_for(owner, id, timeout)
+    }
+
+    fn idle(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.wait_idle())
+    }
+
+    fn retention(&self) -> Option<Retention> {
+        Some(self.shared.retention)
+    }
+
+    fn get<'a>(&'a self, owner: Option<&'a str>, id: &'a str) -> BoxFuture<'a, Option<JobRecord>> {
+        Box::pin(std::future::ready(self.get_now(owner, id)))
+    }
+
+    fn cancel<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+        id: &'a str,
+    ) -> BoxFuture<'a, Option<JobRecord>> {
+        Box::pin(std::future::ready(self.cancel_now(owner, id)))
+    }
+
+    fn list<'a>(&'a self, owner: Option<&'a str>) -> BoxFuture<'a, Vec<JobRecord>> {
+        Box::pin(std::future::ready(self.list_now(owner)))
+    }
+
+    fn answer<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+        id: &'a str,
+        answers: Map<String, Value>,
+    ) -> BoxFuture<'a, Option<()>> {
+        Box::pin(std::future::ready(self.answer_now(owner, id, answers)))
+    }
+}
+
+impl EmbeddedRunner {
+    fn get_now(&self, owner: Option<&str>, id: &str) -> Option<JobRecord> {
         let jobs = self.lock();
         let entry = jobs.get(id)?;
         Self::visible(entry, owner).then(|| entry.record.clone())
     }
 
-    fn wait<'a>(
+    fn wait_for<'a>(
         &'a self,
         owner: Option<&'a str>,
         id: &'a str,
@@ -652,15 +705,15 @@ impl JobRunner for EmbeddedRunner {
             let mut notified = std::pin::pin!(notified);
             notified.as_mut().enable();
             // It may have ended between the look-up and enabling.
-            if let Some(record) = self.get(owner, id).filter(|r| r.status.is_terminal()) {
+            if let Some(record) = self.get_now(owner, id).filter(|r| r.status.is_terminal()) {
                 return Some(record);
             }
             let _ = tokio::time::timeout(timeout, notified).await;
-            self.get(owner, id)
+            self.get_now(owner, id)
         })
     }
 
-    fn cancel(&self, owner: Option<&str>, id: &str) -> Option<JobRecord> {
+    fn cancel_now(&self, owner: Option<&str>, id: &str) -> Option<JobRecord> {
         let token = {
             let jobs = self.lock();
             let entry = jobs.get(id).filter(|e| Self::visible(e, owner))?;
@@ -669,19 +722,15 @@ impl JobRunner for EmbeddedRunner {
         token.cancel();
         // A job still queued never reaches dispatch's abort: end it here.
         let queued = self
-            .get(owner, id)
+            .get_now(owner, id)
             .is_some_and(|r| r.status == JobStatus::Queued);
         if queued {
             self.finish(id, JobStatus::Cancelled, Err(ToolError::aborted()));
         }
-        self.get(owner, id)
+        self.get_now(owner, id)
     }
 
-    fn idle(&self) -> BoxFuture<'_, ()> {
-        Box::pin(self.wait_idle())
-    }
-
-    fn answer(&self, owner: Option<&str>, id: &str, answers: Map<String, Value>) -> Option<()> {
+    fn answer_now(&self, owner: Option<&str>, id: &str, answers: Map<String, Value>) -> Option<()> {
         let mut jobs = self.lock();
         let entry = jobs.get_mut(id).filter(|e| Self::visible(e, owner))?;
         let mut waiting = self
@@ -711,11 +760,7 @@ impl JobRunner for EmbeddedRunner {
         Some(())
     }
 
-    fn retention(&self) -> Option<Retention> {
-        Some(self.shared.retention)
-    }
-
-    fn list(&self, owner: Option<&str>) -> Vec<JobRecord> {
+    fn list_now(&self, owner: Option<&str>) -> Vec<JobRecord> {
         self.lock()
             .values()
             .rev()

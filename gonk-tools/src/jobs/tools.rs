@@ -125,6 +125,7 @@ fn status_tool(runner: Arc<dyn JobRunner>) -> ToolDefinition {
             async move {
                 let record = runner
                     .get(owner(&ctx).as_deref(), &input.job_id)
+                    .await
                     .ok_or_else(|| not_found(&input.job_id))?;
                 Ok::<_, ToolError>(summary(&record))
             }
@@ -176,7 +177,7 @@ fn result_tool(runner: Arc<dyn JobRunner>) -> ToolDefinition {
                             _ = ctx.cancellation().cancelled() => return Err(ToolError::aborted()),
                         }
                     }
-                    _ => runner.get(owner.as_deref(), &input.job_id),
+                    _ => runner.get(owner.as_deref(), &input.job_id).await,
                 };
                 outcome_of(record.ok_or_else(|| not_found(&input.job_id))?)
             }
@@ -199,6 +200,7 @@ fn cancel_tool(runner: Arc<dyn JobRunner>) -> ToolDefinition {
                 let owner = owner(&ctx);
                 runner
                     .cancel(owner.as_deref(), &input.job_id)
+                    .await
                     .ok_or_else(|| not_found(&input.job_id))?;
                 // Report the settled state: the handler is dropped at once.
                 let record = runner
@@ -222,6 +224,7 @@ fn list_tool(runner: Arc<dyn JobRunner>) -> ToolDefinition {
             async move {
                 let jobs: Vec<JobRecord> = runner
                     .list(owner(&ctx).as_deref())
+                    .await
                     .into_iter()
                     .filter(|r| input.status.is_none_or(|s| r.status == s))
                     .collect();

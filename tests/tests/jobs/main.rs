@@ -3,4 +3,5 @@
 
 mod detach;
 mod lifecycle;
+mod nats;
 mod telemetry;

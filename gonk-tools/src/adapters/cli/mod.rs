@@ -632,9 +632,11 @@ impl Cli {
             match &event {
                 ToolEvent::Result { data, .. } => {
                     has_result = true;
-                    launched = detached
-                        .then(|| self.launched_job(base, &args.tool, data))
-                        .flatten();
+                    launched = if detached {
+                        self.launched_job(base, &args.tool, data).await
+                    } else {
+                        None
+                    };
                     // The handle's message is written for a model; a person
                     // is told below, and gets the job's outcome instead.
                     if launched.is_some() && mode == Mode::Human {
@@ -671,7 +673,7 @@ impl Cli {
 
     /// The id of the job a detached call of `tool` launched, when `data`
     /// is its handle (rather than the result of an inline run).
-    fn launched_job(
+    async fn launched_job(
         &self,
         base: &ToolContext,
         tool: &str,
@@ -680,7 +682,7 @@ impl Cli {
         let id = data.get("jobId")?.as_str()?;
         let runner = crate::jobs::runner(&self.registry)?;
         let owner = crate::jobs::owner_of(base.auth());
-        let record = runner.get(owner.as_deref(), id)?;
+        let record = runner.get(owner.as_deref(), id).await?;
         (record.tool == tool).then_some(record.id)
     }
 
@@ -696,8 +698,10 @@ impl Cli {
     ) -> u8 {
         self.await_jobs(base, Some((tool, job))).await;
         let owner = crate::jobs::owner_of(base.auth());
-        let record = crate::jobs::runner(&self.registry)
-            .and_then(|runner| runner.get(owner.as_deref(), job));
+        let record = match crate::jobs::runner(&self.registry) {
+            Some(runner) => runner.get(owner.as_deref(), job).await,
+            None => None,
+        };
         let outcome = match record {
             Some(record) => match (record.output, record.error) {
                 (_, Some(error)) => Err(error),
@@ -741,6 +745,7 @@ impl Cli {
         let owner = crate::jobs::owner_of(base.auth());
         let pending: Vec<String> = runner
             .list(owner.as_deref())
+            .await
             .into_iter()
             .filter(|record| !record.status.is_terminal())
             .map(|record| record.id)
@@ -780,7 +785,7 @@ impl Cli {
             };
         if cancelled {
             for id in &pending {
-                runner.cancel(owner.as_deref(), id);
+                runner.cancel(owner.as_deref(), id).await;
             }
             runner.idle().await;
         }

@@ -821,7 +821,7 @@ impl ServerHandler for McpServer {
         let result = result?;
         let owner = || self.owner(&context);
         Ok(
-            match tasks::as_task(&shared.registry, &result, &context, owner) {
+            match tasks::as_task(&shared.registry, &result, &context, owner).await {
                 Some(task) => CallToolResponse::Task(task),
                 None => result.into(),
             },
@@ -836,7 +836,7 @@ impl ServerHandler for McpServer {
         let runner = jobs::runner(&self.shared.registry)
             .ok_or_else(|| tasks::unknown_task(&request.task_id))?;
         let owner = self.owner(&context);
-        let record = tasks::find(&*runner, owner.as_deref(), &request.task_id)?;
+        let record = tasks::find(&*runner, owner.as_deref(), &request.task_id).await?;
         let placement = match self.shared.registry.get(&record.tool) {
             Some(def) if tools::advertises_output_schema(&def) => ErrorPlacement::Meta,
             _ => ErrorPlacement::Structured,
@@ -853,7 +853,7 @@ impl ServerHandler for McpServer {
             .ok_or_else(|| tasks::unknown_task(&request.task_id))?;
         let owner = self.owner(&context);
         let answers = request.input_responses.into_iter().collect();
-        tasks::update(&*runner, owner.as_deref(), &request.task_id, answers)
+        tasks::update(&*runner, owner.as_deref(), &request.task_id, answers).await
     }
 
     async fn cancel_task(
@@ -864,7 +864,7 @@ impl ServerHandler for McpServer {
         let runner = jobs::runner(&self.shared.registry)
             .ok_or_else(|| tasks::unknown_task(&request.task_id))?;
         let owner = self.owner(&context);
-        tasks::cancel(&*runner, owner.as_deref(), &request.task_id)
+        tasks::cancel(&*runner, owner.as_deref(), &request.task_id).await
     }
 
     fn accepted_subscription_filter(

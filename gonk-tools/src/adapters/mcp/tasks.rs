@@ -117,7 +117,7 @@ pub(super) fn required_task(
 /// tool that launched a job and the client declared the tasks extension.
 /// `owner` is the caller's job owner key (the job is read back as the
 /// caller sees it).
-pub(super) fn as_task(
+pub(super) async fn as_task(
     registry: &ToolRegistry,
     result: &CallToolResult,
     context: &RequestContext<RoleServer>,
@@ -136,7 +136,7 @@ pub(super) fn as_task(
     let runner = crate::jobs::runner(registry)?;
     // The runner holds the job before it hands out its id, so the task is
     // readable (`tasks/get`) before its id reaches the client.
-    let record = runner.get(owner().as_deref(), job)?;
+    let record = runner.get(owner().as_deref(), job).await?;
     Some(CreateTaskResult::new(task_of(&record, &*runner)))
 }
 
@@ -250,23 +250,24 @@ pub(super) fn unknown_task(id: &str) -> ErrorData {
 }
 
 /// Looks up a task for `owner`.
-pub(super) fn find(
+pub(super) async fn find(
     runner: &dyn JobRunner,
     owner: Option<&str>,
     id: &str,
 ) -> Result<JobRecord, ErrorData> {
-    runner.get(owner, id).ok_or_else(|| unknown_task(id))
+    runner.get(owner, id).await.ok_or_else(|| unknown_task(id))
 }
 
 /// `tasks/cancel`: cancels `owner`'s task; a task that already ended is
 /// acknowledged unchanged.
-pub(super) fn cancel(
+pub(super) async fn cancel(
     runner: &dyn JobRunner,
     owner: Option<&str>,
     id: &str,
 ) -> Result<(), ErrorData> {
     runner
         .cancel(owner, id)
+        .await
         .map(drop)
         .ok_or_else(|| unknown_task(id))
 }
@@ -274,7 +275,7 @@ pub(super) fn cancel(
 /// `tasks/update`: the answers go to the questions the job waits on (a
 /// key it does not wait on is ignored, as the extension says); the task's
 /// new state shows on the next `tasks/get`.
-pub(super) fn update(
+pub(super) async fn update(
     runner: &dyn JobRunner,
     owner: Option<&str>,
     id: &str,
@@ -282,6 +283,7 @@ pub(super) fn update(
 ) -> Result<(), ErrorData> {
     runner
         .answer(owner, id, answers)
+        .await
         .ok_or_else(|| unknown_task(id))
 }
 
