@@ -55,9 +55,16 @@ pub fn run(extra: Vec<ToolDefinition>) -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     };
+    let nats = match limits::jobs_on_nats(&argv) {
+        Ok(nats) => nats,
+        Err(error) => {
+            eprintln!("Error: {error}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
     let telemetry = otel::start(flagged);
     let metrics = telemetry.as_ref().map(|(_, metrics)| Arc::clone(metrics));
-    let code = run_with(extra, metrics, limits);
+    let code = run_with(extra, metrics, limits, nats);
     if let Some((pipeline, _)) = telemetry {
         otel::stop(pipeline);
     }
@@ -68,6 +75,7 @@ fn run_with(
     extra: Vec<ToolDefinition>,
     metrics: Option<Arc<dyn gonk_tools::metrics::MetricsSink>>,
     limits: Option<gonk_tools::rate_limit::RateLimits>,
+    nats: Option<(String, String)>,
 ) -> ExitCode {
     let store = Arc::new(Store::new(store::default_path()));
     // The provider only acts on authenticated calls: `--approval ask`.
@@ -76,6 +84,7 @@ fn run_with(
         approval::security(),
         metrics,
         limits,
+        nats,
     ) {
         Ok(registry) => registry,
         Err(error) => return failure(format!("the notes tools could not be registered: {error}")),

@@ -1,10 +1,18 @@
 //! The notes example's background jobs: the embedded runner of
 //! `gonk_tools::jobs`, with its records in the notes database (a `jobs`
-//! table) so finished jobs survive a restart.
+//! table) so finished jobs survive a restart — or, with `--shared
+//! nats://…`, jobs on NATS JetStream ([`NatsJobs`]): any replica launches,
+//! every `notes serve`/`notes mcp` replica runs a share, and every query
+//! answers from any replica.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use gonk_tools::jobs::{self, EmbeddedRunner, JobRecord, JobStore, Retention};
+use futures::future::BoxFuture;
+use gonk_tools::jobs::{
+    self, EmbeddedRunner, JobHandle, JobLaunch, JobRecord, JobRunner, JobStore, NatsJobConfig,
+    NatsJobRunner, Retention,
+};
 use gonk_tools::prelude::*;
 use gonk_tools::registry::RegistryError;
 use rusqlite::{params, Connection};
@@ -68,9 +76,169 @@ impl JobStore for SqliteJobs {
     }
 }
 
-/// Installs the job runner (jobs in `store`'s database) and the `jobs.*`
-/// tools.
-pub fn install(registry: &ToolRegistry, store: Arc<Store>) -> Result<(), RegistryError> {
-    let runner = EmbeddedRunner::with_store(Retention::default(), Arc::new(SqliteJobs::new(store)));
-    jobs::install(registry, Arc::new(runner))
+/// Installs the job runner and the `jobs.*` tools: on the NATS at
+/// `nats` (a `nats://` URL, jobs under `prefix`), else embedded with the
+/// records in `store`'s database.
+pub fn install(
+    registry: &ToolRegistry,
+    store: Arc<Store>,
+    nats: Option<(String, String)>,
+) -> Result<(), RegistryError> {
+    match nats {
+        Some((url, prefix)) => {
+            let shared = Arc::new(NatsJobs::new(url, &prefix));
+            registry.insert_state(Arc::clone(&shared));
+            jobs::install(registry, shared)
+        }
+        None => {
+            let records = Arc::new(SqliteJobs::new(store));
+            let runner = EmbeddedRunner::with_store(Retention::default(), records);
+            jobs::install(registry, Arc::new(runner))
+        }
+    }
+}
+
+/// Jobs on NATS JetStream, connected on first use (the registry is built
+/// before the runtime starts).
+pub struct NatsJobs {
+    url: String,
+    config: NatsJobConfig,
+    runner: tokio::sync::OnceCell<NatsJobRunner>,
+}
+
+impl NatsJobs {
+    /// Jobs on the NATS at `url`, their stream and records named after
+    /// `prefix` (characters NATS does not allow in names become `_`).
+    pub fn new(url: String, prefix: &str) -> Self {
+        let prefix: String = prefix
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let config = NatsJobConfig {
+            prefix,
+            ..NatsJobConfig::default()
+        };
+        NatsJobs {
+            url,
+            config,
+            runner: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    async fn runner(&self) -> Result<&NatsJobRunner, ToolError> {
+        self.runner
+            .get_or_try_init(|| NatsJobRunner::connect(&self.url, self.config.clone()))
+            .await
+            .map_err(|e| {
+                ToolError::new(
+                    ErrorCode::custom("JOBS_UNAVAILABLE"),
+                    format!(
+                        "the job queue at {} cannot be reached ({e}); retry when NATS is back",
+                        self.url
+                    ),
+                )
+            })
+    }
+
+    /// Runs this process's share of the jobs with `registry`'s tools.
+    pub async fn start_worker(&self, registry: ToolRegistry) -> Result<(), String> {
+        let runner = self.runner().await.map_err(|e| e.message)?;
+        runner
+            .start_worker(registry)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// Stops taking jobs (the ones running end or are delivered again).
+    pub fn stop_worker(&self) {
+        if let Some(runner) = self.runner.get() {
+            runner.stop_worker();
+        }
+    }
+}
+
+/// A query while NATS is away answers as if the job were missing (the
+/// trait's queries return `Option`); the log says why.
+fn unreachable(error: &ToolError) {
+    eprintln!("notes: {}", error.message);
+}
+
+impl JobRunner for NatsJobs {
+    fn launch(&self, launch: JobLaunch) -> BoxFuture<'_, Result<JobHandle, ToolError>> {
+        Box::pin(async move { self.runner().await?.launch(launch).await })
+    }
+
+    fn get<'a>(&'a self, owner: Option<&'a str>, id: &'a str) -> BoxFuture<'a, Option<JobRecord>> {
+        Box::pin(async move {
+            match self.runner().await {
+                Ok(runner) => runner.get(owner, id).await,
+                Err(error) => {
+                    unreachable(&error);
+                    None
+                }
+            }
+        })
+    }
+
+    fn wait<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+        id: &'a str,
+        timeout: Duration,
+    ) -> BoxFuture<'a, Option<JobRecord>> {
+        Box::pin(async move {
+            match self.runner().await {
+                Ok(runner) => runner.wait(owner, id, timeout).await,
+                Err(error) => {
+                    unreachable(&error);
+                    None
+                }
+            }
+        })
+    }
+
+    fn cancel<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+        id: &'a str,
+    ) -> BoxFuture<'a, Option<JobRecord>> {
+        Box::pin(async move {
+            match self.runner().await {
+                Ok(runner) => runner.cancel(owner, id).await,
+                Err(error) => {
+                    unreachable(&error);
+                    None
+                }
+            }
+        })
+    }
+
+    fn list<'a>(&'a self, owner: Option<&'a str>) -> BoxFuture<'a, Vec<JobRecord>> {
+        Box::pin(async move {
+            match self.runner().await {
+                Ok(runner) => runner.list(owner).await,
+                Err(error) => {
+                    unreachable(&error);
+                    Vec::new()
+                }
+            }
+        })
+    }
+
+    fn retention(&self) -> Option<Retention> {
+        self.runner.get().and_then(JobRunner::retention)
+    }
+}
+
+/// The NATS jobs of `registry`, when `--shared nats://…` put them there.
+pub fn nats(registry: &ToolRegistry) -> Option<Arc<NatsJobs>> {
+    registry
+        .state::<Arc<NatsJobs>>()
+        .map(|shared| Arc::clone(&*shared))
 }

@@ -45,33 +45,94 @@ pub fn args() -> [Arg; 2] {
         Arg::new(SHARED)
             .long(SHARED)
             .value_name("URL")
+            .action(gonk_tools::adapters::cli::clap::ArgAction::Append)
             .help(
-                "Keep the rate-limit counts, the MCP server's used requestStates and its change \
-                 notifications on Redis (redis://HOST:PORT), shared by every notes process using \
-                 it; keys and channel under $NOTES_SHARED_PREFIX [default: notes]",
+                "Share state with the other notes processes (replicas): redis://HOST:PORT keeps \
+                 the rate-limit counts, used requestStates and change notifications on Redis; \
+                 nats://HOST:PORT puts background jobs on NATS JetStream (every serve/mcp \
+                 process runs a share). Give it once per URL; names under $NOTES_SHARED_PREFIX \
+                 [default: notes]",
             ),
     ]
 }
 
-/// The value of `--NAME VALUE` or `--NAME=VALUE` in `argv` (the last one).
+/// The values of `--NAME VALUE` and `--NAME=VALUE` in `argv`, in order.
 /// The registry is built before the command line is parsed, so the caller
 /// looks for the options first; clap checks them again.
-fn option(argv: &[OsString], name: &str) -> Option<String> {
+fn options(argv: &[OsString], name: &str) -> Vec<String> {
     let flag = format!("--{name}");
     let inline = format!("--{name}=");
-    let mut found = None;
+    let mut found = Vec::new();
     let mut args = argv.iter().filter_map(|a| a.to_str());
     while let Some(arg) = args.next() {
         if arg == "--" {
             break;
         }
         if arg == flag {
-            found = args.next().map(str::to_owned);
+            found.extend(args.next().map(str::to_owned));
         } else if let Some(value) = arg.strip_prefix(&inline) {
-            found = Some(value.to_owned());
+            found.push(value.to_owned());
         }
     }
     found
+}
+
+/// The last value of `--NAME` in `argv`.
+fn option(argv: &[OsString], name: &str) -> Option<String> {
+    options(argv, name).pop()
+}
+
+/// What the `--shared` URLs put where: Redis (rate limits, requestStates,
+/// change notifications) and NATS (jobs). Any other scheme is refused.
+#[derive(Debug, Default, PartialEq)]
+pub struct Shared {
+    /// The `redis://` URL.
+    pub redis: Option<String>,
+    /// The `nats://` URL.
+    pub nats: Option<String>,
+}
+
+impl Shared {
+    /// Sorts `urls` by scheme (the last of each wins).
+    pub fn from_urls(urls: impl IntoIterator<Item = String>) -> Result<Shared, String> {
+        let mut shared = Shared::default();
+        for url in urls {
+            if url.starts_with("redis://") {
+                shared.redis = Some(url);
+            } else if url.starts_with("nats://") {
+                shared.nats = Some(url);
+            } else {
+                return Err(format!(
+                    "--shared {url}: give redis://HOST:PORT (rate limits, requestStates, \
+                     notifications) or nats://HOST:PORT (jobs)"
+                ));
+            }
+        }
+        Ok(shared)
+    }
+
+    /// The `--shared` options of `argv`.
+    pub fn from_argv(argv: &[OsString]) -> Result<Shared, String> {
+        Shared::from_urls(options(argv, SHARED))
+    }
+
+    /// The `--shared` options of parsed `matches`.
+    fn from_matches(matches: &ArgMatches) -> Shared {
+        let urls = matches
+            .try_get_many::<String>(SHARED)
+            .ok()
+            .flatten()
+            .into_iter()
+            .flatten()
+            .cloned();
+        // The URLs were checked before the command ran.
+        Shared::from_urls(urls).unwrap_or_default()
+    }
+}
+
+/// With `--shared nats://…`: the NATS URL and the jobs' prefix there.
+pub fn jobs_on_nats(argv: &[OsString]) -> Result<Option<(String, String)>, String> {
+    Ok(Shared::from_argv(argv)?.nats.map(|url| (url, prefix())))
 }
 
 /// The rate limits `argv` asks for: `None` without `--rate-limit`. A
@@ -84,15 +145,10 @@ pub fn from_argv(argv: &[OsString]) -> Result<Option<RateLimits>, String> {
 /// [`from_argv`] with the shared keys under `prefix` (for another binary
 /// taking the same options: the gateway).
 pub fn from_argv_under(argv: &[OsString], prefix: String) -> Result<Option<RateLimits>, String> {
-    let shared = match option(argv, SHARED) {
+    let shared = match Shared::from_argv(argv)?.redis {
         None => None,
-        Some(url) if url.starts_with("redis://") => {
-            Some(RedisRateLimiter::new(&url, prefix).map_err(|e| format!("--shared {url}: {e}"))?)
-        }
         Some(url) => {
-            return Err(format!(
-                "--shared {url}: the shared store is Redis; give redis://HOST:PORT"
-            ))
+            Some(RedisRateLimiter::new(&url, prefix).map_err(|e| format!("--shared {url}: {e}"))?)
         }
     };
     let Some(rate) = option(argv, RATE_LIMIT) else {
@@ -120,10 +176,10 @@ pub fn share_changes(
     registry: &gonk_tools::ToolRegistry,
     matches: &ArgMatches,
 ) -> Result<Option<gonk_tools::changes::SharedChanges>, String> {
-    let Some(url) = matches.try_get_one::<String>(SHARED).ok().flatten() else {
+    let Some(url) = Shared::from_matches(matches).redis else {
         return Ok(None);
     };
-    let bus = gonk_tools::changes::RedisChangeBus::new(url, &prefix())
+    let bus = gonk_tools::changes::RedisChangeBus::new(&url, &prefix())
         .map_err(|e| format!("--shared {url}: {e}"))?;
     registry
         .share_changes(Arc::new(bus))
@@ -135,8 +191,8 @@ pub fn share_changes(
 /// `requestState`s, so a retry's state opens once across replicas (an
 /// unusable URL was refused before the command ran).
 pub fn request_state_store(matches: &ArgMatches) -> Option<Arc<dyn SingleUseStore>> {
-    let url = matches.try_get_one::<String>(SHARED).ok().flatten()?;
-    let store = RedisSingleUseStore::new(url, prefix()).ok()?;
+    let url = Shared::from_matches(matches).redis?;
+    let store = RedisSingleUseStore::new(&url, prefix()).ok()?;
     Some(Arc::new(store))
 }
 
@@ -163,16 +219,37 @@ mod tests {
             .is_none());
         let bad = from_argv(&argv(&["notes", "--rate-limit", "lots"])).unwrap_err();
         assert!(bad.contains("write N/PERIOD"), "{bad}");
-        let nats = from_argv(&argv(&[
-            "notes",
-            "--rate-limit",
-            "5/1m",
-            "--shared",
-            "nats://127.0.0.1:4222",
-        ]))
-        .unwrap_err();
-        assert!(nats.contains("give redis://HOST:PORT"), "{nats}");
         let alone = from_argv(&argv(&["notes", "--shared", "http://x"])).unwrap_err();
         assert!(alone.contains("give redis://HOST:PORT"), "{alone}");
+    }
+
+    #[test]
+    fn shared_urls_are_sorted_by_scheme_and_nats_carries_only_jobs() {
+        let both = argv(&[
+            "notes",
+            "--shared",
+            "redis://127.0.0.1:6379",
+            "--shared=nats://127.0.0.1:4222",
+            "serve",
+        ]);
+        assert_eq!(
+            Shared::from_argv(&both).unwrap(),
+            Shared {
+                redis: Some("redis://127.0.0.1:6379".into()),
+                nats: Some("nats://127.0.0.1:4222".into()),
+            }
+        );
+        let nats_only = argv(&["notes", "--rate-limit", "5/1m", "--shared", "nats://h:4222"]);
+        assert_eq!(
+            jobs_on_nats(&nats_only)
+                .unwrap()
+                .map(|(url, _)| url)
+                .as_deref(),
+            Some("nats://h:4222")
+        );
+        // The rate limits have no Redis then: they count in this process.
+        let limits = from_argv(&nats_only).unwrap().unwrap();
+        assert_eq!(limits.principal_rate(), Some("5/1m".parse().unwrap()));
+        assert!(jobs_on_nats(&argv(&["notes", "list"])).unwrap().is_none());
     }
 }

@@ -123,6 +123,15 @@ fn request_state_keys(server: McpServerOptions) -> Result<McpServerOptions, Stri
     }
 }
 
+/// Stops this process's job worker when serving ends.
+struct JobWorker(Arc<crate::jobs::NatsJobs>);
+
+impl Drop for JobWorker {
+    fn drop(&mut self) {
+        self.0.stop_worker();
+    }
+}
+
 /// `notes mcp`.
 pub fn stdio_command() -> Command {
     Command::new("mcp")
@@ -174,6 +183,14 @@ pub async fn run_stdio(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
     let _shared_changes = match crate::limits::share_changes(&registry, &matches) {
         Ok(shared) => shared,
         Err(error) => return failure(error),
+    };
+    // `--shared nats://`: this process runs a share of the jobs.
+    let _worker = match crate::jobs::nats(&registry) {
+        Some(nats) => match nats.start_worker(registry.clone()).await {
+            Ok(()) => Some(JobWorker(nats)),
+            Err(error) => return failure(format!("the job worker could not start: {error}")),
+        },
+        None => None,
     };
     match serve_stdio_with_shutdown(registry, options, terminated()).await {
         Ok(()) => ExitCode::SUCCESS,
@@ -272,6 +289,14 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
     let _shared_changes = match crate::limits::share_changes(&registry, &matches) {
         Ok(shared) => shared,
         Err(error) => return failure(error),
+    };
+    // `--shared nats://`: this process runs a share of the jobs.
+    let _worker = match crate::jobs::nats(&registry) {
+        Some(nats) => match nats.start_worker(registry.clone()).await {
+            Ok(()) => Some(JobWorker(nats)),
+            Err(error) => return failure(format!("the job worker could not start: {error}")),
+        },
+        None => None,
     };
     // A write that asks first is safe to expose over MCP.
     if matches.get_flag("allow-writes") || from_matches(&matches) == Approval::Ask {

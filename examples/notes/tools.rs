@@ -452,16 +452,18 @@ pub fn registry_with(
     security: gonk_tools::security::SecurityOptions,
     metrics: Option<Arc<dyn gonk_tools::metrics::MetricsSink>>,
 ) -> Result<ToolRegistry, RegistryError> {
-    registry_with_limits(store, security, metrics, None)
+    registry_with_limits(store, security, metrics, None, None)
 }
 
 /// [`registry_with`], every root call counted against `limits` (`notes
-/// --rate-limit`, see `limits.rs`).
+/// --rate-limit`, see `limits.rs`), and jobs on NATS when `nats` gives
+/// its URL and the jobs' prefix (`--shared nats://…`).
 pub fn registry_with_limits(
     store: Arc<Store>,
     security: gonk_tools::security::SecurityOptions,
     metrics: Option<Arc<dyn gonk_tools::metrics::MetricsSink>>,
     limits: Option<gonk_tools::rate_limit::RateLimits>,
+    nats: Option<(String, String)>,
 ) -> Result<ToolRegistry, RegistryError> {
     let builder = ToolRegistry::builder()
         .state_arc(Arc::clone(&store))
@@ -477,7 +479,7 @@ pub fn registry_with_limits(
     .build();
     NotesTools::register_tools(&registry)?;
     crate::resources::install(&registry, &store)?;
-    crate::jobs::install(&registry, store)?;
+    crate::jobs::install(&registry, store, nats)?;
     Ok(registry)
 }
 

@@ -12,6 +12,7 @@ mod support;
 
 mod balancer;
 mod failover;
+mod jobs;
 mod notifications;
 mod rate_limit;
 mod request_state;
