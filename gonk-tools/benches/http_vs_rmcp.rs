@@ -264,9 +264,7 @@ impl Server {
     fn cpu_seconds(&self, ticks_per_second: f64) -> f64 {
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
         // Fields after the command name, which is in parentheses.
-        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..]
-            .split(' ')
-            .collect();
+        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
         // utime and stime are fields 14 and 15 of the whole line.
         let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
         ticks / ticks_per_second
@@ -284,13 +282,7 @@ impl Server {
     }
 
     /// Runs `wrk` with `connections` for `seconds`.
-    fn load(
-        &self,
-        era: Era,
-        connections: usize,
-        seconds: u32,
-        ticks_per_second: f64,
-    ) -> Load {
+    fn load(&self, era: Era, connections: usize, seconds: u32, ticks_per_second: f64) -> Load {
         let script = std::env::temp_dir().join(format!(
             "http_vs_rmcp-{}-{}.lua",
             std::process::id(),
@@ -434,7 +426,11 @@ fn main() {
     // on one connection.
     let quick = args.iter().any(|a| a == "--test");
     let (rounds, seconds) = if quick { (1, 1) } else { (ROUNDS, SECONDS) };
-    let connections: &[usize] = if quick { &CONNECTIONS[..1] } else { &CONNECTIONS };
+    let connections: &[usize] = if quick {
+        &CONNECTIONS[..1]
+    } else {
+        &CONNECTIONS
+    };
     let ticks = clock_ticks_per_second();
     let eras = [Era::Session2025, Era::Stateless2026];
     let servers = [
