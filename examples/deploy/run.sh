@@ -3,7 +3,7 @@
 # all on exit (Ctrl-C, SIGTERM, or when HAProxy ends). A replica that dies
 # is reported and left out by HAProxy's health checks.
 #
-#   examples/deploy/run.sh --db DB [--shared redis://HOST:PORT] [-- NOTES_ARGS...]
+#   examples/deploy/run.sh --db DB [--shared redis://HOST:PORT] [--shared nats://HOST:PORT] [-- NOTES_ARGS...]
 #
 # DB is what each replica's `notes --db` gets: a SQLite file (shared by
 # the three processes in WAL mode, one machine only) or postgres://… once
@@ -22,11 +22,11 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
 db=""
-shared=""
+shared=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --db) db="${2:?--db needs a value}"; shift 2 ;;
-        --shared) shared="${2:?--shared needs a value}"; shift 2 ;;
+        --shared) shared+=(--shared "${2:?--shared needs a value}"); shift 2 ;;
         --) shift; break ;;
         *) echo "usage: $0 --db DB [--shared URL] [-- NOTES_SERVE_ARGS...]" >&2; exit 2 ;;
     esac
@@ -85,7 +85,7 @@ healthy() {
 }
 
 global=(--db "$db")
-[ -n "$shared" ] && global+=(--shared "$shared")
+global+=("${shared[@]}")
 for i in 0 1 2; do
     name="r$((i + 1))"
     "$notes" "${global[@]}" serve --host 127.0.0.1 --port "${replica_ports[$i]}" \
