@@ -70,14 +70,15 @@ fn a_bad_rate_or_store_is_a_usage_error() {
     let bad = search(&prefix, &["--rate-limit", "lots"]);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
     assert!(bad.stderr.contains("write N/PERIOD"), "{}", bad.stderr);
-    let nats = search(
+    // nats:// is a store too (jobs); a scheme notes has no use for is not.
+    let amqp = search(
         &prefix,
-        &["--rate-limit", "1/s", "--shared", "nats://127.0.0.1:4222"],
+        &["--rate-limit", "1/s", "--shared", "amqp://127.0.0.1:5672"],
     );
-    assert_eq!(nats.code, 2, "{}", nats.stderr);
+    assert_eq!(amqp.code, 2, "{}", amqp.stderr);
     assert!(
-        nats.stderr.contains("give redis://HOST:PORT"),
+        amqp.stderr.contains("give redis://HOST:PORT"),
         "{}",
-        nats.stderr
+        amqp.stderr
     );
 }
