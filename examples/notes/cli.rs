@@ -115,7 +115,8 @@ fn run_with(
                 .value_parser(value_parser!(PathBuf))
                 .help(
                     "The SQLite database [default: $XDG_DATA_HOME/gonk-notes/notes.db or \
-                     ~/.local/share/gonk-notes/notes.db]; ':memory:' for a throwaway one",
+                     ~/.local/share/gonk-notes/notes.db]; ':memory:' for a throwaway one; \
+                     postgres://HOST/DB for PostgreSQL",
                 ),
         )
         .global_arg(approval::arg())
@@ -167,7 +168,7 @@ fn run_with(
         })
         .on_parsed(move |matches| {
             if let Some(path) = matches.get_one::<PathBuf>(DB) {
-                store.set_location(path.clone());
+                store.set_database(store::database_from_arg(path.clone()));
             }
             Ok(())
         })

@@ -10,7 +10,7 @@ use futures::Stream;
 use gonk_tools::prelude::*;
 use tokio::io::AsyncWriteExt;
 
-use crate::store::{sql, Store};
+use crate::store::Store;
 use crate::tools::{markdown, ExportFormat};
 
 /// Notes read per database round trip.
@@ -105,7 +105,7 @@ pub async fn notes_export_file(
             }
         };
         let include_archived = input.include_archived;
-        let total = match store.run(move |db| sql::count(db, include_archived)).await {
+        let total = match store.count(include_archived).await {
             Ok(total) => total,
             Err(error) => {
                 yield ToolEvent::error(error);

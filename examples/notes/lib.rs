@@ -28,6 +28,7 @@ pub mod mcp;
 pub mod otel;
 pub mod pi;
 pub mod pool;
+pub mod postgres;
 pub mod reindex;
 pub mod replicas;
 pub mod resources;

@@ -74,13 +74,10 @@ fn resource_missing(id: i64) -> ToolError {
 }
 
 async fn read_note(store: &Store, id: i64) -> Result<Note, ToolError> {
-    store
-        .run(move |db| sql::get(db, id))
-        .await
-        .map_err(|e| match e.code.as_str() {
-            "NOT_FOUND" => resource_missing(id),
-            _ => e,
-        })
+    store.get(id).await.map_err(|e| match e.code.as_str() {
+        "NOT_FOUND" => resource_missing(id),
+        _ => e,
+    })
 }
 
 /// A note as resource contents: Markdown, tags in `_meta`.
@@ -159,9 +156,7 @@ pub async fn note_resource(id: i64, store: State<Store>) -> Result<ResourceConte
     mime_type = "application/json"
 )]
 pub async fn recent_resource(store: State<Store>) -> Result<Json<Vec<Note>>, ToolError> {
-    Ok(Json(
-        store.run(|db| sql::recent(db, RECENT_LIMIT, false)).await?,
-    ))
+    Ok(Json(store.recent(RECENT_LIMIT, false).await?))
 }
 
 /// The notes carrying a tag (archived ones too), oldest first, as JSON.
@@ -197,16 +192,13 @@ pub async fn summarize_prompt(
     store: State<Store>,
 ) -> Result<PromptResult, ToolError> {
     let id = args.id;
-    let note = store
-        .run(move |db| sql::get(db, id))
-        .await
-        .map_err(|e| match e.code.as_str() {
-            "NOT_FOUND" => ToolError::new(
-                ErrorCode::InvalidInput,
-                format!("No note with id {id}; complete `id` to see the ids"),
-            ),
-            _ => e,
-        })?;
+    let note = store.get(id).await.map_err(|e| match e.code.as_str() {
+        "NOT_FOUND" => ToolError::new(
+            ErrorCode::InvalidInput,
+            format!("No note with id {id}; complete `id` to see the ids"),
+        ),
+        _ => e,
+    })?;
     let ask = match args.style.as_deref().unwrap_or("brief") {
         "brief" => "Summarize this note in one short paragraph.",
         "bullets" => "Summarize this note as a few bullet points.",

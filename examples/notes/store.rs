@@ -11,12 +11,17 @@
 //! processes can share one file. Search uses an FTS5 index (trigram
 //! tokens: substring matches, as `LIKE` would find, without a table scan),
 //! kept in step with the notes by triggers.
+//!
+//! `--db postgres://HOST/DB` (or `postgresql://`) puts the notes on
+//! PostgreSQL instead (`postgres.rs`): the typed operations below
+//! (`create`, `get`, `search`, …) run on whichever backend is chosen.
 
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::pool::{Pool, FILE_CONNECTIONS};
+use crate::postgres;
 
 use gonk_tools::prelude::*;
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -68,9 +73,31 @@ struct Inner {
     /// Registry listeners that live as long as the store (the resource
     /// updates of `resources::install`).
     listeners: Mutex<Vec<gonk_tools::changes::ChangeSubscription>>,
-    location: Mutex<Option<PathBuf>>,
+    location: Mutex<Option<Database>>,
     pool: Mutex<Option<Arc<Pool>>>,
+    postgres: tokio::sync::OnceCell<sqlx::PgPool>,
     exports: tokio::sync::Semaphore,
+}
+
+/// Where the notes live.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Database {
+    /// An embedded SQLite file (or `:memory:`).
+    Sqlite(PathBuf),
+    /// A PostgreSQL server, by its `postgres://` URL.
+    Postgres(String),
+}
+
+/// The backend `--db` names: a `postgres://` or `postgresql://` URL is
+/// PostgreSQL; anything else is a SQLite path (or `:memory:`).
+pub fn database_from_arg(arg: impl Into<PathBuf>) -> Database {
+    let arg = arg.into();
+    match arg.to_str() {
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            Database::Postgres(url.to_owned())
+        }
+        _ => Database::Sqlite(arg),
+    }
 }
 
 /// Exports that may build their documents at once (the rest wait).
@@ -133,7 +160,7 @@ pub const REINDEX_BATCH: i64 = 500;
 
 const COLUMNS: &str = "id, title, body, tags, archived, created_at, updated_at";
 
-fn db_error(error: rusqlite::Error) -> ToolError {
+pub(crate) fn db_error(error: rusqlite::Error) -> ToolError {
     ToolError::internal(format!("notes database error: {error}"))
 }
 
@@ -160,7 +187,7 @@ fn note_from(row: &Row<'_>) -> rusqlite::Result<Note> {
 }
 
 /// `%text%` for LIKE, with `%`, `_` and `\` escaped.
-fn like_pattern(text: &str) -> String {
+pub(crate) fn like_pattern(text: &str) -> String {
     let mut pattern = String::with_capacity(text.len() + 2);
     pattern.push('%');
     for c in text.chars() {
@@ -179,7 +206,7 @@ fn fts_phrase(text: &str) -> String {
     format!("\"{}\"", text.replace('"', "\"\""))
 }
 
-fn snippet(body: &str) -> String {
+pub(crate) fn snippet(body: &str) -> String {
     let line = body.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut chars = line.chars();
     let short: String = chars.by_ref().take(80).collect();
@@ -198,8 +225,9 @@ impl Store {
         Store {
             inner: Arc::new(Inner {
                 listeners: Mutex::new(Vec::new()),
-                location: Mutex::new(location),
+                location: Mutex::new(location.map(Database::Sqlite)),
                 pool: Mutex::new(None),
+                postgres: tokio::sync::OnceCell::new(),
                 exports: tokio::sync::Semaphore::new(CONCURRENT_EXPORTS),
             }),
         }
@@ -213,8 +241,110 @@ impl Store {
         limit: u32,
         include_archived: bool,
     ) -> Result<Vec<Note>, ToolError> {
-        self.run(move |db| sql::page(db, after, limit, include_archived))
-            .await
+        match self.postgres().await? {
+            Some(pool) => postgres::page(&pool, after, limit, include_archived).await,
+            None => {
+                self.run(move |db| sql::page(db, after, limit, include_archived))
+                    .await
+            }
+        }
+    }
+
+    /// The PostgreSQL pool (opened and migrated on first use) when the
+    /// notes live there; `None` for SQLite.
+    async fn postgres(&self) -> Result<Option<sqlx::PgPool>, ToolError> {
+        let url = match &*self
+            .inner
+            .location
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+        {
+            Some(Database::Postgres(url)) => url.clone(),
+            _ => return Ok(None),
+        };
+        // A failed open leaves the cell empty: the next call tries again.
+        let pool = self
+            .inner
+            .postgres
+            .get_or_try_init(|| postgres::open(&url))
+            .await?;
+        Ok(Some(pool.clone()))
+    }
+
+    /// Inserts a note.
+    pub async fn create(
+        &self,
+        title: String,
+        body: String,
+        tags: Vec<String>,
+    ) -> Result<Note, ToolError> {
+        match self.postgres().await? {
+            Some(pool) => postgres::create(&pool, &title, &body, &tags).await,
+            None => {
+                self.run(move |db| sql::create(db, &title, &body, &tags))
+                    .await
+            }
+        }
+    }
+
+    /// One note by id (`NOT_FOUND` when there is none).
+    pub async fn get(&self, id: i64) -> Result<Note, ToolError> {
+        match self.postgres().await? {
+            Some(pool) => postgres::get(&pool, id).await,
+            None => self.run(move |db| sql::get(db, id)).await,
+        }
+    }
+
+    /// Notes whose title, text or tags contain `query` (case-insensitive);
+    /// title matches first, then the most recently changed.
+    pub async fn search(
+        &self,
+        query: String,
+        limit: u32,
+        include_archived: bool,
+    ) -> Result<Vec<Hit>, ToolError> {
+        match self.postgres().await? {
+            Some(pool) => postgres::search(&pool, &query, limit, include_archived).await,
+            None => {
+                self.run(move |db| sql::search(db, &query, limit, include_archived))
+                    .await
+            }
+        }
+    }
+
+    /// Sets a note's title.
+    pub async fn rename(&self, id: i64, title: String) -> Result<Note, ToolError> {
+        match self.postgres().await? {
+            Some(pool) => postgres::rename(&pool, id, &title).await,
+            None => self.run(move |db| sql::rename(db, id, &title)).await,
+        }
+    }
+
+    /// Archives a note; `true` when it was not archived before.
+    pub async fn archive(&self, id: i64) -> Result<(Note, bool), ToolError> {
+        match self.postgres().await? {
+            Some(pool) => postgres::archive(&pool, id).await,
+            None => self.run(move |db| sql::archive(db, id)).await,
+        }
+    }
+
+    /// The `limit` most recently changed notes, newest first.
+    pub async fn recent(&self, limit: u32, include_archived: bool) -> Result<Vec<Note>, ToolError> {
+        match self.postgres().await? {
+            Some(pool) => postgres::recent(&pool, limit, include_archived).await,
+            None => {
+                self.run(move |db| sql::recent(db, limit, include_archived))
+                    .await
+            }
+        }
+    }
+
+    /// How many notes there are (without archived ones unless asked).
+    pub async fn count(&self, include_archived: bool) -> Result<u64, ToolError> {
+        match self.postgres().await? {
+            Some(pool) => postgres::count(&pool, include_archived).await,
+            None => self.run(move |db| sql::count(db, include_archived)).await,
+        }
     }
 
     /// Waits for one of the [`CONCURRENT_EXPORTS`] export slots (an export
@@ -225,12 +355,18 @@ impl Store {
 
     /// Moves the store to `location`, if it has not been opened yet.
     pub fn set_location(&self, location: impl Into<PathBuf>) {
+        self.set_database(Database::Sqlite(location.into()));
+    }
+
+    /// Moves the store to `database` (SQLite or PostgreSQL), if it has not
+    /// been opened yet.
+    pub fn set_database(&self, database: Database) {
         let mut slot = self
             .inner
             .location
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        *slot = Some(location.into());
+        *slot = Some(database);
     }
 
     fn connect(location: &Path) -> Result<Connection, ToolError> {
@@ -405,17 +541,26 @@ impl Inner {
             match slot.as_ref() {
                 Some(pool) => Arc::clone(pool),
                 None => {
-                    let location = self
-                        .location
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .clone()
-                        .ok_or_else(|| {
-                            ToolError::internal(
+                    let location =
+                        match self
+                            .location
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .clone()
+                        {
+                            Some(Database::Sqlite(path)) => path,
+                            Some(Database::Postgres(_)) => {
+                                return Err(ToolError::new(
+                                    ErrorCode::custom("UNSUPPORTED"),
+                                    "this operation needs the SQLite store and is not available \
+                                 on PostgreSQL yet; pass --db PATH for a SQLite file",
+                                ))
+                            }
+                            None => return Err(ToolError::internal(
                                 "no per-user data directory is known (set XDG_DATA_HOME or HOME), \
                                  so pass --db PATH",
-                            )
-                        })?;
+                            )),
+                        };
                     let pool = Arc::new(Store::open(&location)?);
                     *slot = Some(Arc::clone(&pool));
                     pool

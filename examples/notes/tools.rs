@@ -18,7 +18,7 @@ use serde_json::Value;
 
 pub use crate::export_file::{ExportFile, ExportedFile, NotesExportFile};
 pub use crate::reindex::{NotesReindex, Reindex, Reindexed};
-use crate::store::{sql, Hit, Note, Store};
+use crate::store::{Hit, Note, Store};
 
 /// Input of `notes.create`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -179,9 +179,7 @@ pub async fn notes_create(
     input: CreateNote,
     store: State<Store>,
 ) -> Result<ToolOutput<Note>, ToolError> {
-    let note = store
-        .run(move |db| sql::create(db, &input.title, &input.body, &input.tags))
-        .await?;
+    let note = store.create(input.title, input.body, input.tags).await?;
     let display = format!("Created note {}: {}", note.id, note.title);
     Ok(ToolOutput::new(note).with_display(display))
 }
@@ -196,7 +194,7 @@ pub async fn notes_create(
     cli(positional = ["id"], aliases = ["get", "show"], examples = ["notes notes.get 1"])
 )]
 pub async fn notes_get(input: NoteId, store: State<Store>) -> Result<ToolOutput<Note>, ToolError> {
-    let note = store.run(move |db| sql::get(db, input.id)).await?;
+    let note = store.get(input.id).await?;
     let display = vec![DisplayBlock::Markdown {
         text: markdown(&note),
     }];
@@ -239,12 +237,7 @@ pub(crate) async fn search(
     limit: u32,
     include_archived: bool,
 ) -> Result<ToolOutput<SearchResult>, ToolError> {
-    let hits = {
-        let query = query.clone();
-        store
-            .run(move |db| sql::search(db, &query, limit, include_archived))
-            .await?
-    };
+    let hits = store.search(query.clone(), limit, include_archived).await?;
     let display = if hits.is_empty() {
         format!("No notes match \"{query}\".")
     } else {
@@ -275,9 +268,7 @@ pub async fn notes_list(
     input: ListNotes,
     store: State<Store>,
 ) -> Result<ToolOutput<NoteList>, ToolError> {
-    let notes = store
-        .run(move |db| sql::recent(db, input.limit, input.include_archived))
-        .await?;
+    let notes = store.recent(input.limit, input.include_archived).await?;
     let display = if notes.is_empty() {
         "No notes yet.".to_owned()
     } else {
@@ -308,9 +299,7 @@ pub async fn notes_rename(
     input: RenameNote,
     store: State<Store>,
 ) -> Result<ToolOutput<Note>, ToolError> {
-    let note = store
-        .run(move |db| sql::rename(db, input.id, &input.title))
-        .await?;
+    let note = store.rename(input.id, input.title).await?;
     let display = format!("Renamed note {} to \"{}\"", note.id, note.title);
     Ok(ToolOutput::new(note).with_display(display))
 }
@@ -328,7 +317,7 @@ pub async fn notes_archive(
     input: NoteId,
     store: State<Store>,
 ) -> Result<ToolOutput<Note>, ToolError> {
-    let (note, changed) = store.run(move |db| sql::archive(db, input.id)).await?;
+    let (note, changed) = store.archive(input.id).await?;
     let display = if changed {
         format!("Archived note {}: {}", note.id, note.title)
     } else {
@@ -363,7 +352,7 @@ pub async fn notes_export(
             return;
         };
         let include_archived = input.include_archived;
-        let total = match store.run(move |db| sql::count(db, include_archived)).await {
+        let total = match store.count(include_archived).await {
             Ok(total) => total as usize,
             Err(error) => {
                 yield ToolEvent::error(error);
@@ -488,7 +477,7 @@ mod tests {
     use gonk_tools::client::InProcess;
 
     use super::*;
-    use crate::store::MEMORY;
+    use crate::store::{sql, MEMORY};
 
     #[tokio::test]
     async fn the_typed_client_calls_every_tool_in_process() {

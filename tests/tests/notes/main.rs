@@ -5,4 +5,5 @@
 mod demo;
 mod faults;
 mod one_module;
+mod postgres;
 mod resources;
