@@ -1,5 +1,6 @@
 //! The deployment recipe of `examples/deploy/`, run for real: its script
-//! starts three `notes serve` replicas and HAProxy (Debian's package,
+//! starts three `notes serve` replicas on one PostgreSQL database (the
+//! machine's server, a database per test) and HAProxy (Debian's package,
 //! installed by `.ci/install-haproxy`) on loopback ports, and the tests go
 //! through the balancer — round robin with no stickiness, each answer
 //! naming its replica (`x-notes-replica`) — with the official Python SDK

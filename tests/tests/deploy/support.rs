@@ -5,7 +5,7 @@
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{mpsc, OnceLock};
 use std::time::Duration;
@@ -77,6 +77,8 @@ pub struct Deployment {
     /// The process ids of r1, r2 and r3.
     pub replica_pids: Vec<u32>,
     _dir: tempfile::TempDir,
+    // Dropped after the replicas (fields drop in order).
+    _database: PgDatabase,
 }
 
 impl Deployment {
@@ -84,7 +86,8 @@ impl Deployment {
     pub fn start(recipe: Recipe) -> Deployment {
         haproxy_installed();
         let dir = tempfile::tempdir().expect("a temp dir");
-        let db = fresh_database(dir.path());
+        let database = fresh_database();
+        let db = database.url();
         let ports = free_ports(4);
         let mut command = Command::new("bash");
         command
@@ -150,6 +153,7 @@ impl Deployment {
             db,
             replica_pids: pids[..3].to_vec(),
             _dir: dir,
+            _database: database,
         }
     }
 }
@@ -158,8 +162,63 @@ impl Deployment {
 /// a SQLite file in `dir` (WAL mode works across processes on one
 /// machine). With the store on PostgreSQL this is the one place to change:
 /// a database of the test's own on 127.0.0.1:5432, and its URL.
-fn fresh_database(dir: &Path) -> String {
-    dir.join("notes.db").display().to_string()
+/// A PostgreSQL database of one deployment's own on the machine's server
+/// (trust auth), dropped with the deployment.
+struct PgDatabase {
+    name: String,
+}
+
+/// Runs one statement as `postgres` on the `test` database.
+fn psql(statement: &str) -> Output {
+    Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-d",
+            "test",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+        ])
+        .arg(statement)
+        .stdin(Stdio::null())
+        .output()
+        .expect("psql runs (PostgreSQL's client, on every machine)")
+}
+
+impl PgDatabase {
+    fn create() -> PgDatabase {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("notes_deploy_{}_{n}", std::process::id());
+        let created = psql(&format!("CREATE DATABASE {name}"));
+        assert!(
+            created.status.success(),
+            "CREATE DATABASE {name}: {}",
+            String::from_utf8_lossy(&created.stderr)
+        );
+        PgDatabase { name }
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:5432/{}", self.name)
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        let _ = psql(&format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.name
+        ));
+    }
+}
+
+/// The notes the replicas share: a PostgreSQL database of their own.
+fn fresh_database() -> PgDatabase {
+    PgDatabase::create()
 }
 
 /// SIGTERM to the script's process group (the script, the replicas and
