@@ -163,10 +163,16 @@ impl NatsJobs {
     }
 }
 
-/// A query while NATS is away answers as if the job were missing (the
-/// trait's queries return `Option`); the log says why.
-fn unreachable(error: &ToolError) {
-    eprintln!("notes: {}", error.message);
+impl NatsJobs {
+    /// The runner for a query: while NATS is away a query answers as if
+    /// the job were missing (the trait's queries return `Option`), and
+    /// stderr says why.
+    async fn connected(&self) -> Option<&NatsJobRunner> {
+        self.runner()
+            .await
+            .map_err(|error| eprintln!("notes: {}", error.message))
+            .ok()
+    }
 }
 
 impl JobRunner for NatsJobs {
@@ -175,15 +181,7 @@ impl JobRunner for NatsJobs {
     }
 
     fn get<'a>(&'a self, owner: Option<&'a str>, id: &'a str) -> BoxFuture<'a, Option<JobRecord>> {
-        Box::pin(async move {
-            match self.runner().await {
-                Ok(runner) => runner.get(owner, id).await,
-                Err(error) => {
-                    unreachable(&error);
-                    None
-                }
-            }
-        })
+        Box::pin(async move { self.connected().await?.get(owner, id).await })
     }
 
     fn wait<'a>(
@@ -192,15 +190,7 @@ impl JobRunner for NatsJobs {
         id: &'a str,
         timeout: Duration,
     ) -> BoxFuture<'a, Option<JobRecord>> {
-        Box::pin(async move {
-            match self.runner().await {
-                Ok(runner) => runner.wait(owner, id, timeout).await,
-                Err(error) => {
-                    unreachable(&error);
-                    None
-                }
-            }
-        })
+        Box::pin(async move { self.connected().await?.wait(owner, id, timeout).await })
     }
 
     fn cancel<'a>(
@@ -208,25 +198,14 @@ impl JobRunner for NatsJobs {
         owner: Option<&'a str>,
         id: &'a str,
     ) -> BoxFuture<'a, Option<JobRecord>> {
-        Box::pin(async move {
-            match self.runner().await {
-                Ok(runner) => runner.cancel(owner, id).await,
-                Err(error) => {
-                    unreachable(&error);
-                    None
-                }
-            }
-        })
+        Box::pin(async move { self.connected().await?.cancel(owner, id).await })
     }
 
     fn list<'a>(&'a self, owner: Option<&'a str>) -> BoxFuture<'a, Vec<JobRecord>> {
         Box::pin(async move {
-            match self.runner().await {
-                Ok(runner) => runner.list(owner).await,
-                Err(error) => {
-                    unreachable(&error);
-                    Vec::new()
-                }
+            match self.connected().await {
+                Some(runner) => runner.list(owner).await,
+                None => Vec::new(),
             }
         })
     }

@@ -123,12 +123,38 @@ fn request_state_keys(server: McpServerOptions) -> Result<McpServerOptions, Stri
     }
 }
 
-/// Stops this process's job worker when serving ends.
-struct JobWorker(Arc<crate::jobs::NatsJobs>);
+/// What a serving process shares with the other replicas while it runs
+/// (`--shared`): its change notifications (Redis) and a share of the jobs
+/// (NATS). Dropping it detaches both.
+struct Shared {
+    _changes: Option<gonk_tools::changes::SharedChanges>,
+    worker: Option<Arc<crate::jobs::NatsJobs>>,
+}
 
-impl Drop for JobWorker {
+impl Shared {
+    async fn start(registry: &ToolRegistry, matches: &ArgMatches) -> Result<Shared, String> {
+        let changes = crate::limits::share_changes(registry, matches)?;
+        let worker = match crate::jobs::nats(registry) {
+            Some(nats) => {
+                nats.start_worker(registry.clone())
+                    .await
+                    .map_err(|error| format!("the job worker could not start: {error}"))?;
+                Some(nats)
+            }
+            None => None,
+        };
+        Ok(Shared {
+            _changes: changes,
+            worker,
+        })
+    }
+}
+
+impl Drop for Shared {
     fn drop(&mut self) {
-        self.0.stop_worker();
+        if let Some(nats) = &self.worker {
+            nats.stop_worker();
+        }
     }
 }
 
@@ -180,17 +206,9 @@ pub async fn run_stdio(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         Ok(options) => approval(limits(options, &matches), &matches),
         Err(error) => return failure(error),
     };
-    let _shared_changes = match crate::limits::share_changes(&registry, &matches) {
+    let _shared = match Shared::start(&registry, &matches).await {
         Ok(shared) => shared,
         Err(error) => return failure(error),
-    };
-    // `--shared nats://`: this process runs a share of the jobs.
-    let _worker = match crate::jobs::nats(&registry) {
-        Some(nats) => match nats.start_worker(registry.clone()).await {
-            Ok(()) => Some(JobWorker(nats)),
-            Err(error) => return failure(format!("the job worker could not start: {error}")),
-        },
-        None => None,
     };
     match serve_stdio_with_shutdown(registry, options, terminated()).await {
         Ok(()) => ExitCode::SUCCESS,
@@ -286,17 +304,9 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         Err(error) => return failure(error),
     };
     // `--shared`: changes made on other replicas are heard here.
-    let _shared_changes = match crate::limits::share_changes(&registry, &matches) {
+    let _shared = match Shared::start(&registry, &matches).await {
         Ok(shared) => shared,
         Err(error) => return failure(error),
-    };
-    // `--shared nats://`: this process runs a share of the jobs.
-    let _worker = match crate::jobs::nats(&registry) {
-        Some(nats) => match nats.start_worker(registry.clone()).await {
-            Ok(()) => Some(JobWorker(nats)),
-            Err(error) => return failure(format!("the job worker could not start: {error}")),
-        },
-        None => None,
     };
     // A write that asks first is safe to expose over MCP.
     if matches.get_flag("allow-writes") || from_matches(&matches) == Approval::Ask {

@@ -441,14 +441,9 @@ impl ToolRegistry {
         // Bumped once the writer holds the lock: a reader that read the
         // generation before listing saw the same or an older one, so a
         // projection is never filed under a newer generation than its own.
-        let generation = self
-            .inner
-            .generation
-            .fetch_add(1, std::sync::atomic::Ordering::Release)
-            + 1;
         // Watchers that wake now and read the catalog wait for this
         // writer's lock, so they see the change.
-        self.inner.changes.send_replace(generation);
+        self.raise_catalog_changed();
         self.inner
             .primitives
             .publish(crate::changes::bus::SharedChange::ToolsChanged);
