@@ -58,6 +58,50 @@ fn bad_path(path: &str, why: &str) -> ToolError {
     .with_details(json!({ "path": path }))
 }
 
+/// A fresh partial file beside `target`: `.NAME.partial-PID-N`.
+fn partial_path(target: &Path) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    target.with_file_name(format!(".{name}.partial-{}-{n}", std::process::id()))
+}
+
+/// The partial file of an export: removed when the export fails or is
+/// dropped before [`publish`](Self::publish).
+struct Partial(Option<PathBuf>);
+
+impl Partial {
+    /// Moves the file to `target`: replacing it with `overwrite`, else
+    /// failing with `AlreadyExists` if it appeared meanwhile (a hard link
+    /// creates the name only if it is free).
+    fn publish(mut self, target: &Path, overwrite: bool) -> std::io::Result<()> {
+        let Some(partial) = self.0.take() else {
+            return Ok(());
+        };
+        let moved = if overwrite {
+            std::fs::rename(&partial, target)
+        } else {
+            std::fs::hard_link(&partial, target).and_then(|()| std::fs::remove_file(&partial))
+        };
+        if moved.is_err() {
+            let _ = std::fs::remove_file(&partial);
+        }
+        moved
+    }
+}
+
+impl Drop for Partial {
+    fn drop(&mut self) {
+        if let Some(partial) = self.0.take() {
+            let _ = std::fs::remove_file(partial);
+        }
+    }
+}
+
 /// `path` under `root`, refusing anything that would leave it.
 fn resolve(root: &Path, path: &str) -> Result<PathBuf, ToolError> {
     let relative = Path::new(path);
@@ -112,24 +156,22 @@ pub async fn notes_export_file(
                 return;
             }
         };
-        let mut options = tokio::fs::OpenOptions::new();
-        options.write(true);
-        if input.overwrite {
-            options.create(true).truncate(true);
-        } else {
-            options.create_new(true);
+        // Written to a partial file beside the target and moved into place
+        // at the end, so the target is never seen half written — also when
+        // the process dies mid-export and the job runs again elsewhere.
+        if !input.overwrite && tokio::fs::try_exists(&target).await.unwrap_or(false) {
+            yield ToolEvent::error(bad_path(&input.path, "the file exists; pass overwrite to replace it"));
+            return;
         }
-        let file = match options.open(&target).await {
+        let partial = partial_path(&target);
+        let file = match tokio::fs::OpenOptions::new().write(true).create_new(true).open(&partial).await {
             Ok(file) => file,
-            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
-                yield ToolEvent::error(bad_path(&input.path, "the file exists; pass overwrite to replace it"));
-                return;
-            }
             Err(error) => {
                 yield ToolEvent::error(bad_path(&input.path, &error.to_string()));
                 return;
             }
         };
+        let partial = Partial(Some(partial));
         let mut file = tokio::io::BufWriter::new(file);
         yield ToolEvent::log(LogLevel::Info, format!("exporting {total} notes to {}", target.display()));
         let (open, separator, close) = match input.format {
@@ -192,6 +234,15 @@ pub async fn notes_export_file(
             yield ToolEvent::error(ToolError::internal(format!(
                 "writing {} failed: {error}", target.display()
             )));
+            return;
+        }
+        if let Err(error) = partial.publish(&target, input.overwrite) {
+            let error = if error.kind() == std::io::ErrorKind::AlreadyExists {
+                bad_path(&input.path, "the file exists; pass overwrite to replace it")
+            } else {
+                ToolError::internal(format!("moving the export to {} failed: {error}", target.display()))
+            };
+            yield ToolEvent::error(error);
             return;
         }
         bytes += (open.len() + close.len()) as u64;

@@ -1,9 +1,11 @@
 //! Background jobs across replicas on NATS JetStream: two `notes serve`
 //! processes on one database with `--shared nats://…` (the machine's NATS,
 //! a prefix of this test's own, removed afterwards). A detached
-//! `notes.export_file` launched on replica A, then A killed with SIGKILL:
-//! the job still ends — on B, at once if B took it, or after NATS's ack
-//! wait if A had it — `jobs.status` on B reports it, and the file is whole.
+//! `notes.export_file` launched on replica A and running there, then A
+//! killed with SIGKILL mid-export and replica B started: NATS delivers the
+//! job again after its ack wait, B runs it as attempt 2, `jobs.status` on B
+//! reports it, and the file is whole (the killed attempt's half-written
+//! export never became the file).
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -61,7 +63,7 @@ fn an_export_launched_on_a_killed_replica_ends_on_another() {
     let prefix = NatsPrefix(format!("gonk_tests_deploy_jobs_{}", std::process::id()));
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("notes.db");
-    let [mut a, mut b] = ["a", "b"].map(|name| {
+    let replica = |name: &str| {
         let mut command = notes_command();
         command
             .current_dir(dir.path())
@@ -69,23 +71,40 @@ fn an_export_launched_on_a_killed_replica_ends_on_another() {
             .env("NOTES_SHARED_PREFIX", &prefix.0)
             .args(["serve", "--port", "0", "--allow-writes", "--replica", name]);
         ServerProcess::start(command)
-    });
+    };
+    // A alone first, so its worker is the one that takes the job.
+    let mut a = replica("a");
     let titles = ["Alpha", "Bravo", "Charlie"];
     for title in titles {
         data(
-            addr(&b),
+            addr(&a),
             "notes.create",
             json!({ "title": title, "body": "text" }),
         );
     }
-
     let launched = data(
         addr(&a),
         "notes.export_file",
-        json!({ "path": "all.md", "delay_ms": 1500 }),
+        json!({ "path": "all.md", "delay_ms": 5000 }),
     );
     let id = launched["jobId"].as_str().expect("a job id").to_owned();
+    let started = Instant::now();
+    loop {
+        let status = data(addr(&a), "jobs.status", json!({ "jobId": id }));
+        if status["status"] == "running" && status["progress"].is_object() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the export never started on A: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Mid-export: the first page is written, the pause after it runs.
     a.signal(libc::SIGKILL);
+    let _ = a.wait(Duration::from_secs(10));
+    assert!(!dir.path().join("all.md").exists());
+    let mut b = replica("b");
 
     // Bounded: NATS redelivers after its 30 s ack wait when A had the job.
     let started = Instant::now();
@@ -107,5 +126,4 @@ fn an_export_launched_on_a_killed_replica_ends_on_another() {
         assert_eq!(written.matches(title).count(), 1, "{written}");
     }
     assert!(b.is_running());
-    let _ = a.wait(Duration::from_secs(10));
 }
