@@ -550,22 +550,8 @@ impl JobRunner for NatsJobRunner {
         Box::pin(async move {
             let n = self.inner.next.fetch_add(1, Ordering::Relaxed);
             let id = format!("{}{n}", self.inner.id_prefix);
-            let now = now_rfc3339();
             let job = StoredJob {
-                record: JobRecord {
-                    id: id.clone(),
-                    tool: launch.tool.clone(),
-                    kind: launch.kind.clone(),
-                    owner: launch.owner(),
-                    status: JobStatus::Queued,
-                    created_at: now.clone(),
-                    updated_at: now,
-                    progress: None,
-                    logs: Vec::new(),
-                    output: None,
-                    error: None,
-                    questions: Default::default(),
-                },
+                record: JobRecord::queued(id.clone(), &launch),
                 attempts: 0,
                 cancel_requested: false,
             };

@@ -107,6 +107,25 @@ pub struct JobRecord {
 }
 
 impl JobRecord {
+    /// The record of `launch`, just queued as `id`.
+    pub(crate) fn queued(id: String, launch: &super::JobLaunch) -> JobRecord {
+        let now = now_rfc3339();
+        JobRecord {
+            id,
+            tool: launch.tool.clone(),
+            kind: launch.kind.clone(),
+            owner: launch.owner(),
+            status: JobStatus::Queued,
+            created_at: now.clone(),
+            updated_at: now,
+            progress: None,
+            logs: Vec::new(),
+            output: None,
+            error: None,
+            questions: Default::default(),
+        }
+    }
+
     /// What the `jobs.*` tools show of it: everything but the owner and the
     /// outcome (`jobs.result` gives that).
     pub fn summary(&self) -> Value {

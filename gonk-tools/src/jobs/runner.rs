@@ -590,21 +590,7 @@ impl JobRunner for EmbeddedRunner {
             })?;
             let n = self.shared.next.fetch_add(1, Ordering::Relaxed);
             let id = format!("{}{n}", self.shared.prefix);
-            let now = now_rfc3339();
-            let record = JobRecord {
-                id: id.clone(),
-                tool: launch.tool.clone(),
-                kind: launch.kind.clone(),
-                owner: launch.owner(),
-                status: JobStatus::Queued,
-                created_at: now.clone(),
-                updated_at: now,
-                progress: None,
-                logs: Vec::new(),
-                output: None,
-                error: None,
-                questions: Default::default(),
-            };
+            let record = JobRecord::queued(id.clone(), &launch);
             let token = CancellationToken::new();
             self.persist(&record);
             self.shared.unsettled.fetch_add(1, Ordering::SeqCst);
