@@ -6,8 +6,9 @@
 //! naming its replica (`x-notes-replica`) — with the official Python SDK
 //! and raw HTTP: nothing lost or doubled, one rate-limit budget across the
 //! replicas on the machine's Redis, an asking call's retry verified by
-//! another replica, a 2025 session kept on its replica, and a replica
-//! killed without a failed call.
+//! another replica, a 2025 session kept on its replica, a replica killed
+//! without a failed call, and Redis or NATS (servers of the test's own)
+//! killed and started again under running replicas.
 
 mod support;
 
@@ -15,6 +16,7 @@ mod balancer;
 mod failover;
 mod jobs;
 mod notifications;
+mod outage;
 mod rate_limit;
 mod request_state;
 mod sessions;

@@ -1,6 +1,6 @@
 //! Change notifications across replicas: two `notes serve` processes on
 //! one database, with `--shared redis://…` on the machine's Redis. A write
-//! through replica B reaches a client watching `notes://1` on replica A —
+//! through replica B reaches a client watching that note on replica A —
 //! through `subscriptions/listen` (2026-07-28) and `resources/subscribe`
 //! (2025) — and without `--shared` it does not (each replica hears only
 //! its own writes).
@@ -54,14 +54,19 @@ fn a_listen_stream_on_one_replica_hears_a_write_on_another() {
     let report = watch_a_write_on_b("auto", Some(&prefix), "10");
     let heard = heard(&report);
     assert!(!heard.is_empty(), "nothing heard on A: {report}");
-    assert!(heard.iter().all(|u| u.contains("notes://1")), "{report}");
+    let note = report["note"].as_str().unwrap();
+    assert!(heard.iter().all(|u| u.contains(note)), "{report}");
 }
 
 #[test]
 fn a_2025_subscription_on_one_replica_hears_a_write_on_another() {
     let prefix = RedisPrefix::new("subscribe-across");
     let report = watch_a_write_on_b("legacy", Some(&prefix), "10");
-    assert_eq!(heard(&report), ["notes://1"], "{report}");
+    assert_eq!(
+        heard(&report),
+        [report["note"].as_str().unwrap()],
+        "{report}"
+    );
 }
 
 #[test]
