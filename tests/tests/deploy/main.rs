@@ -6,15 +6,19 @@
 //! naming its replica (`x-notes-replica`) — with the official Python SDK
 //! and raw HTTP: nothing lost or doubled, one rate-limit budget across the
 //! replicas on the machine's Redis, an asking call's retry verified by
-//! another replica, a 2025 session kept on its replica, and a replica
-//! killed without a failed call.
+//! another replica, a 2025 session kept on its replica, a replica killed
+//! without a failed call, `notes-load`'s exactly-once check on PostgreSQL,
+//! and PostgreSQL itself (a private server of the test's own) stopped and
+//! started again mid-load.
 
 mod support;
 
 mod balancer;
 mod failover;
 mod jobs;
+mod load;
 mod notifications;
+mod postgres_restart;
 mod rate_limit;
 mod request_state;
 mod sessions;
