@@ -230,8 +230,23 @@ fn restart_mid_load(mode: StopMode) {
             ),
         }
     }
+    // What a caller saw during the outage (reported, not asserted).
+    let messages: BTreeSet<&str> = calls
+        .iter()
+        .filter_map(|c| match &c.outcome {
+            Outcome::Failed { message, .. } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    let slowest_failure = calls
+        .iter()
+        .filter(|c| !created(c))
+        .map(|c| c.finished - c.started)
+        .max()
+        .unwrap_or_default();
     eprintln!(
-        "restart ({mode:?}): {} calls, {failed} failed UNAVAILABLE, {} stored",
+        "restart ({mode:?}): {} calls, {failed} failed UNAVAILABLE (the slowest after {slowest_failure:?}), \
+         {} stored; messages: {messages:#?}",
         calls.len(),
         stored.len()
     );
