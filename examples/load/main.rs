@@ -12,14 +12,19 @@
 //!
 //! With `--targets URL,URL,…` it starts nothing: the sessions go to those
 //! MCP endpoints in turn (several replicas, or one balancer in front of
-//! them, e.g. `examples/deploy/run.sh`), and `--db FILE` names the SQLite
-//! file they share for the exactly-once check (without it the check is
+//! them, e.g. `examples/deploy/run.sh`), and `--db` names the store they
+//! share for the exactly-once check, as the servers' own `--db` does: a
+//! SQLite file, or a `postgres://` URL (without `--db` the check is
 //! skipped). Titles carry the run's process id, so a database used before
 //! does not confuse the check.
+//!
+//! It exits with status 1 when a check finds an acknowledged create
+//! missing or doubled, so a script (or a test) can rely on it.
 //!
 //! ```text
 //! cargo run --release -p gonk-tools-examples --bin notes-load -- [--seconds 5] [--sessions 1,8,32,64] [--transport http,stdio]
 //! cargo run --release -p gonk-tools-examples --bin notes-load -- --targets http://127.0.0.1:8800/mcp --db /tmp/notes.db
+//! cargo run --release -p gonk-tools-examples --bin notes-load -- --targets http://127.0.0.1:8800/mcp --db postgres://postgres@127.0.0.1/notes
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -40,8 +45,26 @@ struct Args {
     notes: PathBuf,
     /// Endpoints already running (`--targets`); empty: start the server.
     targets: Vec<String>,
-    /// The database the targets share (`--db`), for the exactly-once check.
-    db: Option<PathBuf>,
+    /// The store the targets share (`--db`), for the exactly-once check.
+    db: Option<SharedStore>,
+}
+
+/// The store `--targets` share, named as the servers' `--db` names it.
+enum SharedStore {
+    /// A SQLite file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database, by its `postgres://` (or `postgresql://`) URL.
+    Postgres(String),
+}
+
+impl SharedStore {
+    fn parse(value: String) -> SharedStore {
+        if value.starts_with("postgres://") || value.starts_with("postgresql://") {
+            SharedStore::Postgres(value)
+        } else {
+            SharedStore::Sqlite(value.into())
+        }
+    }
 }
 
 fn args() -> Args {
@@ -77,7 +100,7 @@ fn args() -> Args {
                     .map(str::to_owned)
                     .collect()
             }
-            "--db" => args.db = Some(value.into()),
+            "--db" => args.db = Some(SharedStore::parse(value)),
             other => panic!("unknown flag {other}; see the doc comment of examples/load/main.rs"),
         }
     }
@@ -164,8 +187,9 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[rank.min(sorted.len() - 1)]
 }
 
-/// Every acknowledged create is in the database exactly once.
-fn verify(db: &Path, acked: &[(String, i64)]) -> Result<usize, String> {
+/// Every acknowledged create is in the SQLite file exactly once; returns
+/// the rows there.
+fn verify_sqlite(db: &Path, acked: &[(String, i64)]) -> Result<usize, String> {
     let db = rusqlite::Connection::open(db).map_err(|e| e.to_string())?;
     let integrity: String = db
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
@@ -187,6 +211,46 @@ fn verify(db: &Path, acked: &[(String, i64)]) -> Result<usize, String> {
     let rows: i64 = db
         .query_row("SELECT COUNT(*) FROM notes", [], |r| r.get(0))
         .map_err(|e| e.to_string())?;
+    Ok(rows as usize)
+}
+
+/// Every acknowledged create is in the PostgreSQL database exactly once,
+/// under the id the server answered; returns the rows there.
+async fn verify_postgres(url: &str, acked: &[(String, i64)]) -> Result<usize, String> {
+    use sqlx::Connection;
+    let mut db = sqlx::PgConnection::connect(url)
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    let titles: Vec<&str> = acked.iter().map(|(title, _)| title.as_str()).collect();
+    // One query for the whole run: (title, copies, lowest id) per title.
+    let found: Vec<(String, i64, i64)> = sqlx::query_as(
+        "SELECT title, COUNT(*), MIN(id) FROM notes WHERE title = ANY($1) GROUP BY title",
+    )
+    .bind(&titles)
+    .fetch_all(&mut db)
+    .await
+    .map_err(|e| e.to_string())?;
+    let found: std::collections::HashMap<String, (i64, i64)> = found
+        .into_iter()
+        .map(|(title, n, id)| (title, (n, id)))
+        .collect();
+    for (title, id) in acked {
+        match found.get(title) {
+            Some(&(1, stored)) if stored == *id => {}
+            Some(&(1, stored)) => {
+                return Err(format!(
+                    "{title:?} was acknowledged as id {id}, stored as {stored}"
+                ))
+            }
+            Some(&(n, _)) => return Err(format!("{title:?} (id {id}) is there {n} times")),
+            None => return Err(format!("{title:?} (id {id}) is there 0 times")),
+        }
+    }
+    let (rows,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM notes")
+        .fetch_one(&mut db)
+        .await
+        .map_err(|e| e.to_string())?;
+    let _ = db.close().await;
     Ok(rows as usize)
 }
 
@@ -240,10 +304,18 @@ fn print_row(label: &str, sessions: usize, mut measured: Measured, checked: &str
     }
 }
 
-fn checked(db: &Path, acked: &[(String, i64)]) -> String {
-    match verify(db, acked) {
+/// Set when a check found an acknowledged create missing or doubled: the
+/// process then exits with status 1.
+static CHECK_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The check's cell of the table.
+fn checked(verified: Result<usize, String>, acked: &[(String, i64)]) -> String {
+    match verified {
         Ok(rows) => format!("{} acked, {rows} rows, each once", acked.len()),
-        Err(problem) => format!("LOST OR DUPLICATED: {problem}"),
+        Err(problem) => {
+            CHECK_FAILED.store(true, std::sync::atomic::Ordering::Relaxed);
+            format!("LOST OR DUPLICATED: {problem}")
+        }
     }
 }
 
@@ -277,7 +349,7 @@ async fn round(args: &Args, transport: &str, sessions: usize, dir: &Path) {
     }
     // stdio: the process ends when its client is dropped; give it a moment.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let checked = checked(&db, &measured.acked);
+    let checked = checked(verify_sqlite(&db, &measured.acked), &measured.acked);
     print_row(transport, sessions, measured, &checked);
 }
 
@@ -296,7 +368,12 @@ async fn round_on_targets(args: &Args, sessions: usize) {
     let measured = drive(args, &clients, &run).await;
     drop(clients);
     let checked = match &args.db {
-        Some(db) => checked(db, &measured.acked),
+        Some(SharedStore::Sqlite(db)) => {
+            checked(verify_sqlite(db, &measured.acked), &measured.acked)
+        }
+        Some(SharedStore::Postgres(url)) => {
+            checked(verify_postgres(url, &measured.acked).await, &measured.acked)
+        }
         None => format!("{} acked, not checked (no --db)", measured.acked.len()),
     };
     print_row("http", sessions, measured, &checked);
@@ -336,4 +413,8 @@ fn main() {
         }
     });
     let _ = std::fs::remove_dir_all(&dir);
+    if CHECK_FAILED.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("notes-load: an acknowledged create is missing or doubled (see the table)");
+        std::process::exit(1);
+    }
 }

@@ -9,6 +9,7 @@ pub mod clients;
 pub mod golden;
 pub mod log_capture;
 pub mod pi;
+pub mod postgres;
 pub mod process;
 pub mod pty;
 pub mod security;

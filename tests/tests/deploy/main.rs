@@ -7,16 +7,19 @@
 //! and raw HTTP: nothing lost or doubled, one rate-limit budget across the
 //! replicas on the machine's Redis, an asking call's retry verified by
 //! another replica, a 2025 session kept on its replica, a replica killed
-//! without a failed call, and Redis or NATS (servers of the test's own)
-//! killed and started again under running replicas.
+//! without a failed call, `notes-load`'s exactly-once check on PostgreSQL,
+//! and PostgreSQL, Redis or NATS (servers of the test's own) stopped and
+//! started again under running replicas.
 
 mod support;
 
 mod balancer;
 mod failover;
 mod jobs;
+mod load;
 mod notifications;
 mod outage;
+mod postgres_restart;
 mod rate_limit;
 mod request_state;
 mod sessions;

@@ -34,6 +34,7 @@ fn one_principal_budget_holds_across_the_replicas_and_another_principal_is_unaff
                 "alice=alice-key,bob=bob-key".into(),
             ),
         ],
+        ..Recipe::default()
     });
 
     let mut fitted = BTreeSet::new();

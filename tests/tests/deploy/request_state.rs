@@ -57,6 +57,7 @@ fn deployment(keys: Option<&str>, prefix: &RedisPrefix) -> Deployment {
         shared: Some(REDIS.into()),
         serve: vec!["--approval".into(), "ask".into()],
         env,
+        ..Recipe::default()
     })
 }
 

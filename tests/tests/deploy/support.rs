@@ -62,6 +62,11 @@ pub struct Recipe {
     pub serve: Vec<String>,
     /// Environment of every replica.
     pub env: Vec<(String, String)>,
+    /// The replicas' `--db`, when not a database of the deployment's own
+    /// on the machine's server (e.g. one on a [`PrivatePostgres`]).
+    ///
+    /// [`PrivatePostgres`]: gonk_tools_tests::postgres::PrivatePostgres
+    pub db: Option<String>,
 }
 
 /// Three replicas and HAProxy, started by `examples/deploy/run.sh` on a
@@ -77,8 +82,9 @@ pub struct Deployment {
     /// The process ids of r1, r2 and r3.
     pub replica_pids: Vec<u32>,
     _dir: tempfile::TempDir,
-    // Dropped after the replicas (fields drop in order).
-    _database: PgDatabase,
+    // Dropped after the replicas (fields drop in order); none when the
+    // recipe named its own `db`.
+    _database: Option<PgDatabase>,
 }
 
 impl Deployment {
@@ -86,8 +92,14 @@ impl Deployment {
     pub fn start(recipe: Recipe) -> Deployment {
         haproxy_installed();
         let dir = tempfile::tempdir().expect("a temp dir");
-        let database = fresh_database();
-        let db = database.url();
+        let (database, db) = match &recipe.db {
+            Some(db) => (None, db.clone()),
+            None => {
+                let database = PgDatabase::create();
+                let db = database.url();
+                (Some(database), db)
+            }
+        };
         let ports = free_ports(4);
         let mut command = Command::new("bash");
         command
@@ -158,13 +170,10 @@ impl Deployment {
     }
 }
 
-/// The store the replicas of one deployment share, as their `--db` value:
-/// a SQLite file in `dir` (WAL mode works across processes on one
-/// machine). With the store on PostgreSQL this is the one place to change:
-/// a database of the test's own on 127.0.0.1:5432, and its URL.
-/// A PostgreSQL database of one deployment's own on the machine's server
-/// (trust auth), dropped with the deployment.
-struct PgDatabase {
+/// A PostgreSQL database of one test's own on the machine's server (trust
+/// auth), dropped with it: what a deployment's replicas share unless the
+/// recipe names another `db`.
+pub struct PgDatabase {
     name: String,
 }
 
@@ -189,7 +198,8 @@ fn psql(statement: &str) -> Output {
 }
 
 impl PgDatabase {
-    fn create() -> PgDatabase {
+    /// Creates a database named after this process and a counter.
+    pub fn create() -> PgDatabase {
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!("notes_deploy_{}_{n}", std::process::id());
@@ -202,7 +212,8 @@ impl PgDatabase {
         PgDatabase { name }
     }
 
-    fn url(&self) -> String {
+    /// Its URL, as user `postgres`.
+    pub fn url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:5432/{}", self.name)
     }
 }
@@ -214,11 +225,6 @@ impl Drop for PgDatabase {
             self.name
         ));
     }
-}
-
-/// The notes the replicas share: a PostgreSQL database of their own.
-fn fresh_database() -> PgDatabase {
-    PgDatabase::create()
 }
 
 /// SIGTERM to the script's process group (the script, the replicas and
