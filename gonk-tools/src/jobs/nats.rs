@@ -18,12 +18,13 @@ use async_nats::jetstream::{self, consumer, kv, stream, AckKind};
 use futures::future::BoxFuture;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::record::{now_rfc3339, JobLog, JobProgress, JobRecord, JobStatus};
 use super::runner::{JobLaunch, JobRunner, Retention};
 use super::JobHandle;
+use crate::ask::{AskError, Asker, InputKind, InputRequest};
 use crate::context::ToolContext;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
@@ -111,6 +112,49 @@ struct Delivery {
     /// travel; the worker pairs the principal with its own policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     principal: Option<AuthenticatedPrincipal>,
+    /// What the caller answered before the call detached (by question
+    /// key; e.g. the approval of a write), replayed to the job's run.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    answers: Map<String, Value>,
+}
+
+/// The asker of a job's run on a worker: the caller is on another replica
+/// (or gone), so only what it answered before launching is answered (the
+/// run asks the same questions under the same keys: an approval given at
+/// launch is not asked again); any other question is unavailable.
+struct LaunchAnswers(Map<String, Value>);
+
+impl Asker for LaunchAnswers {
+    fn can_ask(&self, _kind: InputKind) -> bool {
+        !self.0.is_empty()
+    }
+
+    fn ask<'a>(
+        &'a self,
+        questions: &'a [(String, InputRequest)],
+    ) -> BoxFuture<'a, Result<Vec<Value>, AskError>> {
+        let answers = questions
+            .iter()
+            .map(|(key, question)| {
+                self.0
+                    .get(key)
+                    .filter(|answer| question.kind.accepts(answer))
+                    .cloned()
+                    .ok_or_else(|| {
+                        AskError::Failed(format!(
+                            "a job on NATS runs away from its caller: only questions answered \
+                             before it was launched are answered, and `{key}` was not; ask it \
+                             before detaching or run the call with wait: true"
+                        ))
+                    })
+            })
+            .collect();
+        Box::pin(std::future::ready(answers))
+    }
+
+    fn answers(&self) -> Map<String, Value> {
+        self.0.clone()
+    }
 }
 
 /// What JetStream publishes when a job's message used its last delivery
@@ -416,6 +460,20 @@ impl NatsJobRunner {
         Ok(())
     }
 
+    /// How many jobs are queued or running: the messages of the stream,
+    /// each removed once its job's end is written and acknowledged. For
+    /// operators, load tests and draining.
+    pub async fn unfinished(&self) -> Result<u64, NatsJobError> {
+        let mut stream = self.inner.stream.clone();
+        let info = stream.info().await.map_err(|e| {
+            NatsJobError(format!(
+                "cannot read stream {}: {e}",
+                self.inner.stream_name
+            ))
+        })?;
+        Ok(info.state.messages)
+    }
+
     /// Every record of the bucket, whoever owns it: for operators and
     /// exactly-once checks.
     pub async fn all_records(&self) -> Result<Vec<JobRecord>, ToolError> {
@@ -558,6 +616,9 @@ impl NatsJobRunner {
         if let Some(principal) = delivery.principal {
             ctx = ctx.with_auth(AuthContext::from_shared(Arc::new(principal), authorization));
         }
+        if !delivery.answers.is_empty() {
+            ctx = ctx.with_asker(Arc::new(LaunchAnswers(delivery.answers)));
+        }
         let mut events = registry.invoke(&delivery.tool, delivery.input, ctx);
         let config = &self.inner.config;
         let mut poll = tokio::time::interval(config.poll);
@@ -697,6 +758,10 @@ impl JobRunner for NatsJobRunner {
             let delivery = Delivery {
                 id: id.clone(),
                 principal: launch.auth.as_ref().map(|auth| auth.principal().clone()),
+                answers: launch
+                    .asking
+                    .map(|asking| asking.answers)
+                    .unwrap_or_default(),
                 tool: launch.tool,
                 input: launch.input,
             };
