@@ -137,25 +137,28 @@ fn main() {
         let settled = started.elapsed();
 
         let listed = runner.list(None).await.len();
-        // Every job: terminal exactly once, succeeded, with its own result.
-        let terminal = store.terminal.lock().unwrap();
-        let unique: std::collections::HashSet<&String> = ids.iter().collect();
-        assert_eq!(unique.len(), ids.len(), "job ids are unique");
-        assert_eq!(
-            terminal.len(),
-            ids.len(),
-            "every job reached a terminal state"
-        );
-        for id in &ids {
-            let (writes, status, _) = terminal.get(id).unwrap_or_else(|| panic!("job {id} lost"));
-            assert_eq!(*writes, 1, "job {id} ended {writes} times");
-            assert_eq!(*status, JobStatus::Succeeded, "job {id}");
+        {
+            // Every job: terminal exactly once, succeeded, with its own result.
+            let terminal = store.terminal.lock().unwrap();
+            let unique: std::collections::HashSet<&String> = ids.iter().collect();
+            assert_eq!(unique.len(), ids.len(), "job ids are unique");
+            assert_eq!(
+                terminal.len(),
+                ids.len(),
+                "every job reached a terminal state"
+            );
+            for id in &ids {
+                let (writes, status, _) =
+                    terminal.get(id).unwrap_or_else(|| panic!("job {id} lost"));
+                assert_eq!(*writes, 1, "job {id} ended {writes} times");
+                assert_eq!(*status, JobStatus::Succeeded, "job {id}");
+            }
+            let mut results: Vec<u64> =
+                terminal.values().filter_map(|(_, _, data)| *data).collect();
+            results.sort_unstable();
+            let expected: Vec<u64> = (0..count).map(|n| n * n).collect();
+            assert_eq!(results, expected, "each job ran its own input once");
         }
-        let mut results: Vec<u64> = terminal.values().filter_map(|(_, _, data)| *data).collect();
-        results.sort_unstable();
-        let expected: Vec<u64> = (0..count).map(|n| n * n).collect();
-        assert_eq!(results, expected, "each job ran its own input once");
-        drop(terminal);
         assert_eq!(listed, ids.len());
         // The inline calls and the jobs: one handler run each.
         assert_eq!(RUNS.load(Ordering::SeqCst), 2 * count as usize);
