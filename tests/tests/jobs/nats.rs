@@ -1,7 +1,7 @@
 //! Durable jobs on NATS JetStream (`NatsJobRunner`), against the real
-//! NATS at 127.0.0.1:4222: two runners in one test stand for two replicas
-//! (each its own connection and registry); a fixture process stands for a
-//! worker replica that is killed mid-job.
+//! NATS at 127.0.0.1:4222: runners in one test stand for replicas (each
+//! its own connection and registry); a fixture process stands for a worker
+//! replica that is killed mid-job.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
