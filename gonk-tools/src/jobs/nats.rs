@@ -18,17 +18,19 @@ use async_nats::jetstream::{self, consumer, kv, stream, AckKind};
 use futures::future::BoxFuture;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::record::{now_rfc3339, JobLog, JobProgress, JobRecord, JobStatus};
 use super::runner::{JobLaunch, JobRunner, Retention};
 use super::JobHandle;
+use crate::ask::{AskError, Asker, InputKind, InputRequest};
 use crate::context::ToolContext;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
 use crate::outcome::ToolOutput;
 use crate::registry::ToolRegistry;
+use crate::security::{AllowAll, AuthContext, AuthenticatedPrincipal, AuthorizationPolicy};
 
 /// Log lines kept per job (as the embedded runner keeps).
 const MAX_LOGS: usize = 50;
@@ -96,12 +98,71 @@ struct StoredJob {
     cancel_requested: bool,
 }
 
-/// What the stream carries: which job to run.
+/// The durable consumer every replica's worker shares.
+const WORKERS: &str = "workers";
+
+/// What the stream carries: which job to run, and as whom.
 #[derive(Serialize, Deserialize)]
 struct Delivery {
     id: String,
     tool: String,
     input: Value,
+    /// The launching caller's principal (`None`: the trusted internal
+    /// path). An [`AuthContext`] holds a policy object, which cannot
+    /// travel; the worker pairs the principal with its own policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    principal: Option<AuthenticatedPrincipal>,
+    /// What the caller answered before the call detached (by question
+    /// key; e.g. the approval of a write), replayed to the job's run.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    answers: Map<String, Value>,
+}
+
+/// The asker of a job's run on a worker: the caller is on another replica
+/// (or gone), so only what it answered before launching is answered (the
+/// run asks the same questions under the same keys: an approval given at
+/// launch is not asked again); any other question is unavailable.
+struct LaunchAnswers(Map<String, Value>);
+
+impl Asker for LaunchAnswers {
+    fn can_ask(&self, _kind: InputKind) -> bool {
+        !self.0.is_empty()
+    }
+
+    fn ask<'a>(
+        &'a self,
+        questions: &'a [(String, InputRequest)],
+    ) -> BoxFuture<'a, Result<Vec<Value>, AskError>> {
+        let answers = questions
+            .iter()
+            .map(|(key, question)| {
+                self.0
+                    .get(key)
+                    .filter(|answer| question.kind.accepts(answer))
+                    .cloned()
+                    .ok_or_else(|| {
+                        AskError::Failed(format!(
+                            "a job on NATS runs away from its caller: only questions answered \
+                             before it was launched are answered, and `{key}` was not; ask it \
+                             before detaching or run the call with wait: true"
+                        ))
+                    })
+            })
+            .collect();
+        Box::pin(std::future::ready(answers))
+    }
+
+    fn answers(&self) -> Map<String, Value> {
+        self.0.clone()
+    }
+}
+
+/// What JetStream publishes when a job's message used its last delivery
+/// (`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.<stream>.<consumer>`).
+#[derive(Deserialize)]
+struct MaxDeliveries {
+    stream_seq: u64,
+    deliveries: u64,
 }
 
 struct Inner {
@@ -128,9 +189,15 @@ struct Inner {
 /// (`jobs.status`, MCP `tasks/get`, …) read the shared records, so they
 /// answer on any replica; a job is visible only to its owner.
 ///
-/// The worker runs a job's call in its own registry as the trusted
-/// internal path (no auth context): the launching replica authorized the
-/// call, and the owner key kept on the record guards every query.
+/// The worker runs a job's call in its own registry as the launching
+/// caller: the job's message carries the caller's principal, which the
+/// worker pairs with its policy ([`start_worker_with_policy`](Self::start_worker_with_policy)),
+/// so the tool sees the same principal on whichever replica runs it, and
+/// the owner key kept on the record guards every query.
+///
+/// A job whose message used its last delivery (`max_deliver`) while its
+/// worker was gone is ended `INTERRUPTED` by the replicas' sweepers (one
+/// per worker, started with it) instead of staying `running`.
 #[derive(Clone)]
 pub struct NatsJobRunner {
     inner: Arc<Inner>,
@@ -229,16 +296,34 @@ impl NatsJobRunner {
 
     /// Starts this replica's worker: it takes jobs from the shared stream
     /// and runs each in `registry` (tools are looked up there by name),
-    /// until [`stop_worker`](Self::stop_worker) or the runtime ends.
+    /// until [`stop_worker`](Self::stop_worker) or the runtime ends. A job
+    /// launched by an authenticated caller runs as that principal under
+    /// [`AllowAll`]: the launching replica's policy authorized the launch,
+    /// and the registry's approval settings still apply. Use
+    /// [`start_worker_with_policy`](Self::start_worker_with_policy) to
+    /// authorize every job's call again with a policy of the host's.
     pub async fn start_worker(&self, registry: ToolRegistry) -> Result<(), NatsJobError> {
+        self.start_worker_with_policy(registry, Arc::new(AllowAll))
+            .await
+    }
+
+    /// [`start_worker`](Self::start_worker), authorizing the call of a job
+    /// launched by an authenticated caller with `policy` (paired with the
+    /// caller's principal, carried by the job's message). Also starts this
+    /// replica's sweeper: jobs whose deliveries ran out end `INTERRUPTED`.
+    pub async fn start_worker_with_policy(
+        &self,
+        registry: ToolRegistry,
+        policy: Arc<dyn AuthorizationPolicy>,
+    ) -> Result<(), NatsJobError> {
         let config = &self.inner.config;
         let consumer: consumer::PullConsumer = self
             .inner
             .stream
             .get_or_create_consumer(
-                "workers",
+                WORKERS,
                 consumer::pull::Config {
-                    durable_name: Some("workers".to_owned()),
+                    durable_name: Some(WORKERS.to_owned()),
                     ack_policy: consumer::AckPolicy::Explicit,
                     ack_wait: config.ack_wait,
                     max_deliver: config.max_deliver,
@@ -247,6 +332,7 @@ impl NatsJobRunner {
             )
             .await
             .map_err(|e| NatsJobError(format!("cannot make the worker consumer: {e}")))?;
+        self.start_sweeper().await?;
         let mut messages = consumer
             .messages()
             .await
@@ -263,8 +349,11 @@ impl NatsJobRunner {
                     Some(Ok(message)) => {
                         let runner = runner.clone();
                         let registry = registry.clone();
+                        let policy = Arc::clone(&policy);
                         let stop = stop.clone();
-                        tokio::spawn(async move { runner.deliver(message, registry, stop).await });
+                        tokio::spawn(async move {
+                            runner.deliver(message, registry, policy, stop).await
+                        });
                     }
                     Some(Err(error)) => {
                         tracing::warn!(target: "gonk_tools::jobs", %error, "job delivery failed; retrying");
@@ -275,6 +364,79 @@ impl NatsJobRunner {
             }
         });
         Ok(())
+    }
+
+    /// Listens for JetStream's advisory that a job's message used its
+    /// last delivery (its worker died, or its claims failed, `max_deliver`
+    /// times): NATS will not deliver it again, so no worker would ever end
+    /// its record. The sweeper ends it `INTERRUPTED` and removes the
+    /// message. The replicas' sweepers share a queue group: one of them
+    /// takes each advisory.
+    async fn start_sweeper(&self) -> Result<(), NatsJobError> {
+        let subject = format!(
+            "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{}.{WORKERS}",
+            self.inner.stream_name
+        );
+        let group = format!("{}-sweepers", self.inner.config.prefix);
+        let mut advisories = self
+            .inner
+            .jetstream
+            .client()
+            .queue_subscribe(subject, group)
+            .await
+            .map_err(|e| NatsJobError(format!("cannot watch for exhausted jobs: {e}")))?;
+        let runner = self.clone();
+        let stop = self.inner.stop.clone();
+        tokio::spawn(async move {
+            loop {
+                let advisory = tokio::select! {
+                    _ = stop.cancelled() => return,
+                    advisory = advisories.next() => advisory,
+                };
+                let Some(advisory) = advisory else { return };
+                match serde_json::from_slice::<MaxDeliveries>(&advisory.payload) {
+                    Ok(exhausted) => runner.sweep(exhausted).await,
+                    Err(error) => {
+                        tracing::warn!(target: "gonk_tools::jobs", %error, "unreadable max-deliveries advisory");
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Ends the job of an exhausted message `INTERRUPTED` (unless it has
+    /// ended) and deletes the message.
+    async fn sweep(&self, exhausted: MaxDeliveries) {
+        let sequence = exhausted.stream_seq;
+        let message = match self.inner.stream.get_raw_message(sequence).await {
+            Ok(message) => message,
+            Err(error) => {
+                tracing::warn!(target: "gonk_tools::jobs", sequence, %error, "cannot read an exhausted job's message");
+                return;
+            }
+        };
+        if let Ok(delivery) = serde_json::from_slice::<Delivery>(&message.payload) {
+            let error = exhausted_error(exhausted.deliveries);
+            let ended = self
+                .change(&delivery.id, |job| {
+                    if job.record.status.is_terminal() {
+                        return false;
+                    }
+                    end(job, JobStatus::Failed, Err(error.clone()));
+                    true
+                })
+                .await;
+            if let Err(error) = ended {
+                // Kept: the message stays, so an operator can see it.
+                tracing::warn!(target: "gonk_tools::jobs", job = %delivery.id, %error, "cannot end an exhausted job");
+                return;
+            }
+            tracing::warn!(target: "gonk_tools::jobs", job = %delivery.id, deliveries = exhausted.deliveries, "job ended INTERRUPTED: its deliveries ran out");
+        }
+        if let Err(error) = self.inner.stream.delete_message(sequence).await {
+            tracing::warn!(target: "gonk_tools::jobs", sequence, %error, "cannot delete an exhausted job's message");
+        }
     }
 
     /// Stops this replica's worker: it takes no more jobs, and the jobs it
@@ -296,6 +458,20 @@ impl NatsJobRunner {
             .await
             .map_err(|e| NatsJobError(e.to_string()))?;
         Ok(())
+    }
+
+    /// How many jobs are queued or running: the messages of the stream,
+    /// each removed once its job's end is written and acknowledged. For
+    /// operators, load tests and draining.
+    pub async fn unfinished(&self) -> Result<u64, NatsJobError> {
+        let mut stream = self.inner.stream.clone();
+        let info = stream.info().await.map_err(|e| {
+            NatsJobError(format!(
+                "cannot read stream {}: {e}",
+                self.inner.stream_name
+            ))
+        })?;
+        Ok(info.state.messages)
     }
 
     /// Every record of the bucket, whoever owns it: for operators and
@@ -381,6 +557,7 @@ impl NatsJobRunner {
         &self,
         message: jetstream::Message,
         registry: ToolRegistry,
+        authorization: Arc<dyn AuthorizationPolicy>,
         stop: CancellationToken,
     ) {
         let attempt = message
@@ -432,10 +609,16 @@ impl NatsJobRunner {
             return;
         }
         let token = CancellationToken::new();
-        let ctx = ToolContext::new()
+        let mut ctx = ToolContext::new()
             .with_cancellation(token.clone())
             .with_rate_limit_charged()
             .with_job_attempt(job.attempts);
+        if let Some(principal) = delivery.principal {
+            ctx = ctx.with_auth(AuthContext::from_shared(Arc::new(principal), authorization));
+        }
+        if !delivery.answers.is_empty() {
+            ctx = ctx.with_asker(Arc::new(LaunchAnswers(delivery.answers)));
+        }
         let mut events = registry.invoke(&delivery.tool, delivery.input, ctx);
         let config = &self.inner.config;
         let mut poll = tokio::time::interval(config.poll);
@@ -538,6 +721,17 @@ fn end(job: &mut StoredJob, status: JobStatus, outcome: Result<ToolOutput, ToolE
     }
 }
 
+/// The error of a job whose message used its last delivery unended.
+fn exhausted_error(deliveries: u64) -> ToolError {
+    ToolError::new(
+        ErrorCode::custom("INTERRUPTED"),
+        format!(
+            "The job was delivered {deliveries} time(s), the most the runner allows (max_deliver), \
+             and the worker of its last delivery stopped mid-job; launch it again"
+        ),
+    )
+}
+
 fn interrupted() -> ToolError {
     ToolError::new(
         ErrorCode::custom("INTERRUPTED"),
@@ -563,6 +757,11 @@ impl JobRunner for NatsJobRunner {
                 .map_err(|e| unavailable("record the job", e))?;
             let delivery = Delivery {
                 id: id.clone(),
+                principal: launch.auth.as_ref().map(|auth| auth.principal().clone()),
+                answers: launch
+                    .asking
+                    .map(|asking| asking.answers)
+                    .unwrap_or_default(),
                 tool: launch.tool,
                 input: launch.input,
             };

@@ -81,6 +81,10 @@ pub struct Deployment {
     pub db: String,
     /// The process ids of r1, r2 and r3.
     pub replica_pids: Vec<u32>,
+    /// The addresses of r1, r2 and r3 (to reach one replica directly).
+    pub replica_addrs: Vec<SocketAddr>,
+    /// The replicas' working directory (where `notes.export_file` writes).
+    pub dir: PathBuf,
     _dir: tempfile::TempDir,
     // Dropped after the replicas (fields drop in order); none when the
     // recipe named its own `db`.
@@ -103,6 +107,7 @@ impl Deployment {
         let ports = free_ports(4);
         let mut command = Command::new("bash");
         command
+            .current_dir(dir.path())
             .arg(root().join("examples").join("deploy").join("run.sh"))
             .arg("--db")
             .arg(&db);
@@ -164,6 +169,11 @@ impl Deployment {
             url,
             db,
             replica_pids: pids[..3].to_vec(),
+            replica_addrs: ports[1..]
+                .iter()
+                .map(|port| SocketAddr::from(([127, 0, 0, 1], *port)))
+                .collect(),
+            dir: dir.path().to_owned(),
             _dir: dir,
             _database: database,
         }

@@ -1,7 +1,7 @@
 //! Durable jobs on NATS JetStream (`NatsJobRunner`), against the real
-//! NATS at 127.0.0.1:4222: two runners in one test stand for two replicas
-//! (each its own connection and registry); a fixture process stands for a
-//! worker replica that is killed mid-job.
+//! NATS at 127.0.0.1:4222: runners in one test stand for replicas (each
+//! its own connection and registry); a fixture process stands for a worker
+//! replica that is killed mid-job.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -86,7 +86,7 @@ impl Drop for DropFlag {
 #[derive(Deserialize, JsonSchema)]
 struct Work {
     /// "hold": progress, a log line, then wait for release; "hang": never
-    /// end; "quick": answer at once.
+    /// end; "whoami": answer the principal's id; "quick": answer at once.
     mode: String,
     n: Option<u64>,
 }
@@ -96,7 +96,7 @@ fn work_tool(gate: Arc<Gate>) -> ToolDefinition {
         .description("Work for durable-job tests.")
         .approval(ApprovalTier::Read)
         .detached()
-        .stream_handler(move |input: Work, _ctx| {
+        .stream_handler(move |input: Work, ctx: ToolContext| {
             let gate = Arc::clone(&gate);
             async move {
                 gonk_tools::stream! {
@@ -109,6 +109,10 @@ fn work_tool(gate: Arc<Gate>) -> ToolDefinition {
                             gate.started.fetch_add(1, Ordering::SeqCst);
                             let _ = gate.release.acquire().await;
                             yield ToolEvent::result(json!({ "done": true }));
+                        }
+                        "whoami" => {
+                            let principal = ctx.auth().map(|auth| auth.principal().id.clone());
+                            yield ToolEvent::result(json!({ "principal": principal }));
                         }
                         "hang" => {
                             gate.started.fetch_add(1, Ordering::SeqCst);
@@ -131,6 +135,15 @@ async fn replica(prefix: &str, gate: &Arc<Gate>, worker: bool) -> (NatsJobRunner
         ack_wait: Duration::from_secs(2),
         ..NatsJobConfig::default()
     };
+    replica_with(config, gate, worker).await
+}
+
+/// [`replica`] with its own configuration.
+async fn replica_with(
+    config: NatsJobConfig,
+    gate: &Arc<Gate>,
+    worker: bool,
+) -> (NatsJobRunner, ToolRegistry) {
     let runner = NatsJobRunner::connect(NATS, config)
         .await
         .expect("NATS JetStream at 127.0.0.1:4222");
@@ -310,53 +323,72 @@ async fn a_cancel_on_one_replica_stops_the_job_running_on_another() {
     assert_eq!(error.code, ErrorCode::Aborted);
 }
 
+/// The acceptance run: 10,000 launches spread over three replicas, each
+/// running a worker; every job ends once, succeeded, with its own input,
+/// and no handler ran twice. Launches go 500 at a time (a client's
+/// concurrency, not 10,000 requests in one burst).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_thousand_jobs_over_two_replicas_each_end_exactly_once() {
+async fn ten_thousand_jobs_over_three_replicas_each_end_exactly_once() {
     let prefix = prefix("many");
     let gate = Arc::new(Gate::default());
-    let (a, registry_a) = replica(&prefix, &gate, true).await;
-    let _cleanup = Cleanup(Some(a.clone()));
-    let (_b, registry_b) = replica(&prefix, &gate, true).await;
+    let mut replicas = Vec::new();
+    for _ in 0..3 {
+        replicas.push(replica(&prefix, &gate, true).await);
+    }
+    let _cleanup = Cleanup(Some(replicas[0].0.clone()));
     let policy = TestPolicy::allow_all();
 
-    let count = 1000u64;
-    let mut launches = Vec::new();
-    for n in 0..count {
-        let registry = if n % 2 == 0 {
-            registry_a.clone()
-        } else {
-            registry_b.clone()
-        };
-        let policy = Arc::clone(&policy);
-        launches.push(tokio::spawn(async move {
-            as_(
-                &registry,
-                alice(),
-                &policy,
-                "work",
-                json!({ "mode": "quick", "n": n }),
-            )
-            .await
-            .unwrap()
-            .data["jobId"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        }));
+    let count = 10_000u64;
+    let mut ids = Vec::with_capacity(count as usize);
+    for batch in (0..count).collect::<Vec<_>>().chunks(500) {
+        let launches: Vec<_> = batch
+            .iter()
+            .map(|&n| {
+                let registry = replicas[(n % 3) as usize].1.clone();
+                let policy = Arc::clone(&policy);
+                tokio::spawn(async move {
+                    as_(
+                        &registry,
+                        alice(),
+                        &policy,
+                        "work",
+                        json!({ "mode": "quick", "n": n }),
+                    )
+                    .await
+                    .unwrap()
+                    .data["jobId"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned()
+                })
+            })
+            .collect();
+        for launch in launches {
+            ids.push(launch.await.unwrap());
+        }
     }
-    let mut ids = Vec::new();
-    for launch in launches {
-        ids.push(launch.await.unwrap());
-    }
-    let mut records = Vec::new();
-    for _ in 0..600 {
-        records = a.all_records().await.unwrap();
-        if records.len() == ids.len() && records.iter().all(|r| r.status.is_terminal()) {
+    let unique: std::collections::HashSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "job ids are unique");
+
+    // Every handler started (bounded), then every record ended.
+    for _ in 0..1200 {
+        if gate.runs.load(Ordering::SeqCst) >= count as usize {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let runner = &replicas[0].0;
+    let mut records = Vec::new();
+    for _ in 0..60 {
+        records = runner.all_records().await.unwrap();
+        if records.len() == ids.len() && records.iter().all(|r| r.status.is_terminal()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
     assert_eq!(records.len(), ids.len(), "one record per launch");
+    let listed: std::collections::HashSet<&String> = records.iter().map(|r| &r.id).collect();
+    assert_eq!(listed, unique, "the records are the launched jobs");
     assert!(records.iter().all(|r| r.status == JobStatus::Succeeded));
     let mut results: Vec<u64> = records
         .iter()
@@ -370,6 +402,116 @@ async fn a_thousand_jobs_over_two_replicas_each_end_exactly_once() {
     );
     // No job ran twice (no worker died, so nothing was redelivered).
     assert_eq!(gate.runs.load(Ordering::SeqCst), count as usize);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_runs_as_its_launching_principal_on_another_replicas_worker() {
+    let prefix = prefix("principal");
+    let gate = Arc::new(Gate::default());
+    // A launches and answers, B only runs (its own policy).
+    let (a, registry_a) = replica(&prefix, &gate, false).await;
+    let _cleanup = Cleanup(Some(a.clone()));
+    let (b, registry_b) = replica(&prefix, &gate, false).await;
+    let worker_policy = TestPolicy::allow_all();
+    b.start_worker_with_policy(registry_b.clone(), worker_policy.clone())
+        .await
+        .unwrap();
+    let policy = TestPolicy::allow_all();
+
+    let handle = as_(
+        &registry_a,
+        alice(),
+        &policy,
+        "work",
+        json!({ "mode": "whoami" }),
+    )
+    .await
+    .unwrap();
+    let id = handle.data["jobId"].as_str().unwrap().to_owned();
+    // Read on B: the owner is the launching principal there too.
+    let result = as_(
+        &registry_b,
+        alice(),
+        &policy,
+        "jobs.result",
+        json!({ "jobId": id, "waitMs": 20000 }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(result.data, json!({ "principal": alice().id }));
+    let error = as_(
+        &registry_b,
+        bob(),
+        &policy,
+        "jobs.result",
+        json!({ "jobId": id }),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(error.code.as_str(), "JOB_NOT_FOUND");
+    // B's worker authorized the job's call as Alice with its own policy.
+    let seen = worker_policy.seen();
+    assert!(
+        seen.iter()
+            .any(|r| r.principal_id == alice().id && r.action == "tool.invoke"),
+        "{:?}",
+        worker_policy.actions()
+    );
+
+    // A launch on the trusted internal path runs without a principal (as
+    // a detached tool launches: the job's own run waits).
+    let launch = jobs::JobLaunch::new(
+        ToolRegistry::new(),
+        "work",
+        json!({ "mode": "whoami", "wait": true }),
+    );
+    let handle = jobs::JobRunner::launch(&a, launch).await.unwrap();
+    let record = jobs::JobRunner::wait(&a, None, &handle.job_id, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(
+        record.output.expect("it succeeded").data,
+        json!({ "principal": null })
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_whose_deliveries_run_out_ends_interrupted_instead_of_running_forever() {
+    let prefix = prefix("exhausted");
+    let gate = Arc::new(Gate::default());
+    // One delivery at most: a worker lost mid-job uses it up.
+    let config = NatsJobConfig {
+        prefix: prefix.clone(),
+        ack_wait: Duration::from_secs(1),
+        max_deliver: 1,
+        ..NatsJobConfig::default()
+    };
+    let (a, registry_a) = replica_with(config.clone(), &gate, true).await;
+    let _cleanup = Cleanup(Some(a.clone()));
+    let policy = TestPolicy::allow_all();
+    let handle = as_(
+        &registry_a,
+        alice(),
+        &policy,
+        "work",
+        json!({ "mode": "hang" }),
+    )
+    .await
+    .unwrap();
+    let id = handle.data["jobId"].as_str().unwrap().to_owned();
+    status_until(&registry_a, &policy, &id, |s| s["status"] == "running").await;
+
+    // B's worker (and its sweeper) joins; A's worker goes away mid-job,
+    // leaving the job unacknowledged with no delivery left.
+    let (_b, registry_b) = replica_with(config, &gate, true).await;
+    a.stop_worker();
+    let ended = status_until(&registry_b, &policy, &id, |s| s["status"] != "running").await;
+    assert_eq!(ended["status"], "failed", "{ended}");
+    assert_eq!(ended["error"]["code"], "INTERRUPTED", "{ended}");
+    let message = ended["error"]["message"].as_str().unwrap();
+    assert!(message.contains("max_deliver"), "{message}");
+    // Not run again.
+    assert_eq!(gate.runs.load(Ordering::SeqCst), 1);
 }
 
 /// Starts the worker fixture and waits for it to take jobs.
