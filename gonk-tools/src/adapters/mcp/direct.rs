@@ -151,9 +151,7 @@ pub(crate) fn is_stateless(
     let Some(version) = meta.protocol_version() else {
         return false;
     };
-    let known = ProtocolVersion::KNOWN_VERSIONS
-        .iter()
-        .any(|known| *known == version);
+    let known = ProtocolVersion::KNOWN_VERSIONS.contains(&version);
     if !known
         || version.as_str() < ProtocolVersion::STANDARD_HEADERS.as_str()
         || !meta
