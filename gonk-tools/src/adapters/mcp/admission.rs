@@ -3,6 +3,9 @@
 //! read; the body is read (bounded) and checked by the JSON-RPC error layer
 //! (`400` with `-32700` / `-32600` / `-32602` instead of rmcp's `415`); an
 //! `initialize` past the session cap, or during a shutdown, gets `503`.
+//! A plain request (on an open 2025 session, or a stateless 2026 call or
+//! listing) is then served here with the message just read, not handed to
+//! rmcp's service to be parsed again (see [`direct`](super::direct)).
 //! Responses to admitted `POST`s are counted while they stream, so a
 //! graceful shutdown can wait for the last answer to leave.
 
