@@ -17,7 +17,8 @@
 //!   `legacy_session_mode(false)` and `json_response(true)`: no sessions,
 //!   every request served by a fresh clone, the answer as plain JSON;
 //! * `--serve-gonk`: [`serve_http`](gonk_tools::adapters::mcp::serve_http)
-//!   with its defaults (sessions, Host check, admission, answers as SSE).
+//!   with its defaults (sessions, Host check, admission; a final answer
+//!   that comes first as plain JSON, anything longer as SSE).
 //!
 //! For each protocol era (`2025`: `initialize` first, then one session id
 //! on every call — none for `rmcp-json`, which has no sessions; `2026`: no

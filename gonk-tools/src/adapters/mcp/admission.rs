@@ -3,6 +3,9 @@
 //! read; the body is read (bounded) and checked by the JSON-RPC error layer
 //! (`400` with `-32700` / `-32600` / `-32602` instead of rmcp's `415`); an
 //! `initialize` past the session cap, or during a shutdown, gets `503`.
+//! A plain request (on an open 2025 session, or a stateless 2026 call or
+//! listing) is then served here with the message just read, not handed to
+//! rmcp's service to be parsed again (see [`direct`](super::direct)).
 //! Responses to admitted `POST`s are counted while they stream, so a
 //! graceful shutdown can wait for the last answer to leave.
 
@@ -18,8 +21,10 @@ use http::{header, HeaderValue, Method, StatusCode};
 use rmcp::model::{ClientRequest, JsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tokio::sync::{watch, Mutex};
+use tokio_util::sync::CancellationToken;
 
 use super::body::{self, EndAware};
+use super::direct;
 use super::jsonrpc::{self, Inbound, Rejection, INVALID_REQUEST};
 use super::server::McpServer;
 
@@ -36,6 +41,13 @@ pub(crate) struct Admission {
     pub(crate) streams: OpenStreams,
     /// One `initialize` at a time, so the session cap is exact.
     pub(crate) initializing: Mutex<()>,
+    /// The endpoint's path: only a `POST` to it is served directly.
+    pub(crate) path: String,
+    /// The SSE keep-alive interval of directly served answers.
+    pub(crate) keep_alive: Option<Duration>,
+    /// The sessions' token (rmcp's `cancellation_token`): it ends the
+    /// directly served answers, as rmcp's.
+    pub(crate) sessions_cancel: CancellationToken,
 }
 
 /// A count of response bodies still being written.
@@ -169,9 +181,42 @@ pub(crate) async fn admit(
             JsonRpcMessage::Request(request)
                 if matches!(request.request, ClientRequest::InitializeRequest(_))
         );
-    let request = Request::from_parts(parts, Body::from(bytes));
+    // A plain request on an open session, or a plain stateless one, is
+    // served with the message read above, not as bytes for rmcp to parse
+    // again (see `direct`).
+    let direct = match (!opens_session && parts.uri.path() == admission.path)
+        .then(|| direct::session_of(&parts, &message))
+        .flatten()
+    {
+        Some(session) if direct::is_open(&admission.sessions, &session).await => Some(session),
+        _ => None,
+    };
+    let stateless = direct.is_none()
+        && !opens_session
+        && parts.uri.path() == admission.path
+        && direct::is_stateless(&admission.server, &parts, &message);
     let guard = admission.streams.enter();
-    let response = if opens_session {
+    let response = if stateless {
+        direct::serve_stateless(
+            &admission.server,
+            *message,
+            parts,
+            admission.keep_alive,
+            &admission.sessions_cancel,
+        )
+        .await
+    } else if let Some(session) = direct {
+        direct::serve(
+            &admission.sessions,
+            &session,
+            *message,
+            parts,
+            admission.keep_alive,
+            &admission.sessions_cancel,
+        )
+        .await
+    } else if opens_session {
+        let request = Request::from_parts(parts, Body::from(bytes));
         let id = match &*message {
             JsonRpcMessage::Request(request) => Some(request.id.clone()),
             _ => None,
@@ -208,7 +253,8 @@ pub(crate) async fn admit(
         }
         next.run(request).await
     } else {
-        next.run(request).await
+        next.run(Request::from_parts(parts, Body::from(bytes)))
+            .await
     };
     let mut guard = guard;
     response.map(|inner| EndAware::wrap(inner, move |_| guard.end()))

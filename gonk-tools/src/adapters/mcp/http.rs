@@ -296,6 +296,10 @@ impl McpHttpOptions {
             .with_max_request_body_bytes(self.max_body_bytes)
             .with_sse_keep_alive(self.sse_keep_alive)
             .with_cancellation_token(cancel)
+            // A stateless (2026) request's final answer, when it comes
+            // first, as plain JSON rather than a one-event SSE stream (as
+            // the `direct` path answers it).
+            .with_json_response(true)
             .disable_allowed_hosts()
             .disable_allowed_origins()
     }
@@ -353,7 +357,7 @@ impl Endpoint {
         guard: HttpGuard,
         cancel: CancellationToken,
     ) -> Self {
-        let config = options.rmcp_config(cancel);
+        let config = options.rmcp_config(cancel.clone());
         let server = McpServer::new(
             registry,
             options.server.clone(),
@@ -376,6 +380,9 @@ impl Endpoint {
             server: server.clone(),
             streams: streams.clone(),
             initializing: tokio::sync::Mutex::new(()),
+            path: options.path.clone(),
+            keep_alive: options.sse_keep_alive,
+            sessions_cancel: cancel,
         });
         let security = Arc::new(Security {
             authenticator: options.authenticator.clone(),

@@ -19,8 +19,9 @@ use std::borrow::Cow;
 #[allow(deprecated)] // logging/setLevel: 2025-era clients use it.
 use rmcp::model::SetLevelRequest;
 use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, ClientRequest, DiscoverRequest, InitializeRequest,
-    JsonRpcMessage, ListToolsRequest, PingRequest, ProtocolVersion, RequestId, RequestMetaObject,
+    CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, DiscoverRequest,
+    InitializeRequest, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, ListToolsRequest,
+    PingRequest, ProtocolVersion, RequestId, RequestMetaObject,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize as _;
@@ -188,7 +189,7 @@ pub(crate) fn read(bytes: &[u8]) -> Inbound {
     // what it keeps, and `params` stays readable for the error answers
     // without a clone (a fifth of a 2026 line's instructions).
     let params = object.get("params");
-    let parsed = ClientJsonRpcMessage::deserialize(&value);
+    let parsed = deserialize_message(&value, has_id);
     if !has_id {
         // A notification: served if it can be read, never answered.
         return match parsed {
@@ -242,6 +243,32 @@ pub(crate) fn read(bytes: &[u8]) -> Inbound {
             Some(detail) => invalid_params(&detail),
             None => reject(&format!("Invalid Request: {}", excerpt(&error.to_string()))),
         },
+    }
+}
+
+/// rmcp's message from `value`, an object with a string `method` (and an
+/// `id` when `has_id`). rmcp's own deserializer finds a message's kind by
+/// trying each kind on a buffered copy of the object; without `result` and
+/// `error` the kind is known here, so a request or a notification is read
+/// as one directly. Should that fail, rmcp's deserializer runs anyway, for
+/// its error.
+fn deserialize_message(
+    value: &Value,
+    has_id: bool,
+) -> Result<ClientJsonRpcMessage, serde_json::Error> {
+    let plain = value.get("result").is_none() && value.get("error").is_none();
+    let direct = match (plain, has_id) {
+        (true, true) => JsonRpcRequest::<ClientRequest>::deserialize(value)
+            .ok()
+            .map(JsonRpcMessage::Request),
+        (true, false) => JsonRpcNotification::<ClientNotification>::deserialize(value)
+            .ok()
+            .map(JsonRpcMessage::Notification),
+        (false, _) => None,
+    };
+    match direct {
+        Some(message) => Ok(message),
+        None => ClientJsonRpcMessage::deserialize(value),
     }
 }
 
@@ -410,6 +437,36 @@ mod tests {
         // Unknown methods reach rmcp, which answers -32601.
         served(r#"{"jsonrpc":"2.0","id":2,"method":"no/such","params":{}}"#);
         served("\u{feff}{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+    }
+
+    #[test]
+    fn a_request_or_notification_read_directly_is_what_rmcp_reads() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,{"b":null}]}}}"#,
+            r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"add","arguments":{"a":2},"_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"c"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"no/such","params":{"x":1}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"r"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/whatever","params":{"y":[]}}"#,
+        ] {
+            let value: Value = serde_json::from_str(text).unwrap();
+            let has_id = value.get("id").is_some();
+            let ours = deserialize_message(&value, has_id).unwrap();
+            let rmcp = ClientJsonRpcMessage::deserialize(&value).unwrap();
+            assert_eq!(
+                serde_json::to_value(&ours).unwrap(),
+                serde_json::to_value(&rmcp).unwrap(),
+                "{text}"
+            );
+            assert_eq!(
+                std::mem::discriminant(&ours),
+                std::mem::discriminant(&rmcp),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -82,6 +82,7 @@ mod asking;
 mod body;
 mod client;
 mod content;
+mod direct;
 mod host;
 mod http;
 mod inflight;

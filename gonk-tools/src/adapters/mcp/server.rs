@@ -268,6 +268,19 @@ impl McpServer {
         &self.shared.inflight
     }
 
+    /// The input schema `tools/call` of `name` is checked against (rmcp
+    /// reads `x-mcp-header` annotations from it), without projecting the
+    /// whole tool; `None` for a tool this server does not serve.
+    pub(crate) fn with_input_schema<T>(
+        &self,
+        name: &str,
+        read: impl FnOnce(&serde_json::Value) -> T,
+    ) -> Option<T> {
+        let shared = &self.shared;
+        tools::resolve(&shared.registry, name, &shared.options, shared.policy)
+            .map(|def| read(def.effective_input_schema()))
+    }
+
     /// The write-tool policy in force.
     pub fn write_policy(&self) -> WriteToolPolicy {
         self.shared.policy
