@@ -266,6 +266,7 @@ fn a_task_launched_through_a_killed_replica_completes_on_another_and_tasks_get_t
                 "a=YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWE=".to_owned(),
             ),
         ],
+        ..Recipe::default()
     });
     let alice = "Authorization: Bearer alice-key";
     let titles = ["Alpha", "Bravo", "Charlie"];
