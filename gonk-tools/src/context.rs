@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::definition::ToolDefinition;
 use crate::dispatch::ToolEventStream;
 use crate::error::ToolError;
 use crate::event::{LogLevel, ToolEvent};
@@ -264,8 +265,15 @@ impl ToolContext {
     /// assert!(ctx.is_cancelled());
     /// ```
     pub fn from_cancellation(token: CancellationToken) -> Self {
+        Self::from_shared_cancellation(Arc::new(token))
+    }
+
+    /// [`from_cancellation`](Self::from_cancellation) with a token the
+    /// caller keeps a handle to (see
+    /// [`with_shared_cancellation`](Self::with_shared_cancellation)).
+    pub(crate) fn from_shared_cancellation(token: Arc<CancellationToken>) -> Self {
         ToolContext {
-            cancellation: Arc::new(token),
+            cancellation: token,
             log_sink: None,
             place: None,
             scope: None,
@@ -323,6 +331,15 @@ impl ToolContext {
     /// Uses `token` for cancellation; cancelling it aborts the call.
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.cancellation = Arc::new(token);
+        self
+    }
+
+    /// [`with_cancellation`](Self::with_cancellation) with a token the
+    /// caller shares: a surface that also watches or cancels the call's
+    /// token clones the `Arc` (no lock) instead of the token.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn with_shared_cancellation(mut self, token: Arc<CancellationToken>) -> Self {
+        self.cancellation = token;
         self
     }
 
@@ -686,20 +703,24 @@ impl ToolContext {
         child
     }
 
-    /// The context a handler runs with: this one, bound to `registry`, with
-    /// `name` pushed on the call stack.
-    pub(crate) fn enter(self, registry: &ToolRegistry, name: &Arc<str>) -> ToolContext {
-        let stack = self.child_stack(name);
+    /// The context a handler of `def` runs with: this one, bound to
+    /// `registry`, with the tool's name pushed on the call stack.
+    pub(crate) fn enter(self, registry: &ToolRegistry, def: &ToolDefinition) -> ToolContext {
+        let stack = self.child_stack(def);
         self.enter_with_stack(registry, stack)
     }
 
-    /// This context's call stack with `name` pushed.
+    /// This context's call stack with `def`'s name pushed. A root call's
+    /// stack is the definition's own `[name]`, shared, not allocated.
     #[inline(always)]
-    pub(crate) fn child_stack(&self, name: &Arc<str>) -> Arc<[Arc<str>]> {
+    pub(crate) fn child_stack(&self, def: &ToolDefinition) -> Arc<[Arc<str>]> {
+        if self.call_stack.is_empty() {
+            return Arc::clone(&def.inner.root_stack);
+        }
         self.call_stack
             .iter()
             .cloned()
-            .chain(std::iter::once(Arc::clone(name)))
+            .chain(std::iter::once(Arc::clone(def.name_arc())))
             .collect()
     }
 

@@ -126,10 +126,15 @@ pub struct RegisterOptions {
     pub overwrite: bool,
 }
 
+/// Tools by name. Every call looks its tool up here, so the hasher is a
+/// fast seeded one (foldhash) rather than SipHash: names are chosen by the
+/// host that registers them, and a look-up of a caller's name only reads.
+type ByName<V> = IndexMap<String, V, foldhash::fast::RandomState>;
+
 #[derive(Clone, Default)]
 pub(crate) struct Catalog {
-    local: IndexMap<String, ToolDefinition>,
-    sources: IndexMap<String, IndexMap<String, ToolDefinition>>,
+    local: ByName<ToolDefinition>,
+    sources: ByName<ByName<ToolDefinition>>,
 }
 
 impl Catalog {
@@ -621,7 +626,7 @@ impl ToolRegistry {
         if id.trim().is_empty() {
             return Err(RegistryError::EmptySourceId);
         }
-        let mut candidate: IndexMap<String, ToolDefinition> = IndexMap::new();
+        let mut candidate: ByName<ToolDefinition> = ByName::default();
         for def in defs.into_iter().filter(|d| d.requirements_met()) {
             self.check(&def)?;
             if candidate.contains_key(&def.name) {
@@ -808,7 +813,7 @@ impl ToolRegistry {
             }
         }
         for (id, tools) in &current.sources {
-            let kept: IndexMap<_, _> = tools
+            let kept: ByName<_> = tools
                 .iter()
                 .filter(|(_, d)| keep(d))
                 .map(|(n, d)| (n.clone(), d.clone()))

@@ -469,9 +469,13 @@ impl ToolBuilder {
             }
             super::mcp_header::annotate(&mut self.meta.input_schema, headers);
         }
+        let input_wrapped =
+            crate::schema::wrap_non_object(self.meta.effective_input_schema()).is_some();
         ToolDefinition {
             inner: Arc::new(DefinitionInner {
                 hand_written_schema,
+                root_stack: Arc::from([Arc::clone(&name)]),
+                input_wrapped,
                 meta: self.meta,
                 name,
                 handler: self.handler,

@@ -191,6 +191,13 @@ pub(crate) struct Compiled {
 pub(crate) struct DefinitionInner {
     pub(crate) meta: ToolMetadata,
     pub(crate) name: Arc<str>,
+    /// The call stack of a root call of this tool (`[name]`), made once:
+    /// a root call shares it instead of allocating its own.
+    pub(crate) root_stack: Arc<[Arc<str>]>,
+    /// Whether the enforced input schema is neither an object nor an open
+    /// schema, so MCP calls arrive wrapped as `{value}` (decided once; the
+    /// metadata does not change after `build`).
+    pub(crate) input_wrapped: bool,
     pub(crate) handler: Option<ErasedHandler>,
     pub(crate) required_state: Vec<(TypeId, &'static str)>,
     /// Whether a schema was written by hand (`input_json_schema`,

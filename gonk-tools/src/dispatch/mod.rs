@@ -231,13 +231,17 @@ impl ToolRegistry {
                 let outcome = match call {
                     HandlerCall::Once(future) => {
                         let mut future = AssertUnwindSafe(future).catch_unwind();
-                        // The handler is polled first: one that finishes without
-                        // waiting never registers with the token or a timer.
-                        let finished = tokio::select! {
-                            biased;
-                            outcome = &mut future => Ok(outcome),
-                            _ = token.cancelled() => Err(ToolError::aborted()),
-                            error = &mut elapsed => Err(error),
+                        // The handler is polled first, alone: one that finishes
+                        // without waiting never registers with the token or a
+                        // timer, nor makes their futures.
+                        let finished = match futures::poll!(&mut future) {
+                            std::task::Poll::Ready(outcome) => Ok(outcome),
+                            std::task::Poll::Pending => tokio::select! {
+                                biased;
+                                outcome = &mut future => Ok(outcome),
+                                _ = token.cancelled() => Err(ToolError::aborted()),
+                                error = &mut elapsed => Err(error),
+                            },
                         };
                         // Drop the handler before reporting, so its resources are released first.
                         drop(future);
@@ -309,7 +313,7 @@ impl ToolRegistry {
             limited.await?;
         }
         validate_input(&def, &input)?;
-        let ctx = ctx.enter(self, def.name_arc());
+        let ctx = ctx.enter(self, &def);
         Ok(Prepared { def, input, ctx })
     }
 
@@ -341,10 +345,12 @@ impl ToolRegistry {
     ) -> Result<Prepared, ToolError> {
         check_cycle(&def, &ctx)?;
         // The handler's call stack: the gates authorize with it.
-        let stack = ctx.child_stack(def.name_arc());
+        let stack = ctx.child_stack(&def);
         let gate = Gate::new(&self.inner.security);
         let admitted = {
-            let gates = async {
+            // Pinned where it is made: a local moved into `pin!` would be a
+            // second copy of the whole gate state.
+            let mut gates = std::pin::pin!(async {
                 let admitted = gate
                     .admit(&def, &slot, &stack)
                     .instrument(telemetry::gate_span("authorize tool.discover"))
@@ -357,8 +363,7 @@ impl ToolRegistry {
                     .instrument(telemetry::gate_span("authorize tool.invoke"))
                     .await?;
                 Ok::<_, ToolError>(admitted)
-            };
-            let mut gates = std::pin::pin!(gates);
+            });
             // Components that answer at once need no cancellation race.
             match futures::poll!(gates.as_mut()) {
                 std::task::Poll::Ready(admitted) => admitted?,
@@ -519,7 +524,9 @@ fn time_limit_of(
 async fn time_limit(limit: Option<&TimeLimit>) -> ToolError {
     match limit {
         Some(limit) => {
-            tokio::time::sleep_until(limit.deadline).await;
+            // Boxed: a timer entry inline would size every call's (boxed)
+            // state, timed or not; a timed call registers a timer anyway.
+            Box::pin(tokio::time::sleep_until(limit.deadline)).await;
             limit.error()
         }
         None => std::future::pending().await,

@@ -108,13 +108,21 @@ pub fn outcome_str(outcome: MetricOutcome) -> &'static str {
 /// Records who the current (authenticated) call runs for: the principal's
 /// id, never its identities' claims or metadata.
 pub(crate) fn record_principal(id: &str) {
-    Span::current().record(attributes::ENDUSER_ID, id);
+    // The call's span is an INFO span: without a subscriber that takes
+    // INFO (one load of the global hint) it records nothing, and finding
+    // the current span is skipped.
+    if tracing::level_enabled!(tracing::Level::INFO) {
+        Span::current().record(attributes::ENDUSER_ID, id);
+    }
 }
 
 /// Records the approval tier the current call resolved to, on the
 /// `authorize tool.invoke` gate span that resolves it.
 pub(crate) fn record_approval_tier(tier: ApprovalTier) {
-    Span::current().record(attributes::GONK_APPROVAL_TIER, tier.as_str());
+    // As in `record_principal`: the gate's span is an INFO span.
+    if tracing::level_enabled!(tracing::Level::INFO) {
+        Span::current().record(attributes::GONK_APPROVAL_TIER, tier.as_str());
+    }
 }
 
 /// A `log` event a streaming handler yielded, as a `tracing` event in the

@@ -4,7 +4,7 @@
 #![allow(deprecated)] // rmcp marks logging as deprecated by SEP-2577; 2025-era clients use it.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -114,24 +114,33 @@ pub(crate) struct Outbound {
 #[derive(Default)]
 pub(crate) struct OutboundQueue {
     items: Mutex<VecDeque<Outbound>>,
+    /// How many items are queued, written under the lock: the relay reads
+    /// it before every poll of the call, and an empty queue (the usual
+    /// case) is then one load instead of a lock.
+    queued: AtomicUsize,
     ready: Notify,
 }
 
 impl OutboundQueue {
     pub(crate) fn send(&self, out: Outbound) {
-        self.items
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push_back(out);
+        let mut items = self.items.lock().unwrap_or_else(|p| p.into_inner());
+        items.push_back(out);
+        self.queued.store(items.len(), Ordering::Release);
+        drop(items);
         // Stores a permit when nobody waits, so no wake-up is lost.
         self.ready.notify_one();
     }
 
     pub(crate) fn try_recv(&self) -> Option<Outbound> {
-        self.items
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pop_front()
+        // An item queued before this load (on this thread, or before the
+        // permit `recv` waits on) is seen; an empty queue takes no lock.
+        if self.queued.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let mut items = self.items.lock().unwrap_or_else(|p| p.into_inner());
+        let out = items.pop_front();
+        self.queued.store(items.len(), Ordering::Release);
+        out
     }
 
     /// The next item, waiting for one. Cancel-safe: an item is taken only

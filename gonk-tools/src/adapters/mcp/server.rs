@@ -344,9 +344,19 @@ impl McpServer {
         request_state: Option<&RequestState>,
         token: CancellationToken,
     ) -> ToolContext {
+        self.base_context_shared(request_state, Arc::new(token))
+    }
+
+    /// [`base_context`](Self::base_context) with a token the caller keeps
+    /// a handle to.
+    fn base_context_shared(
+        &self,
+        request_state: Option<&RequestState>,
+        token: Arc<CancellationToken>,
+    ) -> ToolContext {
         let base = match &self.shared.options.base_context {
-            Some(make) => make().with_cancellation(token),
-            None => ToolContext::from_cancellation(token),
+            Some(make) => make().with_shared_cancellation(token),
+            None => ToolContext::from_shared_cancellation(token),
         };
         match request_state.and_then(|state| state.auth.clone()) {
             Some(auth) => base.with_auth(auth),
@@ -452,8 +462,9 @@ impl McpServer {
         };
         // The token rmcp made for this handler alone (a child of the
         // request's, which a client's cancellation fires): the call's own,
-        // so no child of it is made per call.
-        let token = context.ct.clone();
+        // so no child of it is made per call. Shared with the tool's context
+        // behind one `Arc`: a token's own clone and drop take its lock.
+        let token = Arc::new(context.ct.clone());
         // A queue for what the tool logs and reports, only when some of it
         // can reach the client: a progress token to report against, or a
         // level that lets log lines through (a 2025 session's always may:
@@ -462,7 +473,7 @@ impl McpServer {
             .then(|| Arc::new(OutboundQueue::default()));
         let is_stateless = stateless.is_some();
         let stateless_meta = stateless.clone();
-        let base = self.base_context(request_state.as_ref(), token.clone());
+        let base = self.base_context_shared(request_state.as_ref(), Arc::clone(&token));
         // How this call may ask its client: a 2026 request by replay (the
         // answers come with the retry), a 2025 session on the session.
         let mut round = None;
@@ -470,7 +481,9 @@ impl McpServer {
             Some(_) => match bound_arguments {
                 Some(arguments) => {
                     let caller = jobs::owner_of(base.auth());
-                    let opened = Round::open(
+                    // Boxed: only a call that may ask opens a round, and
+                    // inline its state would size every call's (boxed) state.
+                    let opened = Box::pin(Round::open(
                         &shared.sealer,
                         &def.name,
                         &arguments,
@@ -478,7 +491,7 @@ impl McpServer {
                         meta_kinds,
                         sealed_state.as_deref(),
                         input_responses,
-                    )
+                    ))
                     .await;
                     let opened = match opened {
                         Ok(opened) => opened,
@@ -544,7 +557,7 @@ impl McpServer {
             closed: &self.closed,
             disconnected: request_state.map(|state| state.disconnected),
         };
-        let shutdown = shared.inflight.abort_token().clone();
+        let shutdown = shared.inflight.abort_token();
         let mut cancelled_by_shutdown = false;
         let mut events = shared.registry.invoke_definition(def.clone(), input, ctx);
         let mut outcome = Outcome::default();
@@ -747,10 +760,13 @@ impl Relay<'_> {
                 },
             )
         });
+        // Boxed: most calls send nothing, and the peer's send future inline
+        // would size every call's state, which `call_tool` boxes and moves.
+        let send = Box::pin(notifier.send(tool, event));
         tokio::select! {
             biased;
             _ = gone(closed, disconnected.as_ref()) => {}
-            _ = notifier.send(tool, event) => {}
+            _ = send => {}
         }
     }
 }

@@ -55,9 +55,10 @@ pub(crate) fn input_schema(def: &ToolDefinition) -> (JsonObject, bool) {
     (schema.as_object().cloned().unwrap_or_default(), wrapped)
 }
 
-/// Whether calls of `def` arrive wrapped as `{value}`.
+/// Whether calls of `def` arrive wrapped as `{value}` (decided when the
+/// definition was built).
 pub(crate) fn input_is_wrapped(def: &ToolDefinition) -> bool {
-    crate::schema::wrap_non_object(def.effective_input_schema()).is_some()
+    def.inner.input_wrapped
 }
 
 fn annotations(def: &ToolDefinition) -> Option<ToolAnnotations> {
