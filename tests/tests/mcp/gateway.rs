@@ -400,9 +400,12 @@ fn list_and_call_run_the_imported_tools_from_the_command_line() {
 
 /// Servers no one here wrote, from the registries (`.ci/install-mcp-clients`):
 /// `@modelcontextprotocol/server-everything` (npm) and `mcp-server-time`
-/// (PyPI), both over stdio, behind the gateway, driven by the Python SDK.
+/// (PyPI), both over stdio, plus `notes serve` over HTTP with an API key,
+/// behind the gateway: the Python SDK lists the namespaced union and calls
+/// a tool of each.
 #[test]
 fn registry_servers_behind_the_gateway() {
+    let notes = notes_http();
     let clients = crate::support::clients();
     let everything = clients
         .node_dir
@@ -413,12 +416,14 @@ fn registry_servers_behind_the_gateway() {
     let servers = json!({"mcpServers": {
         "everything": {"command": "node", "args": [everything.display().to_string(), "stdio"]},
         "time": {"command": time.display().to_string()},
+        "notes": {"url": notes.url, "headers": {"Authorization": format!("Bearer {NOTES_KEY}")}},
     }});
     std::fs::write(&config, servers.to_string()).unwrap();
     let gw = gateway(&config, &[], &[]);
     let calls = json!({
         "everything.echo": {"message": "hi from python"},
         "time.get_current_time": {"timezone": "UTC"},
+        "notes.notes.search": {"query": "nothing"},
     });
     let report = report(&run_python(
         "python_gateway.py",
@@ -432,10 +437,11 @@ fn registry_servers_behind_the_gateway() {
         .collect();
     assert!(names.contains(&"everything.echo"), "{names:?}");
     assert!(names.contains(&"time.get_current_time"), "{names:?}");
+    assert!(names.contains(&"notes.notes.search"), "{names:?}");
     assert!(
-        names
+        names.iter().all(|n| ["everything.", "time.", "notes."]
             .iter()
-            .all(|n| n.starts_with("everything.") || n.starts_with("time.")),
+            .any(|prefix| n.starts_with(prefix))),
         "{names:?}"
     );
     let results = &report["calls"];
@@ -454,6 +460,7 @@ fn registry_servers_behind_the_gateway() {
         results["time.get_current_time"].to_string().contains("UTC"),
         "{results}"
     );
+    assert_eq!(results["notes.notes.search"]["isError"], false, "{results}");
 }
 
 /// `gonk-gateway mcp` over stdio, launched by the Python SDK as an MCP
