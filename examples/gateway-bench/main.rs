@@ -6,10 +6,12 @@
 //! transport: the client calls `notes` directly, then the same tool
 //! through `gonk-gateway` in front of it (stdio → stdio, HTTP → HTTP).
 //! Calls are sequential on one session (latency, not throughput); the
-//! ratio is gateway / direct of the median.
+//! ratio is gateway / direct of the median. `--runs N` repeats the whole
+//! round (fresh processes each time) and ends with the median of the runs.
 //!
 //! ```text
-//! cargo run --release -p gonk-tools-examples --bin gateway-bench -- [--calls 2000]
+//! cargo build --release -p gonk-tools-examples --bin gateway-bench --bin notes --bin gonk-gateway
+//! target/release/gateway-bench [--calls 2000] [--runs 5]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -79,14 +81,39 @@ fn p99(sorted: &[Duration]) -> Duration {
     sorted[(sorted.len() * 99 / 100).min(sorted.len() - 1)]
 }
 
-fn row(transport: &str, direct: &[Duration], gateway: &[Duration]) {
-    let ratio = median(gateway).as_secs_f64() / median(direct).as_secs_f64();
+/// One transport's figures of one run, µs: direct p50, p99, gateway p50,
+/// p99, and the ratio of the medians.
+#[derive(Clone, Copy)]
+struct Figures([f64; 5]);
+
+impl Figures {
+    fn of(direct: &[Duration], gateway: &[Duration]) -> Figures {
+        let micros = |d: Duration| d.as_secs_f64() * 1e6;
+        Figures([
+            micros(median(direct)),
+            micros(p99(direct)),
+            micros(median(gateway)),
+            micros(p99(gateway)),
+            median(gateway).as_secs_f64() / median(direct).as_secs_f64(),
+        ])
+    }
+
+    /// Each figure's median over `runs`.
+    fn median_of(runs: &[Figures]) -> Figures {
+        let mut out = [0.0; 5];
+        for (i, slot) in out.iter_mut().enumerate() {
+            let mut column: Vec<f64> = runs.iter().map(|f| f.0[i]).collect();
+            column.sort_by(f64::total_cmp);
+            *slot = column[column.len() / 2];
+        }
+        Figures(out)
+    }
+}
+
+fn row(label: &str, figures: Figures) {
+    let [d50, d99, g50, g99, ratio] = figures.0;
     println!(
-        "| {transport:<5} | {:>10.1} | {:>10.1} | {:>11.1} | {:>11.1} | {ratio:>5.2}x |",
-        median(direct).as_secs_f64() * 1e6,
-        p99(direct).as_secs_f64() * 1e6,
-        median(gateway).as_secs_f64() * 1e6,
-        p99(gateway).as_secs_f64() * 1e6,
+        "| {label:<13} | {d50:>10.1} | {d99:>10.1} | {g50:>11.1} | {g99:>11.1} | {ratio:>5.2}x |"
     );
 }
 
@@ -98,13 +125,39 @@ fn write_config(path: &Path, server: serde_json::Value) {
 #[tokio::main]
 async fn main() {
     let mut calls = 2000usize;
+    let mut runs = 1usize;
     let mut argv = std::env::args().skip(1);
     while let Some(flag) = argv.next() {
         match (flag.as_str(), argv.next()) {
             ("--calls", Some(n)) => calls = n.parse().expect("--calls N"),
-            _ => panic!("usage: gateway-bench [--calls N]"),
+            ("--runs", Some(n)) => runs = n.parse::<usize>().expect("--runs N").max(1),
+            _ => panic!("usage: gateway-bench [--calls N] [--runs N]"),
         }
     }
+    println!(
+        "{calls} sequential calls of notes.search each, after {} warm-up; µs per call",
+        calls / 10
+    );
+    println!("| run           | direct p50 | direct p99 | gateway p50 | gateway p99 | ratio  |");
+    println!("|---------------|-----------:|-----------:|------------:|------------:|-------:|");
+    let mut stdio = Vec::new();
+    let mut http = Vec::new();
+    for run in 1..=runs {
+        let (s, h) = round(calls).await;
+        row(&format!("{run} stdio"), s);
+        row(&format!("{run} HTTP"), h);
+        stdio.push(s);
+        http.push(h);
+    }
+    if runs > 1 {
+        row("median stdio", Figures::median_of(&stdio));
+        row("median HTTP", Figures::median_of(&http));
+    }
+}
+
+/// One round: each transport direct, then through the gateway; the stdio
+/// and HTTP figures.
+async fn round(calls: usize) -> (Figures, Figures) {
     let notes = sibling("notes");
     let gateway = sibling("gonk-gateway");
     let dir = std::env::temp_dir().join(format!("gateway-bench-{}", std::process::id()));
@@ -163,13 +216,8 @@ async fn main() {
     let http_gateway = measure(&client, "notes.notes.search", calls).await;
     client.close().await.ok();
     let _ = std::fs::remove_dir_all(&dir);
-
-    println!(
-        "{calls} sequential calls of notes.search each, after {} warm-up; µs per call",
-        calls / 10
-    );
-    println!("| via   | direct p50 | direct p99 | gateway p50 | gateway p99 | ratio  |");
-    println!("|-------|-----------:|-----------:|------------:|------------:|-------:|");
-    row("stdio", &stdio_direct, &stdio_gateway);
-    row("HTTP", &http_direct, &http_gateway);
+    (
+        Figures::of(&stdio_direct, &stdio_gateway),
+        Figures::of(&http_direct, &http_gateway),
+    )
 }

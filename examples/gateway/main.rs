@@ -12,9 +12,12 @@
 //!   imported tool a subcommand (`call` may be left out).
 //!
 //! `--audit FILE` appends an audit receipt per call (JSON lines). While
-//! serving, a dead upstream is reconnected (its tools fail with
-//! `REMOTE_TRANSPORT_ERROR` meanwhile), and SIGHUP or a change of the
-//! file reloads the config.
+//! serving, a dead upstream — a command that exited, an HTTP server that
+//! refuses connections or was restarted and forgot the session — is
+//! reconnected every `--health-interval` seconds (its tools fail with
+//! `REMOTE_TRANSPORT_ERROR` meanwhile, the others keep working), and
+//! SIGHUP or a change of the file reloads the config. What a call costs
+//! through the gateway: `gateway-bench`, figures in `docs/benchmarks.md`.
 
 mod callers;
 mod config;

@@ -228,7 +228,8 @@ impl Gateway {
         }
     }
 
-    /// Reconnects every upstream whose connection has ended.
+    /// Reconnects every upstream whose connection is no good any more
+    /// ([`McpSource::is_disconnected`]): one still down stays as it is.
     async fn heal(&self) {
         let sources: Vec<(String, Arc<McpSource>)> = self
             .upstreams

@@ -27,17 +27,32 @@ fn fixture_http() -> ServerProcess {
 }
 
 fn notes_http() -> ServerProcess {
+    notes_http_on(0)
+}
+
+/// `notes serve` with the API key on `port` (0: a free one).
+fn notes_http_on(port: u16) -> ServerProcess {
     let mut command = notes_command();
     command.args([
         "--db",
         ":memory:",
         "serve",
         "--port",
-        "0",
+        &port.to_string(),
         "--api-key",
         NOTES_KEY,
     ]);
     ServerProcess::start(command)
+}
+
+/// The port of `http://127.0.0.1:PORT/mcp`.
+fn port_of(url: &str) -> u16 {
+    let authority = url.split('/').nth(2).expect("a URL with an authority");
+    authority
+        .rsplit(':')
+        .next()
+        .and_then(|port| port.parse().ok())
+        .expect("a URL with a port")
 }
 
 /// The config: `fx` the fixture over stdio, `web` the fixture over HTTP,
@@ -237,6 +252,109 @@ async fn a_restarted_upstream_is_picked_up_and_sighup_reloads_the_config() {
     client.close().await.unwrap();
 }
 
+/// `notes serve` over HTTP with an API key behind the gateway, killed:
+/// its tools fail with `REMOTE_TRANSPORT_ERROR` while fx's keep working.
+/// Started again on the same port (a new process, none of the old state),
+/// it is picked up: the gateway's health check reconnects it and its
+/// tools work again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_http_upstream_fails_and_its_restart_is_picked_up() {
+    let web = fixture_http();
+    let notes = notes_http();
+    let port = port_of(&notes.url);
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.json");
+    write_config(&config, &web.url, Some(&notes.url));
+    let gw = gateway(&config, &["--health-interval", "1"], &[]);
+    let client = client(&gw.url).await;
+    let search = json!({"query": "nothing"});
+    call(&client, "notes.notes.search", search.clone())
+        .await
+        .expect("notes answers");
+
+    // SIGKILL, and reaped.
+    drop(notes);
+    let error = until(
+        &client,
+        "notes.notes.search",
+        search.clone(),
+        Result::is_err,
+    )
+    .await
+    .expect_err("notes' tools fail once it is dead");
+    assert_eq!(error.code, ErrorCode::RemoteTransportError, "{error:?}");
+    let output = call(&client, "fx.echo", json!({"text": "still here"}))
+        .await
+        .expect("fx keeps working");
+    assert_eq!(output.data["structuredContent"]["text"], "still here");
+
+    let _restarted = notes_http_on(port);
+    until(&client, "notes.notes.search", search, Result::is_ok)
+        .await
+        .expect("notes answers again once restarted");
+    client.close().await.unwrap();
+}
+
+/// A malicious upstream behind the gateway (the fixture's `rogue` mode: a
+/// 1 MB description, a tool named `notes.search`, a 10 MB result, an
+/// invalid JSON-RPC line before each answer) and another whose schema has
+/// a `$ref` to a URL: the gateway keeps serving, the first's tools stay
+/// under its prefix with the replaced description, the second is left out
+/// whole, and the well-behaved upstream beside them keeps working.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_malicious_upstream_never_takes_the_gateway_down() {
+    let web = fixture_http();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.json");
+    write_config(&config, &web.url, None);
+    let mut servers: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    let rogue = |flags: &str| {
+        json!({
+            "command": bin("mcp-source-fixture").display().to_string(),
+            "args": ["rogue"],
+            "env": {"ROGUE": flags},
+            "timeout": 60,
+        })
+    };
+    servers["mcpServers"]["rogue"] = rogue("huge,local,big,garbage");
+    servers["mcpServers"]["byref"] = rogue("refurl");
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let mut gw = gateway(&config, &[], &[]);
+    let client = client(&gw.url).await;
+    let tools = client.list_tools().await.expect("tools/list answers");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for name in ["rogue.huge", "rogue.notes.search", "rogue.big", "fx.echo"] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("rogue.") || n.starts_with("fx.") || n.starts_with("web.")),
+        "nothing leaves its prefix, and byref's catalog was refused whole: {names:?}"
+    );
+    let huge = tools.iter().find(|t| t.name == "rogue.huge").unwrap();
+    assert_eq!(
+        huge.description.as_deref(),
+        Some("Remote MCP tool rogue/huge")
+    );
+    // The 10 MB answer and the garbage line: carried or refused, never a
+    // crash (the gateway's answer may also be too big for the client).
+    let _ = call(&client, "rogue.big", json!({})).await;
+    let _ = call(&client, "rogue.annotated", json!({})).await;
+    assert!(gw.is_running(), "the gateway survived the rogue's answers");
+    let output = call(&client, "fx.echo", json!({"text": "still here"}))
+        .await
+        .expect("fx keeps working");
+    assert_eq!(output.data["structuredContent"]["text"], "still here");
+    client.close().await.unwrap();
+    let stderr = gw.stderr_lines().join("\n");
+    assert!(
+        stderr.contains("byref"),
+        "the refused upstream is reported: {stderr}"
+    );
+}
+
 #[test]
 fn list_and_call_run_the_imported_tools_from_the_command_line() {
     let web = fixture_http();
@@ -282,9 +400,12 @@ fn list_and_call_run_the_imported_tools_from_the_command_line() {
 
 /// Servers no one here wrote, from the registries (`.ci/install-mcp-clients`):
 /// `@modelcontextprotocol/server-everything` (npm) and `mcp-server-time`
-/// (PyPI), both over stdio, behind the gateway, driven by the Python SDK.
+/// (PyPI), both over stdio, plus `notes serve` over HTTP with an API key,
+/// behind the gateway: the Python SDK lists the namespaced union and calls
+/// a tool of each.
 #[test]
 fn registry_servers_behind_the_gateway() {
+    let notes = notes_http();
     let clients = crate::support::clients();
     let everything = clients
         .node_dir
@@ -295,12 +416,14 @@ fn registry_servers_behind_the_gateway() {
     let servers = json!({"mcpServers": {
         "everything": {"command": "node", "args": [everything.display().to_string(), "stdio"]},
         "time": {"command": time.display().to_string()},
+        "notes": {"url": notes.url, "headers": {"Authorization": format!("Bearer {NOTES_KEY}")}},
     }});
     std::fs::write(&config, servers.to_string()).unwrap();
     let gw = gateway(&config, &[], &[]);
     let calls = json!({
         "everything.echo": {"message": "hi from python"},
         "time.get_current_time": {"timezone": "UTC"},
+        "notes.notes.search": {"query": "nothing"},
     });
     let report = report(&run_python(
         "python_gateway.py",
@@ -314,10 +437,11 @@ fn registry_servers_behind_the_gateway() {
         .collect();
     assert!(names.contains(&"everything.echo"), "{names:?}");
     assert!(names.contains(&"time.get_current_time"), "{names:?}");
+    assert!(names.contains(&"notes.notes.search"), "{names:?}");
     assert!(
-        names
+        names.iter().all(|n| ["everything.", "time.", "notes."]
             .iter()
-            .all(|n| n.starts_with("everything.") || n.starts_with("time.")),
+            .any(|prefix| n.starts_with(prefix))),
         "{names:?}"
     );
     let results = &report["calls"];
@@ -336,6 +460,7 @@ fn registry_servers_behind_the_gateway() {
         results["time.get_current_time"].to_string().contains("UTC"),
         "{results}"
     );
+    assert_eq!(results["notes.notes.search"]["isError"], false, "{results}");
 }
 
 /// `gonk-gateway mcp` over stdio, launched by the Python SDK as an MCP

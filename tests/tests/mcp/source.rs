@@ -721,3 +721,135 @@ async fn the_call_deadline_reaches_the_remote() {
     .await;
     source.close().await.unwrap();
 }
+
+/// The HTTP fixture on `port` (0: a free one), with the API key.
+fn http_fixture_on(port: u16) -> ServerProcess {
+    let mut command = std::process::Command::new(bin("mcp-source-fixture"));
+    command.args(["http", API_KEY, &port.to_string()]);
+    ServerProcess::start(command)
+}
+
+/// The port of `http://127.0.0.1:PORT/mcp`.
+fn port_of(url: &str) -> u16 {
+    let authority = url.split('/').nth(2).expect("a URL with an authority");
+    authority
+        .rsplit(':')
+        .next()
+        .and_then(|port| port.parse().ok())
+        .expect("a URL with a port")
+}
+
+/// An HTTP remote that is killed fails its tools with
+/// `REMOTE_TRANSPORT_ERROR` while a stdio source beside it keeps working,
+/// and the source says it is disconnected; a reconnect while nothing
+/// listens fails and keeps the catalog. Started again on the same port (a
+/// new process, which knows none of the old sessions), a reconnect opens
+/// a new connection — the header resolver runs again — and the tools work
+/// again.
+async fn a_restarted_http_remote_is_reconnected(era: Option<McpEra>, version: &str) {
+    let server = http_fixture_on(0);
+    let port = port_of(&server.url);
+    let url = server.url.clone();
+    let resolved = Arc::new(AtomicUsize::new(0));
+    let registry = ToolRegistry::new();
+    let counter = Arc::clone(&resolved);
+    let mut builder = McpSource::builder("web", McpEndpoint::http(&url)).headers(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        async { Ok(vec![("Authorization".into(), format!("Bearer {API_KEY}"))]) }
+    });
+    if let Some(era) = era {
+        builder = builder.era(era);
+    }
+    let web = builder.connect(&registry).await.expect("connects");
+    assert_eq!(web.protocol_version().as_deref(), Some(version));
+    let fx = McpSource::builder("fx", fixture("stdio"))
+        .connect(&registry)
+        .await
+        .expect("connects");
+    call(&registry, "web.echo", json!({"text": "before"}))
+        .await
+        .expect("web answers");
+    assert!(!web.is_disconnected());
+
+    // SIGKILL, and reaped.
+    drop(server);
+    let error = call(&registry, "web.echo", json!({"text": "dead"}))
+        .await
+        .expect_err("web's remote is dead");
+    assert_eq!(error.code, ErrorCode::RemoteTransportError, "{error:?}");
+    assert!(
+        web.is_disconnected(),
+        "the failed call marks the connection"
+    );
+    call(&registry, "fx.echo", json!({"text": "still here"}))
+        .await
+        .expect("fx keeps working");
+    let refused = web.reconnect().await.expect_err("nothing listens there");
+    assert!(
+        matches!(refused, McpSourceError::Connect { .. }),
+        "{refused}"
+    );
+    assert!(registry.has("web.echo"), "the catalog stays");
+    assert_eq!(web.revision(), 1);
+
+    let _restarted = http_fixture_on(port);
+    if era == Some(McpEra::Session) {
+        // The new process does not know the old session (404), and the
+        // source does not renew it behind its own back with old headers.
+        let error = call(&registry, "web.echo", json!({"text": "old session"}))
+            .await
+            .expect_err("the old session is gone");
+        assert_eq!(error.code, ErrorCode::RemoteTransportError, "{error:?}");
+    }
+    let before = resolved.load(Ordering::SeqCst);
+    assert_eq!(
+        web.reconnect().await.expect("the restarted remote accepts"),
+        2
+    );
+    assert_eq!(
+        resolved.load(Ordering::SeqCst),
+        before + 1,
+        "the headers are resolved for the new connection"
+    );
+    assert_eq!(web.connections_opened(), 2);
+    assert_eq!(web.protocol_version().as_deref(), Some(version));
+    assert!(!web.is_disconnected());
+    let output = call(&registry, "web.echo", json!({"text": "after"}))
+        .await
+        .expect("web works again");
+    assert_eq!(output.data["structuredContent"]["text"], "after");
+    web.close().await.unwrap();
+    fx.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restarted_http_remote_is_reconnected_in_the_2026_era() {
+    a_restarted_http_remote_is_reconnected(None, "2026-07-28").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restarted_http_remote_is_reconnected_in_a_2025_session() {
+    a_restarted_http_remote_is_reconnected(Some(McpEra::Session), "2025-11-25").await;
+}
+
+/// A remote that went away is noticed without a call, in both eras: a
+/// 2025 session's standalone stream, reopened by the transport, finds the
+/// port closed; a `2026-07-28` connection's `subscriptions/listen` stream
+/// ends. The source then says it is disconnected.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dead_http_remote_is_noticed_between_calls() {
+    for era in [McpEra::Session, McpEra::Stateless] {
+        let server = http_fixture_on(0);
+        let registry = ToolRegistry::new();
+        let web = McpSource::builder("web", McpEndpoint::http(&server.url))
+            .headers(|| async { Ok(vec![("Authorization".into(), format!("Bearer {API_KEY}"))]) })
+            .era(era)
+            .connect(&registry)
+            .await
+            .expect("connects");
+        assert!(!web.is_disconnected(), "{era:?}");
+        drop(server);
+        eventually("the dead remote is noticed", || web.is_disconnected()).await;
+        web.close().await.unwrap();
+    }
+}

@@ -245,6 +245,7 @@ impl McpClientBuilder {
         if !options.headers.is_empty() {
             config = config.custom_headers(options.headers);
         }
+        config = config.reinit_on_expired_session(options.renew_expired_sessions);
         let http = WatchedHttp::new(reqwest::Client::new());
         let transport = StreamableHttpClientTransport::with_client(http.clone(), config.clone());
         // A handshake after discovery starts on a fresh transport: HTTP
@@ -253,11 +254,12 @@ impl McpClientBuilder {
             let http = http.clone();
             move |_| StreamableHttpClientTransport::with_client(http, config)
         };
-        let client = self.connect(transport, again).await?;
+        let mut client = self.connect(transport, again).await?;
         // A session's server may ask on its standalone stream at once.
         if client.era() == McpEra::Session {
             http.until_listening().await;
         }
+        client.http = Some(http);
         Ok(client)
     }
 
@@ -295,6 +297,7 @@ impl McpClientBuilder {
             service: started.service,
             inbox: started.inbox,
             version,
+            http: None,
         })
     }
 }

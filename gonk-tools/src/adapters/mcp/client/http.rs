@@ -1,6 +1,9 @@
 //! The HTTP client under a streamable-HTTP connection: reqwest's, watched
 //! so that a connection to a 2025-revision session is listening on the
-//! session's standalone stream (its `GET`) before it is handed out.
+//! session's standalone stream (its `GET`) before it is handed out, and so
+//! that a server that went away (its port refuses connections) or forgot
+//! the session (it answers `404` to the session id, as after a restart) is
+//! noticed, even between calls: rmcp's transport keeps running either way.
 //!
 //! rmcp opens that stream in the background once the handshake is done. A
 //! server that asks the client something outside a request's own response
@@ -41,6 +44,9 @@ struct Watch {
     session: AtomicBool,
     /// The server answered the standalone stream's `GET` (either way).
     listening: watch::Sender<bool>,
+    /// A request could not reach the server, or the server no longer knew
+    /// the session: the connection is no good any more.
+    failed: AtomicBool,
 }
 
 impl WatchedHttp {
@@ -50,6 +56,7 @@ impl WatchedHttp {
             watch: Arc::new(Watch {
                 session: AtomicBool::new(false),
                 listening: watch::channel(false).0,
+                failed: AtomicBool::new(false),
             }),
         }
     }
@@ -69,6 +76,32 @@ impl WatchedHttp {
             self.watch.session.store(true, Ordering::Release);
         }
     }
+
+    /// Whether a request found the server gone or the session forgotten.
+    pub(super) fn has_failed(&self) -> bool {
+        self.watch.failed.load(Ordering::Acquire)
+    }
+
+    /// Notes `result` when it says the server is gone (the connection was
+    /// refused) or no longer knows the session (`404` to a session id).
+    fn judge<T>(
+        &self,
+        result: Result<T, StreamableHttpError<reqwest::Error>>,
+    ) -> Result<T, StreamableHttpError<reqwest::Error>> {
+        let failed = match &result {
+            Err(StreamableHttpError::SessionExpired) => true,
+            Err(StreamableHttpError::Client(error)) => {
+                error.is_connect()
+                    || (error.status() == Some(reqwest::StatusCode::NOT_FOUND)
+                        && self.watch.session.load(Ordering::Acquire))
+            }
+            _ => false,
+        };
+        if failed {
+            self.watch.failed.store(true, Ordering::Release);
+        }
+        result
+    }
 }
 
 impl StreamableHttpClient for WatchedHttp {
@@ -83,9 +116,11 @@ impl StreamableHttpClient for WatchedHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         self.saw(&session_id);
-        self.inner
-            .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await
+        self.judge(
+            self.inner
+                .post_message(uri, message, session_id, auth_header, custom_headers)
+                .await,
+        )
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -98,16 +133,18 @@ impl StreamableHttpClient for WatchedHttp {
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         self.saw(&session_id);
-        self.inner
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
+        self.judge(
+            self.inner
+                .post_message_with_max_sse_event_size(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+                .await,
+        )
     }
 
     async fn post_message_with_response_limits(
@@ -120,16 +157,18 @@ impl StreamableHttpClient for WatchedHttp {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         self.saw(&session_id);
-        self.inner
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                limits,
-            )
-            .await
+        self.judge(
+            self.inner
+                .post_message_with_response_limits(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    limits,
+                )
+                .await,
+        )
     }
 
     async fn delete_session(
@@ -160,7 +199,7 @@ impl StreamableHttpClient for WatchedHttp {
         if opening {
             self.watch.listening.send_replace(true);
         }
-        stream
+        self.judge(stream)
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -187,6 +226,6 @@ impl StreamableHttpClient for WatchedHttp {
         if opening {
             self.watch.listening.send_replace(true);
         }
-        stream
+        self.judge(stream)
     }
 }

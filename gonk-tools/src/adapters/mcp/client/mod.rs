@@ -63,16 +63,46 @@ pub enum McpClientError {
 }
 
 /// Options of an HTTP connection.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct McpHttpClientOptions {
     api_key: Option<String>,
     headers: HashMap<::http::HeaderName, ::http::HeaderValue>,
+    renew_expired_sessions: bool,
+}
+
+impl Default for McpHttpClientOptions {
+    fn default() -> Self {
+        McpHttpClientOptions {
+            api_key: None,
+            headers: HashMap::new(),
+            renew_expired_sessions: true,
+        }
+    }
 }
 
 impl McpHttpClientOptions {
-    /// Default options: no API key.
+    /// Default options: no API key; an expired session is renewed.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Whether a 2025-revision session the server no longer knows (it
+    /// answers `404` to the session id, as a restarted server does) is
+    /// renewed by the connection on its own: a new `initialize` with the
+    /// same headers, and the request sent again. On by default. Off, the
+    /// request fails as a transport error and the holder connects anew —
+    /// what [`McpSource`](super::McpSource) does, so that its header
+    /// resolver runs again and the remote's catalog is read again.
+    ///
+    /// ```
+    /// use gonk_tools::adapters::mcp::McpHttpClientOptions;
+    ///
+    /// let options = McpHttpClientOptions::new().renew_expired_sessions(false);
+    /// # let _ = options;
+    /// ```
+    pub fn renew_expired_sessions(mut self, renew: bool) -> Self {
+        self.renew_expired_sessions = renew;
+        self
     }
 
     /// Sends `Authorization: Bearer <key>`.
@@ -263,6 +293,9 @@ pub struct McpClient {
     inbox: Arc<Inbox>,
     shared: Arc<Shared>,
     version: ProtocolVersion,
+    /// The HTTP client of a streamable-HTTP connection, which notices a
+    /// server that went away or forgot the session.
+    http: Option<http::WatchedHttp>,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -655,6 +688,19 @@ impl McpClient {
     /// that exited, a transport that closed): every request fails from now on.
     pub(crate) fn is_transport_closed(&self) -> bool {
         self.service.is_transport_closed()
+    }
+
+    /// Whether the connection is no good any more: its transport closed,
+    /// or (over HTTP) a request found the server gone (the connection was
+    /// refused) or the session unknown to it (`404`). With
+    /// [`McpHttpClientOptions::renew_expired_sessions`] on, rmcp may have
+    /// renewed such a session since; its holder reconnects either way.
+    pub(crate) fn has_failed(&self) -> bool {
+        self.is_transport_closed()
+            || self
+                .http
+                .as_ref()
+                .is_some_and(http::WatchedHttp::has_failed)
     }
 
     /// Ends the connection without waiting (over stdio the server's stdin

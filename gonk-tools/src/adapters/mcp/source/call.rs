@@ -133,19 +133,14 @@ fn cut(text: &str, limit: usize) -> &str {
 impl RemoteTool {
     /// Runs one call: the remote call raced against our cancellation, the
     /// source's time limit (or the call's deadline, if sooner) and the
-    /// connection's end.
+    /// connection's end. A transport failure marks the connection broken
+    /// ([`McpSource::is_disconnected`](super::McpSource::is_disconnected)).
     pub(super) fn run(
         self: Arc<Self>,
         input: Value,
         ctx: ToolContext,
     ) -> impl futures::Stream<Item = ToolEvent> + Send + 'static {
         async_stream::stream! {
-            let Some((client, connection)) = self.shared.connection() else {
-                yield ToolEvent::error(transport_error(&self.name, "the source is not connected"));
-                return;
-            };
-            let mut events = client.call(&self.remote, input, remote_end);
-            drop(client);
             let limit = self.shared.options.call_timeout;
             let own = limit.and_then(|limit| tokio::time::Instant::now().checked_add(limit));
             let deadline = match (own, ctx.deadline()) {
@@ -159,6 +154,21 @@ impl RemoteTool {
                 }
             };
             let mut timer = std::pin::pin!(timer);
+            let timed_out = |name: &str| {
+                let after = limit.map(|l| humantime::format_duration(l).to_string()).unwrap_or_else(|| "its deadline".to_owned());
+                ToolEvent::error(ToolError::new(
+                    ErrorCode::RemoteTimeout,
+                    format!("Remote MCP tool {name} did not answer within {after}; the remote was told to stop"),
+                ))
+            };
+            let Some(live) = self.shared.connection() else {
+                yield ToolEvent::error(transport_error(&self.name, "the source is not connected"));
+                return;
+            };
+            let mut events = live.client.call(&self.remote, input, remote_end);
+            let connection = live.ended.clone();
+            let failed = Arc::clone(&live.failed);
+            drop(live);
             loop {
                 // Dropping `events` sends the remote `notifications/cancelled`.
                 let event = tokio::select! {
@@ -181,11 +191,7 @@ impl RemoteTool {
                     }
                     _ = &mut timer => {
                         drop(events);
-                        let after = limit.map(|l| humantime::format_duration(l).to_string()).unwrap_or_else(|| "its deadline".to_owned());
-                        yield ToolEvent::error(ToolError::new(
-                            ErrorCode::RemoteTimeout,
-                            format!("Remote MCP tool {} did not answer within {after}; the remote was told to stop", self.name),
-                        ));
+                        yield timed_out(&self.name);
                         return;
                     }
                     event = events.next() => event,
@@ -196,12 +202,17 @@ impl RemoteTool {
                         return;
                     }
                     Some(error @ ToolEvent::Error { .. }) => {
+                        if matches!(&error, ToolEvent::Error { code: ErrorCode::RemoteTransportError, .. }) {
+                            // Whoever keeps the source up reconnects it.
+                            failed.store(true, std::sync::atomic::Ordering::Release);
+                        }
                         yield error;
                         return;
                     }
                     // Progress and logs, as the remote sends them.
                     Some(other) => yield other,
                     None => {
+                        failed.store(true, std::sync::atomic::Ordering::Release);
                         yield ToolEvent::error(transport_error(&self.name, "the call ended without an answer"));
                         return;
                     }

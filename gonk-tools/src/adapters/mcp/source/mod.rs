@@ -230,7 +230,26 @@ struct SourceOptions {
 struct Connection {
     client: Arc<McpClient>,
     ended: CancellationToken,
+    /// Set when a request on it failed in transport (the remote is gone or
+    /// restarted) or its change announcements ended:
+    /// [`McpSource::is_disconnected`] then says so, and a reconnect
+    /// replaces it.
+    failed: Arc<AtomicBool>,
     protocol_version: String,
+}
+
+/// What a call needs of the open connection.
+pub(super) struct Live {
+    pub(super) client: Arc<McpClient>,
+    pub(super) ended: CancellationToken,
+    pub(super) failed: Arc<AtomicBool>,
+}
+
+impl Live {
+    /// Whether this connection is no good any more (see [`Connection::failed`]).
+    pub(super) fn is_broken(&self) -> bool {
+        self.ended.is_cancelled() || self.failed.load(Ordering::Acquire) || self.client.has_failed()
+    }
 }
 
 /// What the source's tools, its watcher and its handle share.
@@ -251,16 +270,25 @@ pub(super) struct SourceShared {
     refreshing: tokio::sync::Mutex<()>,
     /// How many connections were opened (each may be closed once).
     opened: AtomicU64,
+    /// One reconnect at a time (two at once replace the connection one
+    /// after the other, each closing its old one once).
+    reconnecting: tokio::sync::Mutex<()>,
+    /// The task refreshing on the open connection's announcements.
+    watcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl SourceShared {
-    /// The open connection's client and its end token.
-    fn connection(&self) -> Option<(Arc<McpClient>, CancellationToken)> {
+    /// The open connection.
+    pub(super) fn connection(&self) -> Option<Live> {
         self.connection
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .as_ref()
-            .map(|c| (Arc::clone(&c.client), c.ended.clone()))
+            .map(|c| Live {
+                client: Arc::clone(&c.client),
+                ended: c.ended.clone(),
+                failed: Arc::clone(&c.failed),
+            })
     }
 
     fn revision(&self) -> u64 {
@@ -300,6 +328,10 @@ impl SourceShared {
                         })?;
                     }
                 }
+                // A session the remote forgot (it restarted) fails the
+                // request, and the source connects anew: new headers, a
+                // new session, the catalog read again.
+                options = options.renew_expired_sessions(false);
                 builder.connect_http(url, options).await.map_err(connect)?
             }
         };
@@ -308,6 +340,7 @@ impl SourceShared {
             protocol_version: client.protocol_version().to_string(),
             client: Arc::new(client),
             ended: CancellationToken::new(),
+            failed: Arc::default(),
         })
     }
 
@@ -360,10 +393,14 @@ async fn refresh(shared: &Arc<SourceShared>) -> Result<u64, McpSourceError> {
             server_id: shared.id.clone(),
         });
     }
-    let (client, protocol_version) = {
+    let (client, failed, protocol_version) = {
         let slot = shared.connection.lock().unwrap_or_else(|p| p.into_inner());
         match slot.as_ref() {
-            Some(c) => (Arc::clone(&c.client), c.protocol_version.clone()),
+            Some(c) => (
+                Arc::clone(&c.client),
+                Arc::clone(&c.failed),
+                c.protocol_version.clone(),
+            ),
             None => return Err(shared.lifecycle_changed()),
         }
     };
@@ -374,10 +411,18 @@ async fn refresh(shared: &Arc<SourceShared>) -> Result<u64, McpSourceError> {
         Ok(tools) => tools,
         Err(_) if changed() => return Err(shared.lifecycle_changed()),
         Err(source) => {
+            // A refusal is the remote's answer; anything else is the
+            // connection failing.
+            if !matches!(
+                source,
+                McpClientError::Request(rmcp::service::ServiceError::McpError(_))
+            ) {
+                failed.store(true, Ordering::Release);
+            }
             return Err(McpSourceError::List {
                 server_id: shared.id.clone(),
                 source,
-            })
+            });
         }
     };
     let previous = shared.revision();
@@ -421,10 +466,10 @@ async fn watch(
     ended: CancellationToken,
     ready: tokio::sync::oneshot::Sender<()>,
 ) {
-    let Some((client, id)) = shared
-        .upgrade()
-        .and_then(|s| s.connection().map(|(client, _)| (client, s.id.clone())))
-    else {
+    let Some((client, failed, id)) = shared.upgrade().and_then(|s| {
+        s.connection()
+            .map(|live| (live.client, live.failed, s.id.clone()))
+    }) else {
         return;
     };
     let changes = tokio::select! {
@@ -446,6 +491,10 @@ async fn watch(
             heard = changes.changed() => heard,
         };
         if heard.is_none() {
+            // The announcements stopped while the connection was meant to
+            // be open: the remote went away (a `2026-07-28` subscription
+            // stream ends with its server). Reconnecting listens again.
+            failed.store(true, Ordering::Release);
             return;
         }
         let Some(shared) = shared.upgrade() else {
@@ -536,7 +585,6 @@ async fn watch(
 /// header is resolved.
 pub struct McpSource {
     shared: Arc<SourceShared>,
-    watcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for McpSource {
@@ -649,15 +697,14 @@ impl McpSourceBuilder {
             revision: Mutex::new(0),
             refreshing: tokio::sync::Mutex::new(()),
             opened: AtomicU64::new(0),
+            reconnecting: tokio::sync::Mutex::new(()),
+            watcher: Mutex::new(None),
         });
         let connection = shared.open().await?;
         *shared.connection.lock().unwrap_or_else(|p| p.into_inner()) = Some(connection);
-        let source = McpSource {
-            shared,
-            watcher: Mutex::new(None),
-        };
+        let source = McpSource { shared };
         // Watching first: a change during the first listing is not missed.
-        source.start_watching().await;
+        start_watching(&source.shared).await;
         if let Err(error) = refresh(&source.shared).await {
             let _ = source.close().await;
             return Err(error);
@@ -706,15 +753,16 @@ impl McpSource {
             .map(|c| c.protocol_version.clone())
     }
 
-    /// Whether the connection has ended (a stdio remote that exited, a
-    /// transport that closed) or the source is closed: its tools fail with
-    /// `REMOTE_TRANSPORT_ERROR` until [`reconnect`](Self::reconnect). An
-    /// HTTP remote that stops answering may not close the transport; its
-    /// calls fail all the same, and this can stay `false`.
+    /// Whether the connection is no good any more: a stdio remote that
+    /// exited, an HTTP remote that refuses connections or no longer knows
+    /// the session (it restarted), a request that failed in transport, the
+    /// remote's change announcements that stopped — or the source is
+    /// closed. Its tools then fail with `REMOTE_TRANSPORT_ERROR` until
+    /// [`reconnect`](Self::reconnect) succeeds (once the remote is back);
+    /// a host keeps its sources up by reconnecting the ones this says are
+    /// disconnected, as `gonk-gateway` does every few seconds.
     pub fn is_disconnected(&self) -> bool {
-        self.shared
-            .connection()
-            .is_none_or(|(client, ended)| ended.is_cancelled() || client.is_transport_closed())
+        self.shared.connection().is_none_or(|live| live.is_broken())
     }
 
     /// How many connections this source has opened (1, +1 per reconnect).
@@ -729,29 +777,11 @@ impl McpSource {
     }
 
     /// Opens a new connection (the header resolver is called again),
-    /// closes the old one once, and refreshes; the new revision.
+    /// closes the old one once, and refreshes; the new revision. On error
+    /// the old connection stays (and its tools fail as it does).
     pub async fn reconnect(&self) -> Result<u64, McpSourceError> {
-        if self.shared.closed.load(Ordering::Acquire) {
-            return Err(McpSourceError::Closed {
-                server_id: self.shared.id.clone(),
-            });
-        }
-        let fresh = self.shared.open().await?;
-        let old = {
-            let mut slot = self
-                .shared
-                .connection
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            self.shared.lifecycle.fetch_add(1, Ordering::AcqRel);
-            slot.replace(fresh)
-        };
-        self.stop_watching();
-        if let Some(old) = old {
-            close_connection(old).await;
-        }
-        self.start_watching().await;
-        refresh(&self.shared).await
+        let _one = self.shared.reconnecting.lock().await;
+        reconnect(&self.shared).await
     }
 
     /// Unregisters every tool of the source and closes the connection. A
@@ -778,45 +808,82 @@ impl McpSource {
             self.shared.lifecycle.fetch_add(1, Ordering::AcqRel);
             self.shared.registry.remove_source(&self.shared.id);
         }
-        self.stop_watching();
+        stop_watching(&self.shared);
         self.shared
             .connection
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take()
     }
+}
 
-    /// Starts the watcher of the open connection and waits until it hears
-    /// announcements, so a change after this is never missed.
-    async fn start_watching(&self) {
-        let Some((_, ended)) = self.shared.connection() else {
-            return;
-        };
-        let (ready, heard) = tokio::sync::oneshot::channel();
-        let task = tokio::spawn(watch(Arc::downgrade(&self.shared), ended, ready));
-        if let Some(old) = self
-            .watcher
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .replace(task)
-        {
-            old.abort();
-        }
-        // Dropped unsent when the watcher ends early: nothing to wait for.
-        // A remote that never acknowledges the subscription does not hold
-        // the connect up for longer than the bound.
-        let _ = tokio::time::timeout(WATCH_READY_BOUND, heard).await;
+/// Replaces the connection (the caller holds `reconnecting`): a new one
+/// is opened first, so a remote that is still down leaves the old one in
+/// place; the old one is closed once; the catalog is read again.
+async fn reconnect(shared: &Arc<SourceShared>) -> Result<u64, McpSourceError> {
+    if shared.closed.load(Ordering::Acquire) {
+        return Err(McpSourceError::Closed {
+            server_id: shared.id.clone(),
+        });
     }
-
-    fn stop_watching(&self) {
-        if let Some(task) = self
-            .watcher
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            task.abort();
+    let fresh = shared.open().await?;
+    let swapped = {
+        let mut slot = shared.connection.lock().unwrap_or_else(|p| p.into_inner());
+        if shared.closed.load(Ordering::Acquire) {
+            Err(fresh)
+        } else {
+            shared.lifecycle.fetch_add(1, Ordering::AcqRel);
+            Ok(slot.replace(fresh))
         }
+    };
+    let old = match swapped {
+        Ok(old) => old,
+        Err(unused) => {
+            // Closed while connecting: the new connection is not used.
+            close_connection(unused).await;
+            return Err(McpSourceError::Closed {
+                server_id: shared.id.clone(),
+            });
+        }
+    };
+    stop_watching(shared);
+    if let Some(old) = old {
+        close_connection(old).await;
+    }
+    start_watching(shared).await;
+    refresh(shared).await
+}
+
+/// Starts the watcher of the open connection and waits until it hears
+/// announcements, so a change after this is never missed.
+async fn start_watching(shared: &Arc<SourceShared>) {
+    let Some(live) = shared.connection() else {
+        return;
+    };
+    let (ready, heard) = tokio::sync::oneshot::channel();
+    let task = tokio::spawn(watch(Arc::downgrade(shared), live.ended, ready));
+    if let Some(old) = shared
+        .watcher
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .replace(task)
+    {
+        old.abort();
+    }
+    // Dropped unsent when the watcher ends early: nothing to wait for.
+    // A remote that never acknowledges the subscription does not hold
+    // the connect up for longer than the bound.
+    let _ = tokio::time::timeout(WATCH_READY_BOUND, heard).await;
+}
+
+fn stop_watching(shared: &SourceShared) {
+    if let Some(task) = shared
+        .watcher
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+    {
+        task.abort();
     }
 }
 
