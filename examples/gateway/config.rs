@@ -11,12 +11,16 @@ use serde::Deserialize;
 
 use crate::callers::CallerConfig;
 
-/// The whole file: `{"mcpServers": {"<id>": {…}, …}}`.
+/// The whole file: `{"mcpServers": {"<id>": {…}, …}}` (or a `devRouter`
+/// section instead, [`crate::dev_router`]).
 #[derive(Debug, Deserialize)]
 pub struct GatewayConfig {
     /// The upstream servers by id (the prefix of their tools' names).
-    #[serde(rename = "mcpServers")]
+    #[serde(rename = "mcpServers", default)]
     pub servers: BTreeMap<String, ServerConfig>,
+    /// The dev router's environments ([`crate::dev_router`]).
+    #[serde(rename = "devRouter")]
+    pub dev_router: Option<crate::dev_router::DevRouterConfig>,
     /// Who may call over HTTP, by name ([`crate::callers`]).
     #[serde(default)]
     pub callers: BTreeMap<String, CallerConfig>,
@@ -85,6 +89,9 @@ pub fn load(path: &Path) -> Result<GatewayConfig, String> {
                 ));
             }
         }
+    }
+    if let Some(dev) = &config.dev_router {
+        crate::dev_router::check(dev, &config.servers)?;
     }
     Ok(config)
 }

@@ -22,6 +22,7 @@
 mod callers;
 mod config;
 mod config_watch;
+mod dev_router;
 mod rate_limits;
 mod serving;
 mod tool_search;
@@ -78,6 +79,24 @@ fn early(args: &[OsString]) -> Early {
         }
     }
     found
+}
+
+/// The first word of argv that is not an option nor an option's value
+/// (the command), if any.
+fn command_word(args: &[OsString]) -> Option<String> {
+    let mut i = 1;
+    while i < args.len() {
+        let word = args[i].to_string_lossy();
+        if VALUED.contains(&word.as_ref()) || rate_limits::VALUED.contains(&word.as_ref()) {
+            i += 2;
+            continue;
+        }
+        if !word.starts_with('-') {
+            return Some(word.into_owned());
+        }
+        i += 1;
+    }
+    None
 }
 
 /// `gonk-gateway … call TOOL …` is `gonk-gateway … TOOL …`: the first
@@ -160,7 +179,10 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
             return ExitCode::from(gonk_tools::adapters::cli::exit::USAGE);
         }
     };
+    // `dev status|use` reads and writes the file; it connects nothing.
+    let dev_command = dev_router::command::is_dev_command(command_word(&args).as_deref());
     let gateway = match &early.config {
+        Some(_) if dev_command => Gateway::empty(),
         Some(path) => {
             match Gateway::start(path.clone(), early.trust, early.audit.as_deref(), limits).await {
                 Ok(gateway) if early.search => match gateway.with_search() {
@@ -183,7 +205,7 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
             return ExitCode::from(gonk_tools::adapters::cli::exit::USAGE);
         }
     };
-    let mut cli = Cli::new(gateway.registry().clone())
+    let mut cli = Cli::new(gateway.served_registry())
         .name("gonk-gateway")
         .version(env!("CARGO_PKG_VERSION"))
         .about("One MCP server in front of many: every upstream's tools, namespaced <server>.<tool>; every tool is also a subcommand (`call TOOL` or `TOOL`).")
@@ -203,6 +225,10 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
         .command(serving::serve_command(), {
             let gateway = gateway.clone();
             move |matches| serving::run_serve(gateway.clone(), matches)
+        })
+        .command(dev_router::command::command(), {
+            let config = early.config.clone();
+            move |matches| dev_router::command::run(config.clone(), matches)
         })
         .command(tool_search::provider_tools_command(), {
             let gateway = gateway.clone();

@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 use crate::callers::{self, Callers};
 use crate::config::{self, ServerConfig};
 use crate::config_watch::{self, ConfigWatch};
+use crate::dev_router::{self, DevRouter};
 
 /// The port `serve` listens on unless `--port` says otherwise.
 const DEFAULT_PORT: u16 = 8809;
@@ -48,6 +49,8 @@ pub struct Gateway {
     audited: bool,
     searching: bool,
     callers: Callers,
+    /// With a `devRouter` config: its environments ([`crate::dev_router`]).
+    dev: Option<DevRouter>,
 }
 
 /// Appends each receipt to a file as one JSON line.
@@ -78,6 +81,7 @@ impl Gateway {
             audited: false,
             searching: false,
             callers: Callers::default(),
+            dev: None,
         }
     }
 
@@ -123,7 +127,7 @@ impl Gateway {
             registry = registry.rate_limits(limits);
         }
         let registry = registry.build();
-        let gateway = Gateway {
+        let mut gateway = Gateway {
             registry,
             upstreams: Arc::default(),
             config: Some(config),
@@ -131,14 +135,21 @@ impl Gateway {
             audited: audit.is_some(),
             searching: false,
             callers,
+            dev: None,
         };
         gateway.apply(servers).await;
+        if let Some(dev) = loaded.dev_router {
+            gateway.dev = Some(DevRouter::start(dev, &gateway.registry).await);
+        }
         Ok(gateway)
     }
 
     /// Adds `tools.search` and `tools.call` ([`crate::tool_search`]); MCP
     /// then lists only those two.
     pub fn with_search(mut self) -> Result<Gateway, String> {
+        if self.dev.is_some() {
+            return Err("--search does not apply to a devRouter config".to_owned());
+        }
         crate::tool_search::install(&self.registry)?;
         self.searching = true;
         Ok(self)
@@ -152,6 +163,16 @@ impl Gateway {
     /// The registry holding every upstream's tools.
     pub fn registry(&self) -> &ToolRegistry {
         &self.registry
+    }
+
+    /// What one stdio session or command-line call is served: the
+    /// upstreams' tools, or under a dev router the active environment's
+    /// (for the whole run).
+    pub fn served_registry(&self) -> ToolRegistry {
+        self.dev
+            .as_ref()
+            .and_then(DevRouter::active_registry)
+            .unwrap_or_else(|| self.registry.clone())
     }
 
     /// The context calls start from: the operator's when receipts are kept
@@ -217,11 +238,18 @@ impl Gateway {
         let Some(path) = &self.config else { return };
         match config::load(path) {
             Ok(config) => {
+                if self.dev.is_some() != config.dev_router.is_some() {
+                    eprintln!("gonk-gateway: reload refused, the old config stays: a devRouter section cannot be added or removed while the gateway runs (restart it)");
+                    return;
+                }
                 if let Err(error) = self.callers.set(&config.callers) {
                     eprintln!("gonk-gateway: reload refused, the old config stays: {error}");
                     return;
                 }
                 self.apply(config.servers).await;
+                if let (Some(dev), Some(wanted)) = (&self.dev, config.dev_router) {
+                    dev.apply(wanted).await;
+                }
                 eprintln!("gonk-gateway: reloaded {}", path.display());
             }
             Err(error) => eprintln!("gonk-gateway: reload refused, the old config stays: {error}"),
@@ -231,6 +259,9 @@ impl Gateway {
     /// Reconnects every upstream whose connection is no good any more
     /// ([`McpSource::is_disconnected`]): one still down stays as it is.
     async fn heal(&self) {
+        if let Some(dev) = &self.dev {
+            dev.heal().await;
+        }
         let sources: Vec<(String, Arc<McpSource>)> = self
             .upstreams
             .lock()
@@ -295,6 +326,9 @@ impl Gateway {
         let mut upstreams = self.upstreams.lock().await;
         for (_, up) in std::mem::take(&mut *upstreams) {
             let _ = up.source.close().await;
+        }
+        if let Some(dev) = &self.dev {
+            dev.close().await;
         }
     }
 }
@@ -362,7 +396,7 @@ pub async fn run_stdio(gateway: Gateway, matches: ArgMatches) -> ExitCode {
     let stop = CancellationToken::new();
     gateway.keep_up(interval(&matches), stop.clone());
     let served = serve_stdio_with_shutdown(
-        gateway.registry().clone(),
+        gateway.served_registry(),
         server_options(&gateway),
         terminated(),
     )
@@ -417,6 +451,9 @@ pub async fn run_serve(gateway: Gateway, matches: ArgMatches) -> ExitCode {
             .ok()
             .filter(|k| !k.is_empty())
     });
+    if let Some(dev) = gateway.dev.clone() {
+        return run_dev_serve(gateway, dev, SocketAddr::new(host, port), key, &matches).await;
+    }
     let ws_stop = CancellationToken::new();
     let mut ws = WsServerOptions::new().shutdown_token(ws_stop.clone());
     if let Some(key) = &key {
@@ -461,6 +498,50 @@ pub async fn run_serve(gateway: Gateway, matches: ArgMatches) -> ExitCode {
     tokio::spawn(async move {
         terminated().await;
         ws_stop.cancel();
+        stop.cancel();
+    });
+    match server.wait().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => failure(error),
+    }
+}
+
+/// `serve` with a `devRouter` config: MCP at `/mcp`, each session pinned to
+/// an environment ([`crate::dev_router::front`]); no WebSocket (a
+/// WebSocket connection is not an MCP session to pin).
+async fn run_dev_serve(
+    gateway: Gateway,
+    dev: DevRouter,
+    addr: SocketAddr,
+    key: Option<String>,
+    matches: &ArgMatches,
+) -> ExitCode {
+    let authenticated = gateway.callers.any() || key.is_some();
+    if !authenticated {
+        gateway.callers.mark_unenforced();
+    }
+    let options_of = {
+        let gateway = gateway.clone();
+        move |target: &dev_router::marking::Target| {
+            let server = server_options(&gateway).instructions(target.instructions());
+            let options = McpHttpOptions::new(server);
+            if authenticated {
+                options.authenticate(gateway.callers.authenticator(key.clone()))
+            } else {
+                options
+            }
+        }
+    };
+    dev.set_http_options(Arc::new(options_of));
+    let server = match dev_router::front::bind(dev, addr, "/mcp").await {
+        Ok(server) => server,
+        Err(error) => return failure(error),
+    };
+    eprintln!("gonk-gateway: serving MCP at {}", server.url());
+    let stop = server.shutdown_token();
+    gateway.keep_up(interval(matches), stop.clone());
+    tokio::spawn(async move {
+        terminated().await;
         stop.cancel();
     });
     match server.wait().await {

@@ -16,6 +16,7 @@ mod detached_schema;
 mod era_clients;
 mod gateway;
 mod gateway_callers;
+mod gateway_dev_router;
 mod gateway_limits;
 mod gateway_reload;
 mod gateway_search;
