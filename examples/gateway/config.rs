@@ -15,8 +15,12 @@ use crate::callers::CallerConfig;
 /// section instead, [`crate::dev_router`]).
 #[derive(Debug, Deserialize)]
 pub struct GatewayConfig {
-    /// The upstream servers by id (the prefix of their tools' names).
-    #[serde(rename = "mcpServers", default)]
+    /// The upstream servers by id (the prefix of their tools' names);
+    /// may be left out only when `devRouter` is given.
+    #[serde(rename = "mcpServers")]
+    servers_given: Option<BTreeMap<String, ServerConfig>>,
+    /// [`Self::servers_given`], empty when left out.
+    #[serde(skip)]
     pub servers: BTreeMap<String, ServerConfig>,
     /// The dev router's environments ([`crate::dev_router`]).
     #[serde(rename = "devRouter")]
@@ -61,13 +65,24 @@ pub struct ServerConfig {
 pub fn load(path: &Path) -> Result<GatewayConfig, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read the config {}: {e}", path.display()))?;
-    let config: GatewayConfig = serde_json::from_str(&text).map_err(|e| {
+    let mut config: GatewayConfig = serde_json::from_str(&text).map_err(|e| {
         format!(
             "the config {} is not a valid mcpServers file: {e} \
              (expected {{\"mcpServers\": {{\"id\": {{\"command\": …}} | {{\"url\": …}}}}}})",
             path.display()
         )
     })?;
+    config.servers = match config.servers_given.take() {
+        Some(servers) => servers,
+        None if config.dev_router.is_some() => BTreeMap::new(),
+        None => {
+            return Err(format!(
+                "the config {} has no \"mcpServers\" object (nor a \"devRouter\" section); \
+                 expected {{\"mcpServers\": {{\"id\": {{\"command\": …}} | {{\"url\": …}}}}}}",
+                path.display()
+            ))
+        }
+    };
     for (id, server) in &config.servers {
         match (&server.command, &server.url) {
             (Some(_), Some(_)) => {

@@ -33,6 +33,14 @@ pub fn args() -> [Arg; 2] {
 /// The limits `argv` asks for (`None` without `--rate-limit`); a bad
 /// rate or store URL is an error saying what to write.
 pub fn from_argv(argv: &[OsString]) -> Result<Option<RateLimits>, String> {
+    // notes' parser takes nats:// for its jobs; the gateway runs no
+    // detached jobs, so a NATS URL would be silently unused.
+    if let Some(url) = notes::limits::Shared::from_argv(argv)?.nats {
+        return Err(format!(
+            "--shared {url}: the gateway keeps nothing on NATS (it runs no background \
+             jobs); share rate limits with --shared redis://HOST:PORT"
+        ));
+    }
     let prefix = std::env::var(PREFIX_ENV)
         .ok()
         .filter(|p| !p.is_empty())

@@ -93,3 +93,21 @@ async fn two_gateways_sharing_redis_draw_on_one_budget() {
     a.close().await.unwrap();
     b.close().await.unwrap();
 }
+
+#[test]
+fn a_nats_store_is_refused_with_what_to_use_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(bin("gonk-gateway"))
+        .arg("--config")
+        .arg(config(dir.path()))
+        .args(["--shared", "nats://127.0.0.1:4222", "list"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the gateway runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("keeps nothing on NATS") && stderr.contains("redis://"),
+        "{stderr}"
+    );
+}
