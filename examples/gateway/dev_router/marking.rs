@@ -99,7 +99,7 @@ fn served(def: &ToolDefinition, imported: &ToolRegistry, target: &Arc<Target>) -
     let mut builder = ToolDefinition::builder(def.name.clone())
         .description(description)
         .visibility(def.visibility)
-        .capabilities(def.capabilities.clone())
+        .capabilities(def.capabilities)
         .hints(def.hints.clone())
         .input_json_schema(def.effective_input_schema().clone());
     if let Some(approval) = &def.approval {

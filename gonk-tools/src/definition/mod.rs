@@ -197,6 +197,7 @@ pub(crate) struct DefinitionInner {
     /// Whether the enforced input schema is neither an object nor an open
     /// schema, so MCP calls arrive wrapped as `{value}` (decided once; the
     /// metadata does not change after `build`).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) input_wrapped: bool,
     pub(crate) handler: Option<ErasedHandler>,
     pub(crate) required_state: Vec<(TypeId, &'static str)>,
