@@ -81,43 +81,33 @@ fn early(args: &[OsString]) -> Early {
     found
 }
 
-/// The first word of argv that is not an option nor an option's value
-/// (the command), if any.
-fn command_word(args: &[OsString]) -> Option<String> {
+/// Where the first word of argv that is not an option nor an option's
+/// value (the command) is, if any.
+fn command_index(args: &[OsString]) -> Option<usize> {
     let mut i = 1;
     while i < args.len() {
         let word = args[i].to_string_lossy();
         if VALUED.contains(&word.as_ref()) || rate_limits::VALUED.contains(&word.as_ref()) {
             i += 2;
-            continue;
+        } else if word.starts_with('-') {
+            i += 1;
+        } else {
+            return Some(i);
         }
-        if !word.starts_with('-') {
-            return Some(word.into_owned());
-        }
-        i += 1;
     }
     None
 }
 
-/// `gonk-gateway … call TOOL …` is `gonk-gateway … TOOL …`: the first
-/// word that is not an option (nor an option's value) is dropped when it
-/// is `call`.
+/// The command word of argv, if any.
+fn command_word(args: &[OsString]) -> Option<String> {
+    command_index(args).map(|i| args[i].to_string_lossy().into_owned())
+}
+
+/// `gonk-gateway … call TOOL …` is `gonk-gateway … TOOL …`: the command
+/// word is dropped when it is `call`.
 fn drop_call(mut args: Vec<OsString>) -> Vec<OsString> {
-    let mut i = 1;
-    while i < args.len() {
-        let word = args[i].to_string_lossy();
-        if VALUED.contains(&word.as_ref()) || rate_limits::VALUED.contains(&word.as_ref()) {
-            i += 2;
-            continue;
-        }
-        if word.starts_with('-') {
-            i += 1;
-            continue;
-        }
-        if word == "call" {
-            args.remove(i);
-        }
-        break;
+    if let Some(i) = command_index(&args).filter(|&i| args[i] == "call") {
+        args.remove(i);
     }
     args
 }
