@@ -248,6 +248,18 @@ fn sigkill(pid: u32) {
     assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
 }
 
+/// Waits (bounded) until nothing accepts connections at `addr`.
+fn gone(addr: SocketAddr) {
+    let started = Instant::now();
+    while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the killed replica at {addr} still accepts connections"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn a_task_launched_through_a_killed_replica_completes_on_another_and_tasks_get_through_the_balancer_reports_it(
 ) {
@@ -318,6 +330,12 @@ fn a_task_launched_through_a_killed_replica_completes_on_another_and_tasks_get_t
     sigkill(deployment.replica_pids[0]);
     if runner != 0 {
         sigkill(first);
+    }
+    // Until a killed process is gone, its socket can still accept a
+    // connection the balancer then sees reset (a 502 for a request in
+    // flight as a replica dies); the test is about what happens after.
+    for i in [0, runner] {
+        gone(deployment.replica_addrs[i]);
     }
     let killed: BTreeSet<String> = [0, runner].iter().map(|i| format!("r{}", i + 1)).collect();
     let survivors: BTreeSet<u32> = deployment
