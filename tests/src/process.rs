@@ -54,6 +54,15 @@ impl ServerProcess {
         ServerProcess { child, url, lines }
     }
 
+    /// The host and port of its URL.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        let rest = self.url.split("://").nth(1).unwrap_or(&self.url);
+        let authority = rest.split('/').next().unwrap_or(rest);
+        authority
+            .parse()
+            .unwrap_or_else(|_| panic!("{} names no socket address", self.url))
+    }
+
     /// The lines it has printed on stderr after its URL line, so far.
     pub fn stderr_lines(&self) -> Vec<String> {
         self.lines.lock().unwrap_or_else(|p| p.into_inner()).clone()

@@ -48,11 +48,6 @@ impl Drop for NatsPrefix {
     }
 }
 
-fn addr(server: &ServerProcess) -> SocketAddr {
-    let rest = server.url.strip_prefix("http://").unwrap();
-    rest.split('/').next().unwrap().parse().unwrap()
-}
-
 /// The `structuredContent` of a successful call.
 fn data(addr: SocketAddr, tool: &str, arguments: Value) -> Value {
     let answer = call(addr, tool, arguments, json!({}), &[]);
@@ -85,20 +80,20 @@ fn an_export_launched_on_a_killed_replica_ends_on_another() {
     let titles = ["Alpha", "Bravo", "Charlie"];
     for title in titles {
         data(
-            addr(&a),
+            a.addr(),
             "notes.create",
             json!({ "title": title, "body": "text" }),
         );
     }
     let launched = data(
-        addr(&a),
+        a.addr(),
         "notes.export_file",
         json!({ "path": "all.md", "delay_ms": 5000 }),
     );
     let id = launched["jobId"].as_str().expect("a job id").to_owned();
     let started = Instant::now();
     loop {
-        let status = data(addr(&a), "jobs.status", json!({ "jobId": id }));
+        let status = data(a.addr(), "jobs.status", json!({ "jobId": id }));
         if status["status"] == "running" && status["progress"].is_object() {
             break;
         }
@@ -117,7 +112,7 @@ fn an_export_launched_on_a_killed_replica_ends_on_another() {
     // Bounded: NATS redelivers after its 30 s ack wait when A had the job.
     let started = Instant::now();
     let status = loop {
-        let status = data(addr(&b), "jobs.status", json!({ "jobId": id }));
+        let status = data(b.addr(), "jobs.status", json!({ "jobId": id }));
         let state = status["status"].as_str().unwrap_or_default().to_owned();
         if !matches!(state.as_str(), "queued" | "running") {
             break status;

@@ -12,7 +12,7 @@
 //!   `JOBS_UNAVAILABLE` at once (bounded), and once NATS is back launches
 //!   run again (`docs/jobs.md`).
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -22,7 +22,7 @@ use gonk_tools_tests::process::{wait_with_bound, ServerProcess};
 use gonk_tools_tests::workspace::notes_command;
 use serde_json::{json, Value};
 
-use crate::support::{call, run_python, Answer};
+use crate::support::{call, free_ports, run_python, Answer};
 
 /// A Redis or NATS server of this test's own, on one port for its whole
 /// life: `kill` stops it with SIGKILL, `start` brings it back on that port.
@@ -35,7 +35,7 @@ struct PrivateServer {
 
 impl PrivateServer {
     fn redis() -> PrivateServer {
-        let port = free_port();
+        let port = free_ports(1)[0];
         let args = ["--port", &port.to_string(), "--bind", "127.0.0.1"]
             .into_iter()
             .chain(["--save", "", "--appendonly", "no"])
@@ -46,7 +46,7 @@ impl PrivateServer {
 
     /// JetStream keeps its streams in `store`, so they survive a restart.
     fn nats(store: &Path) -> PrivateServer {
-        let port = free_port();
+        let port = free_ports(1)[0];
         let args = ["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"]
             .into_iter()
             .map(str::to_owned)
@@ -111,18 +111,6 @@ impl Drop for PrivateServer {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-fn addr(server: &ServerProcess) -> SocketAddr {
-    let rest = server.url.strip_prefix("http://").unwrap();
-    rest.split('/').next().unwrap().parse().unwrap()
-}
-
 /// A replica of `notes serve` on the SQLite file in `dir` (WAL: shared by
 /// processes on one machine), sharing `shared` under this test's prefix.
 fn replica(
@@ -151,7 +139,7 @@ fn replica(
 fn result(at: &ServerProcess, tool: &str, arguments: Value, key: Option<&str>) -> Value {
     let bearer = key.map(|k| format!("Authorization: Bearer {k}"));
     let headers: Vec<&str> = bearer.iter().map(String::as_str).collect();
-    let answer: Answer = call(addr(at), tool, arguments, json!({}), &headers);
+    let answer: Answer = call(at.addr(), tool, arguments, json!({}), &headers);
     assert_eq!(answer.status, 200, "{tool}: {}", answer.text());
     answer.message()["result"].clone()
 }

@@ -43,7 +43,7 @@ fn haproxy_installed() {
 }
 
 /// `n` ports free right now on loopback.
-fn free_ports(n: usize) -> Vec<u16> {
+pub fn free_ports(n: usize) -> Vec<u16> {
     let listeners: Vec<TcpListener> = (0..n)
         .map(|_| TcpListener::bind("127.0.0.1:0").expect("a free port"))
         .collect();
