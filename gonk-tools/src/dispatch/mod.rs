@@ -32,6 +32,7 @@
 //! error code, and where gonk-tools differs from the TypeScript original,
 //! and why (`docs/contract.md#differences`).
 
+mod call;
 mod metric;
 mod outcome;
 
@@ -40,14 +41,14 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{FutureExt, Stream, StreamExt};
+use futures::Stream;
 use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
+use self::call::Call;
 use self::metric::CallMetric;
-use self::outcome::{returned, settled, Outcome, Step};
 use crate::context::ToolContext;
 use crate::definition::{HandlerCall, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
@@ -195,106 +196,11 @@ impl ToolRegistry {
             None => Arc::from(name),
         };
         let span = telemetry::call_span(&tool);
-        let mut metric = CallMetric::start(self.inner.metrics.as_ref(), tool, span.clone());
+        let metric = CallMetric::start(self.inner.metrics.as_ref(), tool, span.clone());
         // Polled inside the call's span: the handler, its composed calls
         // (child spans) and its log lines are in it.
         Box::pin(telemetry::Instrumented::new(
-            async_stream::stream! {
-                let mut ctx = ctx;
-                let prepared = match (found, ctx.auth.take()) {
-                    (Some(def), None) => registry.prepare(def, input, ctx).await,
-                    (Some(def), Some(slot)) => {
-                        registry.prepare_authenticated_boxed(def, input, ctx, slot).await
-                    }
-                    (None, _) => Err(ToolError::not_found(metric.tool())),
-                };
-                let default_timeout = registry.inner.default_timeout;
-                let (def, token, call, limit) = match prepared.and_then(|p| start(p, default_timeout)) {
-                    Ok(started) => started,
-                    Err(error) => {
-                        // Not found (hidden included) and cycles are refused
-                        // before the call is anything to time: duration 0.
-                        let unmeasured =
-                            matches!(error.code, ErrorCode::ToolNotFound | ErrorCode::Cycle);
-                        let event = ToolEvent::error(error);
-                        yield if unmeasured {
-                            metric.unmeasured(event)
-                        } else {
-                            metric.outcome(event)
-                        };
-                        return;
-                    }
-                };
-                // No timeout: a future that never fires, and no timer.
-                let elapsed = time_limit(limit.as_ref());
-                let mut elapsed = std::pin::pin!(elapsed);
-                let outcome = match call {
-                    HandlerCall::Once(future) => {
-                        let mut future = AssertUnwindSafe(future).catch_unwind();
-                        // The handler is polled first, alone: one that finishes
-                        // without waiting never registers with the token or a
-                        // timer, nor makes their futures.
-                        let finished = match futures::poll!(&mut future) {
-                            std::task::Poll::Ready(outcome) => Ok(outcome),
-                            std::task::Poll::Pending => tokio::select! {
-                                biased;
-                                outcome = &mut future => Ok(outcome),
-                                _ = token.cancelled() => Err(ToolError::aborted()),
-                                error = &mut elapsed => Err(error),
-                            },
-                        };
-                        // Drop the handler before reporting, so its resources are released first.
-                        drop(future);
-                        match finished {
-                            Err(error) => ToolEvent::error(error),
-                            Ok(Err(payload)) => ToolEvent::error(panicked(&def.name, &*payload)),
-                            Ok(Ok(Err(error))) => ToolEvent::error(error),
-                            Ok(Ok(Ok(output))) => returned(&def, output),
-                        }
-                    }
-                    HandlerCall::Stream(events) => {
-                        let mut events = AssertUnwindSafe(events).catch_unwind();
-                        let mut rule = Outcome::new(&def);
-                        let cancelled = token.cancelled();
-                        let mut cancelled = std::pin::pin!(cancelled);
-                        let outcome = loop {
-                            let item = tokio::select! {
-                                biased;
-                                _ = &mut cancelled => break ToolEvent::error(ToolError::aborted()),
-                                error = &mut elapsed => break ToolEvent::error(error),
-                                item = events.next() => item,
-                            };
-                            match item {
-                                None => break rule.end(),
-                                Some(Err(payload)) => {
-                                    break ToolEvent::error(panicked(&def.name, &*payload))
-                                }
-                                Some(Ok(event)) => match rule.step(event) {
-                                    Step::Pass(event) => {
-                                        telemetry::passed(&event);
-                                        yield event
-                                    }
-                                    Step::Held => {}
-                                    Step::End(outcome) => break outcome,
-                                },
-                            }
-                        };
-                        // Drop the handler before reporting, so its resources are released first.
-                        drop(events);
-                        outcome
-                    }
-                };
-                let outcome = settled(outcome, &token);
-                let outcome = match &limit {
-                    Some(limit) => limit.settled(outcome),
-                    None => outcome,
-                };
-                // A succeeded call is a change event, whichever surface made it.
-                if let ToolEvent::Result { data, .. } = &outcome {
-                    registry.inner.listeners.publish(&def, data);
-                }
-                yield metric.outcome(outcome);
-            },
+            Call::new(registry, metric, found, input, ctx),
             span,
         ))
     }
@@ -303,7 +209,7 @@ impl ToolRegistry {
     /// cycle check, rate limit (as [`ANONYMOUS`](crate::rate_limit::ANONYMOUS)),
     /// input validation.
     async fn prepare(
-        &self,
+        self,
         def: ToolDefinition,
         input: Value,
         ctx: ToolContext,
@@ -312,23 +218,39 @@ impl ToolRegistry {
         if let Some(limited) = self.rate_limited(&def, &ctx, crate::rate_limit::ANONYMOUS) {
             limited.await?;
         }
+        self.validated(def, input, ctx)
+    }
+
+    /// [`prepare`](Self::prepare) of a call no rate limit counts: nothing
+    /// to wait for.
+    fn prepare_now(
+        &self,
+        def: ToolDefinition,
+        input: Value,
+        ctx: ToolContext,
+    ) -> Result<Prepared, ToolError> {
+        check_cycle(&def, &ctx)?;
+        self.validated(def, input, ctx)
+    }
+
+    /// The input checked, and the handler's context entered.
+    #[inline(always)]
+    fn validated(
+        &self,
+        def: ToolDefinition,
+        input: Value,
+        ctx: ToolContext,
+    ) -> Result<Prepared, ToolError> {
         validate_input(&def, &input)?;
         let ctx = ctx.enter(self, &def);
         Ok(Prepared { def, input, ctx })
     }
 
-    /// [`prepare_authenticated`](Self::prepare_authenticated), boxed and
-    /// out of line: the unauthenticated path's stream state and code stay
-    /// as small as without security.
-    #[inline(never)]
-    fn prepare_authenticated_boxed(
-        &self,
-        def: ToolDefinition,
-        input: Value,
-        ctx: ToolContext,
-        slot: AuthSlot,
-    ) -> Pin<Box<dyn std::future::Future<Output = Result<Prepared, ToolError>> + Send + '_>> {
-        Box::pin(self.prepare_authenticated(def, input, ctx, slot))
+    /// Whether the rate limits count this call: a root call, on a
+    /// registry with limits, that the host did not count already.
+    #[inline(always)]
+    fn counts_rate(&self, ctx: &ToolContext) -> bool {
+        self.inner.rate_limits.is_some() && ctx.call_stack.is_empty() && !ctx.rate_limit_charged()
     }
 
     /// Steps before the handler of an authenticated call, after look-up:
@@ -337,7 +259,7 @@ impl ToolRegistry {
     /// (5–8). The gates await host components, so cancellation interrupts
     /// them.
     async fn prepare_authenticated(
-        &self,
+        self,
         def: ToolDefinition,
         input: Value,
         ctx: ToolContext,
@@ -351,17 +273,27 @@ impl ToolRegistry {
             // Pinned where it is made: a local moved into `pin!` would be a
             // second copy of the whole gate state.
             let mut gates = std::pin::pin!(async {
-                let admitted = gate
-                    .admit(&def, &slot, &stack)
-                    .instrument(telemetry::gate_span("authorize tool.discover"))
-                    .await?;
+                // A gate's future is wrapped in its span only when the span
+                // is recorded: the wrapper is one more move of the state.
+                let span = telemetry::gate_span("authorize tool.discover");
+                let admitted = if span.is_disabled() {
+                    gate.admit(&def, &slot, &stack).await?
+                } else {
+                    gate.admit(&def, &slot, &stack).instrument(span).await?
+                };
                 if let Some(limited) = self.rate_limited(&def, &ctx, &slot.auth().principal().id) {
                     limited.await?;
                 }
                 validate_input(&def, &input)?;
-                gate.authorize_invoke(&admitted, &def, &input, &stack, ctx.ask_slot())
-                    .instrument(telemetry::gate_span("authorize tool.invoke"))
-                    .await?;
+                let span = telemetry::gate_span("authorize tool.invoke");
+                if span.is_disabled() {
+                    gate.authorize_invoke(&admitted, &def, &input, &stack, ctx.ask_slot())
+                        .await?;
+                } else {
+                    gate.authorize_invoke(&admitted, &def, &input, &stack, ctx.ask_slot())
+                        .instrument(span)
+                        .await?;
+                }
                 Ok::<_, ToolError>(admitted)
             });
             // Components that answer at once need no cancellation race.
@@ -374,7 +306,7 @@ impl ToolRegistry {
                 },
             }
         };
-        let mut ctx = ctx.enter_with_stack(self, stack);
+        let mut ctx = ctx.enter_with_stack(&self, stack);
         ctx.auth = Some(admitted.into_slot());
         if let Some(auth) = ctx.auth() {
             telemetry::record_principal(&auth.principal().id);
@@ -394,10 +326,10 @@ impl ToolRegistry {
         ctx: &ToolContext,
         principal: &'a str,
     ) -> Option<RateLimitCheck<'a>> {
-        let limits = self.inner.rate_limits.as_deref()?;
-        if !ctx.call_stack.is_empty() || ctx.rate_limit_charged() {
+        if !self.counts_rate(ctx) {
             return None;
         }
+        let limits = self.inner.rate_limits.as_deref()?;
         Some(Box::pin(
             limits
                 .admit(principal, &def.name)
@@ -517,20 +449,6 @@ fn time_limit_of(
         left: deadline.saturating_duration_since(now),
         tool: Arc::clone(def.name_arc()),
     })
-}
-
-/// Fires when the limit is reached (never without one), with the
-/// `TIMEOUT` error to end the call with.
-async fn time_limit(limit: Option<&TimeLimit>) -> ToolError {
-    match limit {
-        Some(limit) => {
-            // Boxed: a timer entry inline would size every call's (boxed)
-            // state, timed or not; a timed call registers a timer anyway.
-            Box::pin(tokio::time::sleep_until(limit.deadline)).await;
-            limit.error()
-        }
-        None => std::future::pending().await,
-    }
 }
 
 /// Step 2: a tool already on the call stack is a cycle.

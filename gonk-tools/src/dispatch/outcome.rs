@@ -27,20 +27,16 @@ pub(super) enum Step {
 /// it arrives — and becomes the outcome when the handler's stream ends; an
 /// error ends the call at once (a held result is dropped); a stream that
 /// ends with neither ends with `NO_RESULT`.
-pub(super) struct Outcome<'d> {
-    def: &'d ToolDefinition,
+#[derive(Default)]
+pub(super) struct Outcome {
     held: Option<ToolOutput<Value>>,
 }
 
-impl<'d> Outcome<'d> {
-    pub(super) fn new(def: &'d ToolDefinition) -> Self {
-        Outcome { def, held: None }
-    }
-
-    /// One event from the handler.
-    pub(super) fn step(&mut self, event: ToolEvent) -> Step {
+impl Outcome {
+    /// One event from `def`'s handler.
+    pub(super) fn step(&mut self, def: &ToolDefinition, event: ToolEvent) -> Step {
         match event {
-            ToolEvent::Result { data, display } => match check_output(self.def, &data) {
+            ToolEvent::Result { data, display } => match check_output(def, &data) {
                 Ok(()) => {
                     self.held = Some(ToolOutput { data, display });
                     Step::Held
