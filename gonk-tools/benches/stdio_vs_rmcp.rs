@@ -4,10 +4,12 @@
 //! cargo bench -p gonk-tools --features mcp --bench stdio_vs_rmcp
 //! ```
 //!
-//! This binary is its own two servers: started with `--serve-rmcp` it
-//! serves `add` with rmcp's `#[tool_router]` on stdio, with `--serve-gonk`
+//! This binary is its own three servers: started with `--serve-rmcp` it
+//! serves `add` with rmcp's `#[tool_router]` on rmcp's `stdio()` (its
+//! README form), with `--serve-rmcp-pipes` on rmcp's `stdio_pipes()` (its
+//! fastest form, the pipes on Tokio's reactor), with `--serve-gonk`
 //! the same tool with `serve_stdio` (`--serve-rmcp-200`, `--serve-gonk-200`:
-//! `add` and 199 more tools of its shape). Both serve every protocol
+//! `add` and 199 more tools of its shape). All serve every protocol
 //! version up to `2026-07-28`. As the driver it starts each as a child
 //! process and, in interleaved rounds, measures for each era
 //!
@@ -16,7 +18,9 @@
 //!   it sends first to learn the versions;
 //! * `tools/call` of `add` per second, one at a time;
 //! * `tools/call` per second with 16 requests in flight;
-//! * `tools/list` of 200 per second, one at a time.
+//! * `tools/list` of 200 per second, one at a time;
+//! * the server's CPU time per call (all its threads, from the scheduler's
+//!   counters) in both call runs, and its peak RSS after them.
 //!
 //! A 2026 client sends no `initialize`: every request line carries `_meta`
 //! with the protocol version and the client's capabilities, which the
@@ -120,10 +124,15 @@ fn serve(which: &str) {
             let server = RmcpServer {
                 tool_router: rmcp_router(tools),
             };
-            let running = server
-                .serve((tokio::io::stdin(), tokio::io::stdout()))
-                .await
-                .unwrap();
+            // rmcp's README form (`stdio()`: Tokio's blocking stdin and
+            // stdout), or its fastest (`stdio_pipes()`: the pipes on
+            // Tokio's reactor, as `serve_stdio` reads them).
+            let running = if which.starts_with("--serve-rmcp-pipes") {
+                server.serve(rmcp::transport::io::stdio_pipes()).await
+            } else {
+                server.serve(rmcp::transport::io::stdio()).await
+            }
+            .unwrap();
             let _ = running.waiting().await;
         } else {
             gonk_tools::adapters::mcp::serve_stdio(
@@ -257,8 +266,33 @@ impl Server {
         );
     }
 
-    /// Calls per second with `window` requests in flight.
-    fn calls_per_second(&mut self, window: usize) -> f64 {
+    /// The server's CPU time so far, every thread, in nanoseconds: the
+    /// scheduler's counters (`/proc/PID/task/*/schedstat`), since the
+    /// clock ticks of `/proc/PID/stat` are too coarse for a window of
+    /// tens of milliseconds.
+    fn cpu_ns(&self) -> f64 {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", self.child.id())).unwrap();
+        tasks
+            .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok())
+            .filter_map(|stat| stat.split_whitespace().next()?.parse::<f64>().ok())
+            .sum()
+    }
+
+    /// The server's peak resident set so far, in MB.
+    fn peak_rss_mb(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let kb: f64 = status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmHWM:"))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        kb / 1024.0
+    }
+
+    /// Calls per second with `window` requests in flight, and the server's
+    /// CPU time per call in µs.
+    fn calls_per_second(&mut self, window: usize) -> (f64, f64) {
+        let cpu_before = self.cpu_ns();
         let started = Instant::now();
         let mut sent = 0;
         let mut answered = 0;
@@ -271,7 +305,8 @@ impl Server {
             assert!(answer.contains("\"5\""), "tools/call: {answer}");
             answered += 1;
         }
-        CALLS as f64 / started.elapsed().as_secs_f64()
+        let rate = CALLS as f64 / started.elapsed().as_secs_f64();
+        (rate, (self.cpu_ns() - cpu_before) / 1000.0 / CALLS as f64)
     }
 
     /// `tools/list` answers per second, one at a time.
@@ -308,8 +343,9 @@ fn median_ratio(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// One era's figures for one server: spawn → first answer (ms), calls/s
-/// sequential, calls/s in flight, lists/s.
-type Figures = [Vec<f64>; 4];
+/// sequential, calls/s in flight, lists/s, server CPU µs per call
+/// sequential and in flight, peak RSS after the calls (MB).
+type Figures = [Vec<f64>; 7];
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -323,9 +359,13 @@ fn main() {
     }
     let rounds = if quick { 1 } else { ROUNDS };
     let eras = [Era::Session2025, Era::Stateless2026];
-    let servers = [("rmcp", "--serve-rmcp"), ("gonk", "--serve-gonk")];
+    let servers = [
+        ("rmcp", "--serve-rmcp"),
+        ("rmcp-pipes", "--serve-rmcp-pipes"),
+        ("gonk", "--serve-gonk"),
+    ];
     // figures[era][server]
-    let mut figures: [[Figures; 2]; 2] = Default::default();
+    let mut figures: [[Figures; 3]; 2] = Default::default();
     for _ in 0..rounds {
         for (e, &era) in eras.iter().enumerate() {
             for (s, (_, mode)) in servers.iter().enumerate() {
@@ -333,8 +373,13 @@ fn main() {
                 server.check_era();
                 figures[e][s][0].push(first_answer.as_secs_f64() * 1000.0);
                 if !quick {
-                    figures[e][s][1].push(server.calls_per_second(1));
-                    figures[e][s][2].push(server.calls_per_second(IN_FLIGHT));
+                    let (rate, cpu) = server.calls_per_second(1);
+                    figures[e][s][1].push(rate);
+                    figures[e][s][4].push(cpu);
+                    let (rate, cpu) = server.calls_per_second(IN_FLIGHT);
+                    figures[e][s][2].push(rate);
+                    figures[e][s][5].push(cpu);
+                    figures[e][s][6].push(server.peak_rss_mb());
                 }
                 drop(server);
                 let (mut server, _) = Server::start(&format!("{mode}-{TOOLS}"), era);
@@ -351,29 +396,30 @@ fn main() {
     println!(
         "stdio, medians of {rounds} interleaved rounds ({CALLS} calls, {LISTS} lists of {TOOLS} each):"
     );
+    println!("  columns: rmcp `stdio()` (README form) / rmcp `stdio_pipes()` (fastest) / gonk-tools; ratios gonk over each");
     for (e, era) in eras.iter().enumerate() {
-        let [rmcp, gonk] = &figures[e];
+        let [rmcp, pipes, gonk] = &figures[e];
         let first = match era {
-            Era::Session2025 => "spawn -> initialize",
-            Era::Stateless2026 => "spawn -> server/discover",
+            Era::Session2025 => "spawn -> initialize (ms)",
+            Era::Stateless2026 => "spawn -> server/discover (ms)",
         };
         println!("  {}:", era.name());
-        println!(
-            "    {first:<26}  rmcp {:>8.2} ms   gonk-tools {:>8.2} ms   {:.2}x",
-            median(rmcp[0].clone()),
-            median(gonk[0].clone()),
-            median_ratio(&gonk[0], &rmcp[0])
-        );
         for (i, what) in [
+            (0, first),
             (1, "calls/s, sequential"),
             (2, "calls/s, 16 in flight"),
             (3, "lists of 200/s, sequential"),
+            (4, "CPU µs/call, sequential"),
+            (5, "CPU µs/call, 16 in flight"),
+            (6, "peak RSS MB"),
         ] {
             println!(
-                "    {what:<26}  rmcp {:>8.0}      gonk-tools {:>8.0}      {:.2}x",
+                "    {what:<30} {:>9.1} / {:>9.1} / {:>9.1}   {:.2}x  {:.2}x",
                 median(rmcp[i].clone()),
+                median(pipes[i].clone()),
                 median(gonk[i].clone()),
-                median_ratio(&gonk[i], &rmcp[i])
+                median_ratio(&gonk[i], &rmcp[i]),
+                median_ratio(&gonk[i], &pipes[i])
             );
         }
     }
