@@ -20,8 +20,9 @@ use std::borrow::Cow;
 use rmcp::model::SetLevelRequest;
 use rmcp::model::{
     CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, DiscoverRequest,
-    InitializeRequest, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, ListToolsRequest,
-    PingRequest, ProtocolVersion, RequestId, RequestMetaObject,
+    GetPromptRequest, InitializeRequest, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
+    ListToolsRequest, PingRequest, ProtocolVersion, ReadResourceRequest, RequestId,
+    RequestMetaObject,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize as _;
@@ -258,8 +259,8 @@ fn deserialize_message(
 ) -> Result<ClientJsonRpcMessage, serde_json::Error> {
     let plain = value.get("result").is_none() && value.get("error").is_none();
     let direct = match (plain, has_id) {
-        (true, true) => JsonRpcRequest::<ClientRequest>::deserialize(value)
-            .ok()
+        (true, true) => hot_request(value)
+            .or_else(|| JsonRpcRequest::<ClientRequest>::deserialize(value).ok())
             .map(JsonRpcMessage::Request),
         (true, false) => JsonRpcNotification::<ClientNotification>::deserialize(value)
             .ok()
@@ -270,6 +271,28 @@ fn deserialize_message(
         Some(message) => Ok(message),
         None => ClientJsonRpcMessage::deserialize(value),
     }
+}
+
+/// A request of the kinds every call path serves, read as its own type.
+/// rmcp's `ClientRequest` is an untagged enum that tries each kind in turn
+/// (`tools/call` is its fourteenth), making and dropping an error for each
+/// miss; the method names the kind. `None` — a method not listed here, or
+/// a request its kind cannot read — leaves the message to rmcp's
+/// deserializer, and to its error.
+fn hot_request(value: &Value) -> Option<JsonRpcRequest<ClientRequest>> {
+    let request = match value.get("method")?.as_str()? {
+        "tools/call" => ClientRequest::CallToolRequest(CallToolRequest::deserialize(value).ok()?),
+        "tools/list" => ClientRequest::ListToolsRequest(ListToolsRequest::deserialize(value).ok()?),
+        "resources/read" => {
+            ClientRequest::ReadResourceRequest(ReadResourceRequest::deserialize(value).ok()?)
+        }
+        "prompts/get" => {
+            ClientRequest::GetPromptRequest(GetPromptRequest::deserialize(value).ok()?)
+        }
+        _ => return None,
+    };
+    let id = RequestId::deserialize(value.get("id")?).ok()?;
+    Some(JsonRpcRequest::new(id, request))
 }
 
 fn check<T: DeserializeOwned>(method: &str, params: Option<&Value>) -> Option<String> {
@@ -417,6 +440,37 @@ mod tests {
             Inbound::Reject(rejection) => rejection,
             other => panic!("{text} was not rejected: {other:?}"),
         }
+    }
+
+    #[test]
+    fn hot_requests_read_as_rmcp_reads_them() {
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":7}"#;
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#.to_owned(),
+            format!(r#"{{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{{"name":"add","arguments":{{}},{meta}}}}}"#),
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.to_owned(),
+            format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{{"cursor":"c",{meta}}}}}"#),
+            r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"notes://1"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"p","arguments":{"k":"v"}}}"#.to_owned(),
+        ];
+        for line in &lines {
+            let value: Value = serde_json::from_str(line).unwrap();
+            let hot = hot_request(&value).unwrap_or_else(|| panic!("{line} is read directly"));
+            let rmcp = JsonRpcRequest::<ClientRequest>::deserialize(&value).unwrap();
+            assert_eq!(hot.id, rmcp.id, "{line}");
+            assert_eq!(hot.request.method(), rmcp.request.method(), "{line}");
+            assert_eq!(
+                serde_json::to_value(&hot).unwrap(),
+                serde_json::to_value(&rmcp).unwrap(),
+                "{line}"
+            );
+        }
+        // A kind that cannot read the request leaves it to rmcp.
+        let bad: Value = serde_json::from_str(
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"arguments":{}}}"#,
+        )
+        .unwrap();
+        assert!(hot_request(&bad).is_none());
     }
 
     fn served(text: &str) -> ClientJsonRpcMessage {
