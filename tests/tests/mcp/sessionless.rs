@@ -104,3 +104,29 @@ async fn a_2025_client_is_served_without_a_session() {
     assert_eq!(answer["error"]["code"], -32600);
     server.shutdown().await.unwrap();
 }
+
+/// The official TypeScript SDK 1.x (2025 only) connects, lists and calls
+/// against a sessionless server, holding no session id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_works_without_a_session() {
+    let server = serve_http(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        registry(),
+        McpHttpOptions::new(McpServerOptions::new("sessionless", "1.0.0")).sessions(false),
+    )
+    .await
+    .unwrap();
+    let url = server.url();
+    let output = tokio::task::spawn_blocking(move || {
+        crate::support::run_node("ts_sessionless.mjs", &[&url, "quick"])
+    })
+    .await
+    .unwrap();
+    let report = gonk_tools_tests::clients::report(&output);
+    assert_eq!(report["session_id"], Value::Null, "{report}");
+    assert_eq!(report["session_headers"], json!([]), "{report}");
+    assert_eq!(report["tools"], json!(["quick"]), "{report}");
+    assert_eq!(report["call"]["isError"], false, "{report}");
+    assert_eq!(report["call"]["content"][0]["text"], "\"ok\"", "{report}");
+    server.shutdown().await.unwrap();
+}

@@ -199,7 +199,8 @@ pub(crate) async fn admit(
     let stateless = direct.is_none()
         && !opens_session
         && parts.uri.path() == admission.path
-        && direct::is_stateless(&admission.server, &parts, &message);
+        && (direct::is_stateless(&admission.server, &parts, &message)
+            || (admission.sessionless && direct::is_sessionless_2025(&parts, &message)));
     let guard = admission.streams.enter();
     let response = if stateless {
         direct::serve_stateless(
