@@ -6,7 +6,7 @@
 //! cargo bench -p gonk-tools --features mcp --bench http_vs_rmcp
 //! ```
 //!
-//! This binary is its own three servers, each the same `add` tool on
+//! This binary is its own four servers, each the same `add` tool on
 //! `127.0.0.1` behind axum with `TCP_NODELAY`, started as a child process
 //! that prints its port:
 //!
@@ -18,7 +18,9 @@
 //!   every request served by a fresh clone, the answer as plain JSON;
 //! * `--serve-gonk`: [`serve_http`](gonk_tools::adapters::mcp::serve_http)
 //!   with its defaults (sessions, Host check, admission; a final answer
-//!   that comes first as plain JSON, anything longer as SSE).
+//!   that comes first as plain JSON, anything longer as SSE);
+//! * `--serve-gonk-nosess`: the same with `sessions(false)`, like for like
+//!   with `rmcp-json`: no sessions in either era.
 //!
 //! For each protocol era (`2025`: `initialize` first, then one session id
 //! on every call — none for `rmcp-json`, which has no sessions; `2026`: no
@@ -72,13 +74,14 @@ fn serve(which: &str) {
         .build()
         .unwrap();
     runtime.block_on(async {
-        if which == "--serve-gonk" {
+        if which == "--serve-gonk" || which == "--serve-gonk-nosess" {
             let server = gonk_tools::adapters::mcp::serve_http(
                 std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
                 fixture::add_registry("add"),
                 gonk_tools::adapters::mcp::McpHttpOptions::new(
                     gonk_tools::adapters::mcp::McpServerOptions::new("bench", "1.0.0"),
-                ),
+                )
+                .sessions(which == "--serve-gonk"),
             )
             .await
             .unwrap();
@@ -203,7 +206,7 @@ impl Server {
             port,
             session: None,
         };
-        if era == Era::Session2025 && mode != "--serve-rmcp-json" {
+        if era == Era::Session2025 && mode != "--serve-rmcp-json" && mode != "--serve-gonk-nosess" {
             server.initialize();
         }
         server.check(era);
@@ -438,10 +441,11 @@ fn main() {
         ("rmcp", "--serve-rmcp"),
         ("rmcp-json", "--serve-rmcp-json"),
         ("gonk", "--serve-gonk"),
+        ("gonk-nosess", "--serve-gonk-nosess"),
     ];
     // loads[era][server][connections] over rounds; rss[era][server].
-    let mut loads = vec![vec![vec![Vec::<Load>::new(); connections.len()]; 3]; 2];
-    let mut rss = vec![vec![Vec::<f64>::new(); 3]; 2];
+    let mut loads = vec![vec![vec![Vec::<Load>::new(); connections.len()]; servers.len()]; 2];
+    let mut rss = vec![vec![Vec::<f64>::new(); servers.len()]; 2];
     for _ in 0..rounds {
         for (e, &era) in eras.iter().enumerate() {
             for (s, (_, mode)) in servers.iter().enumerate() {
@@ -460,7 +464,7 @@ fn main() {
     for (e, era) in eras.iter().enumerate() {
         println!("  {}:", era.name());
         println!(
-            "    {:<10} {:>5} {:>10} {:>9} {:>9} {:>12} {:>9}",
+            "    {:<11} {:>5} {:>10} {:>9} {:>9} {:>12} {:>9}",
             "server", "conns", "calls/s", "p50 ms", "p99 ms", "CPU us/call", "RSS MB"
         );
         for (c, connections) in connections.iter().enumerate() {
@@ -468,7 +472,7 @@ fn main() {
                 let runs = &loads[e][s][c];
                 let pick = |f: fn(&Load) -> f64| median(runs.iter().map(f).collect());
                 println!(
-                    "    {name:<10} {connections:>5} {:>10.0} {:>9.3} {:>9.3} {:>12.1} {:>9.1}",
+                    "    {name:<11} {connections:>5} {:>10.0} {:>9.3} {:>9.3} {:>12.1} {:>9.1}",
                     pick(|l| l.per_second),
                     pick(|l| l.p50_ms),
                     pick(|l| l.p99_ms),
@@ -476,20 +480,23 @@ fn main() {
                     median(rss[e][s].clone()),
                 );
             }
-            let ratio = |s: usize, f: fn(&Load) -> f64| {
-                let gonk: Vec<f64> = loads[e][2][c].iter().map(f).collect();
+            let ratio = |g: usize, s: usize, f: fn(&Load) -> f64| {
+                let gonk: Vec<f64> = loads[e][g][c].iter().map(f).collect();
                 let other: Vec<f64> = loads[e][s][c].iter().map(f).collect();
                 median_ratio(&gonk, &other)
             };
-            for (s, name) in [(0, "rmcp"), (1, "rmcp-json")] {
-                println!(
-                    "    gonk/{name:<9}      {:>9.2}x {:>8.2}x {:>8.2}x {:>11.2}x {:>8.2}x",
-                    ratio(s, |l| l.per_second),
-                    ratio(s, |l| l.p50_ms),
-                    ratio(s, |l| l.p99_ms),
-                    ratio(s, |l| l.cpu_us_per_call),
-                    median_ratio(&rss[e][2], &rss[e][s]),
-                );
+            for (g, gonk) in [(2, "gonk"), (3, "nosess")] {
+                for (s, name) in [(0, "rmcp"), (1, "rmcp-json")] {
+                    println!(
+                        "    {:<16} {:>9.2}x {:>8.2}x {:>8.2}x {:>11.2}x {:>8.2}x",
+                        format!("{gonk}/{name}"),
+                        ratio(g, s, |l| l.per_second),
+                        ratio(g, s, |l| l.p50_ms),
+                        ratio(g, s, |l| l.p99_ms),
+                        ratio(g, s, |l| l.cpu_us_per_call),
+                        median_ratio(&rss[e][g], &rss[e][s]),
+                    );
+                }
             }
         }
     }

@@ -37,6 +37,7 @@ mod replay;
 mod request_state;
 mod rust_client;
 mod rust_client_asks;
+mod sessionless;
 mod shutdown;
 mod source;
 mod source_hostile;

@@ -48,6 +48,9 @@ pub(crate) struct Admission {
     /// The sessions' token (rmcp's `cancellation_token`): it ends the
     /// directly served answers, as rmcp's.
     pub(crate) sessions_cancel: CancellationToken,
+    /// `McpHttpOptions::sessions(false)`: no session is opened nor looked
+    /// up; rmcp serves each 2025-era request on its own.
+    pub(crate) sessionless: bool,
 }
 
 /// A count of response bodies still being written.
@@ -175,7 +178,8 @@ pub(crate) async fn admit(
         }
         Inbound::Message(message) => message,
     };
-    let opens_session = !parts.headers.contains_key(SESSION_HEADER)
+    let opens_session = !admission.sessionless
+        && !parts.headers.contains_key(SESSION_HEADER)
         && matches!(
             &*message,
             JsonRpcMessage::Request(request)
@@ -184,17 +188,19 @@ pub(crate) async fn admit(
     // A plain request on an open session, or a plain stateless one, is
     // served with the message read above, not as bytes for rmcp to parse
     // again (see `direct`).
-    let direct = match (!opens_session && parts.uri.path() == admission.path)
-        .then(|| direct::session_of(&parts, &message))
-        .flatten()
-    {
-        Some(session) if direct::is_open(&admission.sessions, &session).await => Some(session),
-        _ => None,
-    };
+    let direct =
+        match (!admission.sessionless && !opens_session && parts.uri.path() == admission.path)
+            .then(|| direct::session_of(&parts, &message))
+            .flatten()
+        {
+            Some(session) if direct::is_open(&admission.sessions, &session).await => Some(session),
+            _ => None,
+        };
     let stateless = direct.is_none()
         && !opens_session
         && parts.uri.path() == admission.path
-        && direct::is_stateless(&admission.server, &parts, &message);
+        && (direct::is_stateless(&admission.server, &parts, &message)
+            || (admission.sessionless && direct::is_sessionless_2025(&parts, &message)));
     let guard = admission.streams.enter();
     let response = if stateless {
         direct::serve_stateless(

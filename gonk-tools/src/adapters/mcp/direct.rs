@@ -131,6 +131,35 @@ fn host_is_readable(parts: &http::request::Parts) -> bool {
     }
 }
 
+/// Whether `message` is a 2025-era `tools/call` or `tools/list` that rmcp,
+/// with sessions off (`McpHttpOptions::sessions(false)`), would serve on
+/// its own as it is: no per-request version in `_meta`, an
+/// `MCP-Protocol-Version` header absent or a known handshake-era version,
+/// none of the 2026 standard headers (rmcp would check them against the
+/// body), `Accept` naming JSON and SSE, a readable `Host`. Served by
+/// [`serve_stateless`], like a 2026 request.
+pub(crate) fn is_sessionless_2025(
+    parts: &http::request::Parts,
+    message: &ClientJsonRpcMessage,
+) -> bool {
+    let JsonRpcMessage::Request(request) = message else {
+        return false;
+    };
+    if !matches!(
+        request.request,
+        ClientRequest::CallToolRequest(_) | ClientRequest::ListToolsRequest(_)
+    ) {
+        return false;
+    }
+    let headers = &parts.headers;
+    request.request.get_meta().protocol_version().is_none()
+        && has_handshake_version(headers)
+        && !headers.contains_key(METHOD_HEADER)
+        && !headers.contains_key(NAME_HEADER)
+        && accepts_json_and_sse(headers)
+        && host_is_readable(parts)
+}
+
 /// Whether `message` is a stateless (2026) `tools/call` or `tools/list`
 /// that rmcp would serve as it is (see the module's documentation).
 pub(crate) fn is_stateless(
@@ -219,6 +248,15 @@ pub(crate) async fn serve_stateless(
         .request
         .get_meta()
         .protocol_version()
+        // A sessionless 2025 request names its version in the header only
+        // (rmcp's default when absent: 2025-03-26).
+        .or_else(|| {
+            let header = only_value(&parts.headers, PROTOCOL_VERSION_HEADER)?;
+            ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .find(|known| known.as_str() == header)
+                .cloned()
+        })
         .unwrap_or(ProtocolVersion::V_2025_03_26);
     let peer_info =
         InitializeRequestParams::new(ClientCapabilities::default(), Implementation::default())

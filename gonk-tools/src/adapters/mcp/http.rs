@@ -67,6 +67,7 @@ pub struct McpHttpOptions {
     pub(crate) map_router: Option<RouterMap>,
     pub(crate) max_sessions: usize,
     pub(crate) session_idle_timeout: Option<Duration>,
+    pub(crate) sessions: bool,
 }
 
 impl std::fmt::Debug for McpHttpOptions {
@@ -85,6 +86,7 @@ impl std::fmt::Debug for McpHttpOptions {
             .field("map_router", &self.map_router.is_some())
             .field("max_sessions", &self.max_sessions)
             .field("session_idle_timeout", &self.session_idle_timeout)
+            .field("sessions", &self.sessions)
             .finish_non_exhaustive()
     }
 }
@@ -107,6 +109,7 @@ impl McpHttpOptions {
             map_router: None,
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
+            sessions: true,
         }
     }
 
@@ -248,6 +251,29 @@ impl McpHttpOptions {
         self
     }
 
+    /// Whether 2025-era clients get a session (default `true`).
+    ///
+    /// With `sessions(false)` the server assigns no session, as the
+    /// 2025 specification allows: `initialize` is answered without an
+    /// `Mcp-Session-Id` header and every later request is served on its own
+    /// (a fresh server value per request, the answer as plain JSON), like a
+    /// 2026-era (stateless) request. That saves the session's worker,
+    /// channel and event cache on every request, and any replica can serve
+    /// any request (no sticky routing). What needs a session is then not
+    /// offered: `GET` (the server→client SSE stream) and `DELETE` get
+    /// `405 Method Not Allowed`; a JSON-RPC response (an answer to a
+    /// server→client request) gets a JSON-RPC `-32600` error; and
+    /// `logging/setLevel` or `resources/subscribe` are accepted but last
+    /// only for that request, so no log or update notifications follow.
+    /// Progress and log notifications of a call still reach the client, in
+    /// that call's own SSE answer. [`max_sessions`](Self::max_sessions) and
+    /// [`session_idle_timeout`](Self::session_idle_timeout) do not apply.
+    /// The 2026 era is served the same either way.
+    pub fn sessions(mut self, sessions: bool) -> Self {
+        self.sessions = sessions;
+        self
+    }
+
     /// The request body limit in bytes (default 4 MiB). A declared
     /// `Content-Length` over it gets `413` before the body is read.
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
@@ -300,6 +326,9 @@ impl McpHttpOptions {
             // first, as plain JSON rather than a one-event SSE stream (as
             // the `direct` path answers it).
             .with_json_response(true)
+            // Off: every 2025-era request is served as rmcp serves a
+            // stateless one (see `sessions`).
+            .with_legacy_session_mode(self.sessions)
             .disable_allowed_hosts()
             .disable_allowed_origins()
     }
@@ -383,6 +412,7 @@ impl Endpoint {
             path: options.path.clone(),
             keep_alive: options.sse_keep_alive,
             sessions_cancel: cancel,
+            sessionless: !options.sessions,
         });
         let security = Arc::new(Security {
             authenticator: options.authenticator.clone(),
