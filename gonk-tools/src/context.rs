@@ -189,19 +189,18 @@ pub(crate) struct Place {
 /// Cloning is cheap (reference-counted fields).
 #[derive(Clone)]
 pub struct ToolContext {
-    pub(crate) cancellation: Arc<CancellationToken>,
+    pub(crate) cancellation: Cancellation,
     log_sink: Option<Arc<dyn LogSink>>,
-    // Thin pointers (`Arc<Place>`, `Arc<Box<dyn Fn>>`, `Arc<Instant>`) for
+    // Thin pointers (`Arc<Place>`, `Arc<Exchange>`, `Arc<Instant>`) for
     // these rarely read fields keep the context at 128 bytes, which the
     // compiler copies inline; a context is moved several times per call.
     pub(crate) place: Option<Arc<Place>>,
     pub(crate) scope: Option<Arc<dyn ScopeStore>>,
     pub(crate) call_stack: Arc<[Arc<str>]>,
     /// What the caller exchanges with the call besides its input value:
-    /// the duplex input stream and the asker. One thin pointer for both
-    /// (most calls have neither).
+    /// the duplex input stream, the asker and the notify callback. One
+    /// thin pointer for all three (most calls have none).
     pub(crate) exchange: Option<Arc<Exchange>>,
-    notify: Option<Arc<Box<NotifyFn>>>,
     pub(crate) host: Option<Arc<dyn Any + Send + Sync>>,
     pub(crate) registry: Option<ToolRegistry>,
     pub(crate) auth: Option<AuthSlot>,
@@ -211,13 +210,97 @@ pub struct ToolContext {
     pub(crate) deadline: Option<Arc<tokio::time::Instant>>,
 }
 
-/// The duplex input stream (the root call's only) and how the call asks
-/// its caller (installed by the surface; composed calls share it, see
-/// [`crate::ask`]).
+/// The duplex input stream (the root call's only), how the call asks its
+/// caller (installed by the surface; composed calls share it, see
+/// [`crate::ask`]) and where its notifications go (shared too).
 #[derive(Default)]
 pub(crate) struct Exchange {
     input: Option<Arc<Mutex<Option<InputStream>>>>,
     pub(crate) asker: Option<Arc<crate::ask::AskSlot>>,
+    notify: Option<Arc<NotifyFn>>,
+}
+
+impl Exchange {
+    /// `exchange` with what `change` makes of a copy of it; `None` when
+    /// nothing is left in it.
+    fn changed(
+        exchange: Option<&Arc<Exchange>>,
+        change: impl FnOnce(&mut Exchange),
+    ) -> Option<Arc<Exchange>> {
+        let mut next = match exchange {
+            Some(exchange) => Exchange {
+                input: exchange.input.clone(),
+                asker: exchange.asker.clone(),
+                notify: exchange.notify.clone(),
+            },
+            None => Exchange::default(),
+        };
+        change(&mut next);
+        let empty = next.input.is_none() && next.asker.is_none() && next.notify.is_none();
+        (!empty).then(|| Arc::new(next))
+    }
+}
+
+/// A call's cancellation: a token the caller gave, or one made the first
+/// time something needs it — a handler that reads
+/// [`ToolContext::cancellation`], or dispatch once the handler waits.
+/// Most calls finish without either, and a token costs two allocations
+/// and a lock when it is dropped (a child also a lock on its parent).
+/// Clones share it, made or not.
+#[derive(Clone)]
+pub(crate) enum Cancellation {
+    /// The caller's token (a surface may hold the same `Arc`).
+    Token(Arc<CancellationToken>),
+    /// Made on first use.
+    Lazy(Arc<LazyToken>),
+}
+
+/// A token made on first use: a fresh one, or a child of `parent`'s.
+pub(crate) struct LazyToken {
+    parent: Option<Cancellation>,
+    token: OnceLock<CancellationToken>,
+}
+
+impl Cancellation {
+    /// A token of its own, made on first use.
+    fn fresh() -> Self {
+        Cancellation::Lazy(Arc::new(LazyToken {
+            parent: None,
+            token: OnceLock::new(),
+        }))
+    }
+
+    /// A child of this token, made on first use: cancelled when this one
+    /// is, and cancelling it leaves this one alone.
+    pub(crate) fn child(&self) -> Self {
+        Cancellation::Lazy(Arc::new(LazyToken {
+            parent: Some(self.clone()),
+            token: OnceLock::new(),
+        }))
+    }
+
+    /// The token, made now if it was not yet.
+    pub(crate) fn token(&self) -> &CancellationToken {
+        match self {
+            Cancellation::Token(token) => token,
+            Cancellation::Lazy(lazy) => lazy.token.get_or_init(|| match &lazy.parent {
+                None => CancellationToken::new(),
+                Some(parent) => parent.token().child_token(),
+            }),
+        }
+    }
+
+    /// Whether it was cancelled (a token not made yet is cancelled only
+    /// through its parent).
+    pub(crate) fn is_cancelled(&self) -> bool {
+        match self {
+            Cancellation::Token(token) => token.is_cancelled(),
+            Cancellation::Lazy(lazy) => match lazy.token.get() {
+                Some(token) => token.is_cancelled(),
+                None => lazy.parent.as_ref().is_some_and(Cancellation::is_cancelled),
+            },
+        }
+    }
 }
 
 impl Default for ToolContext {
@@ -247,7 +330,8 @@ impl ToolContext {
     /// current directory, and the process environment (a snapshot taken the
     /// first time it is read).
     pub fn new() -> Self {
-        Self::from_cancellation(CancellationToken::new())
+        // The token is made when something first needs it.
+        Self::from_cancellation_state(Cancellation::fresh())
     }
 
     /// The base context of a call that `token` cancels: what
@@ -272,14 +356,17 @@ impl ToolContext {
     /// caller keeps a handle to (see
     /// [`with_shared_cancellation`](Self::with_shared_cancellation)).
     pub(crate) fn from_shared_cancellation(token: Arc<CancellationToken>) -> Self {
+        Self::from_cancellation_state(Cancellation::Token(token))
+    }
+
+    fn from_cancellation_state(cancellation: Cancellation) -> Self {
         ToolContext {
-            cancellation: token,
+            cancellation,
             log_sink: None,
             place: None,
             scope: None,
             call_stack: Arc::clone(EMPTY_STACK.get_or_init(|| Arc::from(Vec::new()))),
             exchange: None,
-            notify: None,
             host: None,
             registry: None,
             auth: None,
@@ -330,7 +417,15 @@ impl ToolContext {
 
     /// Uses `token` for cancellation; cancelling it aborts the call.
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = Arc::new(token);
+        self.cancellation = Cancellation::Token(Arc::new(token));
+        self
+    }
+
+    /// This context with a child of its token: cancelled when this
+    /// context's token is, and cancelling it cancels only this call. The
+    /// child is made the first time something needs it.
+    pub(crate) fn with_child_cancellation(mut self) -> Self {
+        self.cancellation = self.cancellation.child();
         self
     }
 
@@ -339,7 +434,7 @@ impl ToolContext {
     /// token clones the `Arc` (no lock) instead of the token.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn with_shared_cancellation(mut self, token: Arc<CancellationToken>) -> Self {
-        self.cancellation = token;
+        self.cancellation = Cancellation::Token(token);
         self
     }
 
@@ -465,21 +560,15 @@ impl ToolContext {
     /// Gives a duplex tool its input stream. It is not forwarded to
     /// composed calls.
     pub fn with_input(mut self, input: InputStream) -> Self {
-        let asker = self.exchange.as_ref().and_then(|e| e.asker.clone());
-        self.exchange = Some(Arc::new(Exchange {
-            input: Some(Arc::new(Mutex::new(Some(input)))),
-            asker,
-        }));
+        self.exchange = Exchange::changed(self.exchange.as_ref(), |e| {
+            e.input = Some(Arc::new(Mutex::new(Some(input))));
+        });
         self
     }
 
     /// Installs `asker` (see [`crate::ask`]), keeping the input stream.
     pub(crate) fn set_asker(&mut self, asker: Arc<crate::ask::AskSlot>) {
-        let input = self.exchange.as_ref().and_then(|e| e.input.clone());
-        self.exchange = Some(Arc::new(Exchange {
-            input,
-            asker: Some(asker),
-        }));
+        self.exchange = Exchange::changed(self.exchange.as_ref(), |e| e.asker = Some(asker));
     }
 
     /// The call's asker, if its surface installed one.
@@ -491,7 +580,9 @@ impl ToolContext {
     /// instead of any callback set before (see
     /// [`also_notify`](Self::also_notify) to keep it).
     pub fn with_notify(mut self, notify: impl Fn(&ToolEvent) + Send + Sync + 'static) -> Self {
-        self.notify = Some(Arc::new(Box::new(notify)));
+        self.exchange = Exchange::changed(self.exchange.as_ref(), |e| {
+            e.notify = Some(Arc::new(notify))
+        });
         self
     }
 
@@ -500,7 +591,9 @@ impl ToolContext {
     /// would have. (Only the MCP adapter does.)
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn without_notify(mut self) -> Self {
-        self.notify = None;
+        if self.exchange.as_ref().is_some_and(|e| e.notify.is_some()) {
+            self.exchange = Exchange::changed(self.exchange.as_ref(), |e| e.notify = None);
+        }
         self
     }
 
@@ -522,14 +615,15 @@ impl ToolContext {
     /// assert_eq!(*seen.lock().unwrap(), ["host", "surface"]);
     /// ```
     pub fn also_notify(mut self, notify: impl Fn(&ToolEvent) + Send + Sync + 'static) -> Self {
-        let chained: Box<NotifyFn> = match self.notify.take() {
-            None => Box::new(notify),
-            Some(first) => Box::new(move |event: &ToolEvent| {
+        let first = self.exchange.as_ref().and_then(|e| e.notify.clone());
+        let chained: Arc<NotifyFn> = match first {
+            None => Arc::new(notify),
+            Some(first) => Arc::new(move |event: &ToolEvent| {
                 first(event);
                 notify(event);
             }),
         };
-        self.notify = Some(Arc::new(chained));
+        self.exchange = Exchange::changed(self.exchange.as_ref(), |e| e.notify = Some(chained));
         self
     }
 
@@ -542,7 +636,7 @@ impl ToolContext {
     /// The cancellation token. Long handlers may check it; dispatch also
     /// races the handler against it and drops the handler when it fires.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancellation
+        self.cancellation.token()
     }
 
     /// Whether the call was cancelled.
@@ -601,7 +695,7 @@ impl ToolContext {
     /// Sends a progress or log event to the notify callback, if any. Lets a
     /// non-streaming handler report progress.
     pub fn notify(&self, event: &ToolEvent) {
-        if let Some(notify) = &self.notify {
+        if let Some(notify) = self.exchange.as_ref().and_then(|e| e.notify.as_ref()) {
             notify(event);
         }
     }
@@ -691,14 +785,10 @@ impl ToolContext {
     /// input.
     pub(crate) fn for_child(&self) -> ToolContext {
         let mut child = self.clone();
-        // The child keeps the asker; the input stream stays with the root.
+        // The child keeps the asker and the notify callback; the input
+        // stream stays with the root.
         if self.has_input() {
-            child.exchange = self.asker().map(|asker| {
-                Arc::new(Exchange {
-                    input: None,
-                    asker: Some(Arc::clone(asker)),
-                })
-            });
+            child.exchange = Exchange::changed(self.exchange.as_ref(), |e| e.input = None);
         }
         child
     }

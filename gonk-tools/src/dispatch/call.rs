@@ -11,7 +11,6 @@
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::future::{BoxFuture, CatchUnwind};
@@ -19,12 +18,12 @@ use futures::stream::{BoxStream, CatchUnwind as StreamCatchUnwind};
 use futures::{FutureExt, Stream, StreamExt};
 use serde_json::Value;
 use tokio::time::Sleep;
-use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use super::metric::CallMetric;
 use super::outcome::{returned, settled, Outcome, Step};
 use super::{panicked, start, Prepared, TimeLimit};
-use crate::context::ToolContext;
+use crate::context::{Cancellation, ToolContext};
 use crate::definition::{HandlerCall, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
@@ -68,7 +67,7 @@ type HandlerResult = Result<crate::ToolOutput<Value>, ToolError>;
 /// A started handler and what may end it early.
 struct Running<H> {
     def: ToolDefinition,
-    token: Arc<CancellationToken>,
+    token: Cancellation,
     handler: H,
     limit: Option<TimeLimit>,
     /// Made the first time the handler waits.
@@ -84,7 +83,7 @@ impl<H> Running<H> {
         let token = &self.token;
         let cancelled = self
             .cancelled
-            .get_or_insert_with(|| Box::pin(CancellationToken::clone(token).cancelled_owned()));
+            .get_or_insert_with(|| Box::pin(token.token().clone().cancelled_owned()));
         if cancelled.as_mut().poll(cx).is_ready() {
             return Some(ToolError::aborted());
         }
@@ -170,7 +169,7 @@ impl Call {
         &mut self,
         outcome: ToolEvent,
         def: &ToolDefinition,
-        token: &Arc<CancellationToken>,
+        token: &Cancellation,
         limit: Option<&TimeLimit>,
     ) -> ToolEvent {
         let outcome = settled(outcome, token);

@@ -44,12 +44,11 @@ use std::time::Duration;
 use futures::Stream;
 use serde_json::Value;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use self::call::Call;
 use self::metric::CallMetric;
-use crate::context::ToolContext;
+use crate::context::{Cancellation, ToolContext};
 use crate::definition::{HandlerCall, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
@@ -302,7 +301,7 @@ impl ToolRegistry {
                 std::task::Poll::Pending => tokio::select! {
                     biased;
                     admitted = gates => admitted?,
-                    _ = ctx.cancellation.cancelled() => return Err(ToolError::aborted()),
+                    _ = ctx.cancellation.token().cancelled() => return Err(ToolError::aborted()),
                 },
             }
         };
@@ -352,12 +351,7 @@ impl ToolRegistry {
 
 /// A started call: the definition, its token, the pending handler and its
 /// time limit, if one applies.
-type Started = (
-    ToolDefinition,
-    Arc<CancellationToken>,
-    HandlerCall,
-    Option<TimeLimit>,
-);
+type Started = (ToolDefinition, Cancellation, HandlerCall, Option<TimeLimit>);
 
 /// Starts a prepared call: an already-cancelled call is `ABORTED` and one
 /// whose time is already up is `TIMEOUT`, without running; otherwise the
@@ -369,7 +363,7 @@ fn start(prepared: Prepared, default_timeout: Option<Duration>) -> Result<Starte
         input,
         mut ctx,
     } = prepared;
-    let token = Arc::clone(&ctx.cancellation);
+    let token = ctx.cancellation.clone();
     if token.is_cancelled() {
         return Err(ToolError::aborted());
     }
