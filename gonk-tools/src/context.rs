@@ -834,6 +834,35 @@ mod tests {
     use super::ToolContext;
 
     #[test]
+    fn clones_share_a_token_made_after_they_were_cloned() {
+        let ctx = ToolContext::new();
+        let clone = ctx.clone();
+        // Neither has made the token yet; the clone makes it and cancels.
+        clone.cancellation().cancel();
+        assert!(ctx.is_cancelled());
+        assert!(ctx.cancellation().is_cancelled());
+    }
+
+    #[test]
+    fn a_child_made_on_first_use_follows_its_parent_and_not_back() {
+        let base = ToolContext::new();
+        let (one, two) = (
+            base.clone().with_child_cancellation(),
+            base.clone().with_child_cancellation(),
+        );
+        // Cancelling one call's own token leaves the base and its sibling.
+        one.cancellation().cancel();
+        assert!(one.is_cancelled());
+        assert!(!base.is_cancelled() && !two.is_cancelled());
+        // The base's cancellation reaches a child whether or not the child
+        // made its token: `two` has not, `three` makes it after.
+        let three = base.clone().with_child_cancellation();
+        base.cancellation().cancel();
+        assert!(two.is_cancelled());
+        assert!(three.cancellation().is_cancelled());
+    }
+
+    #[test]
     fn a_context_stays_small_enough_to_copy_inline() {
         // Dispatch moves a context several times per call; up to 128 bytes
         // the compiler copies it inline, above it calls memcpy each time.
