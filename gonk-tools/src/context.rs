@@ -793,11 +793,13 @@ impl ToolContext {
         child
     }
 
-    /// The context a handler of `def` runs with: this one, bound to
-    /// `registry`, with the tool's name pushed on the call stack.
-    pub(crate) fn enter(self, registry: &ToolRegistry, def: &ToolDefinition) -> ToolContext {
+    /// Makes this the context a handler of `def` runs with: bound to
+    /// `registry`, with the tool's name pushed on the call stack. In
+    /// place: a context is 128 bytes, and dispatch moves it enough.
+    #[inline(always)]
+    pub(crate) fn enter(&mut self, registry: &ToolRegistry, def: &ToolDefinition) {
         let stack = self.child_stack(def);
-        self.enter_with_stack(registry, stack)
+        self.enter_with_stack(registry, stack);
     }
 
     /// This context's call stack with `def`'s name pushed. A root call's
@@ -817,15 +819,9 @@ impl ToolContext {
     /// [`enter`](Self::enter) with a stack made by
     /// [`child_stack`](Self::child_stack).
     #[inline(always)]
-    pub(crate) fn enter_with_stack(
-        self,
-        registry: &ToolRegistry,
-        stack: Arc<[Arc<str>]>,
-    ) -> ToolContext {
-        let mut ctx = self;
-        ctx.call_stack = stack;
-        ctx.registry = Some(registry.clone());
-        ctx
+    pub(crate) fn enter_with_stack(&mut self, registry: &ToolRegistry, stack: Arc<[Arc<str>]>) {
+        self.call_stack = stack;
+        self.registry = Some(registry.clone());
     }
 }
 

@@ -42,9 +42,9 @@ impl CallMetric {
     /// Records `outcome` with a zero duration: a call refused before it
     /// started (not found, hidden, a cycle) took no time of its own, and
     /// its record is the same however long the look-up took.
-    pub(super) fn unmeasured(&mut self, outcome: ToolEvent) -> ToolEvent {
+    pub(super) fn unmeasured(&mut self, outcome: &ToolEvent) {
         self.measured = false;
-        self.outcome(outcome)
+        self.outcome(outcome);
     }
 
     /// The tool, as requested.
@@ -52,17 +52,20 @@ impl CallMetric {
         &self.tool
     }
 
-    /// Records `outcome`, the call's last event, and hands it back to be
-    /// yielded.
-    pub(super) fn outcome(&mut self, outcome: ToolEvent) -> ToolEvent {
-        match &outcome {
+    /// The call's span.
+    pub(super) fn span(&self) -> &tracing::Span {
+        &self.span
+    }
+
+    /// Records `outcome`, the call's last event, before it is yielded.
+    pub(super) fn outcome(&mut self, outcome: &ToolEvent) {
+        match outcome {
             ToolEvent::Error { code, .. } if *code == ErrorCode::Aborted => {
                 self.record(MetricOutcome::Aborted, Some(code.clone()))
             }
             ToolEvent::Error { code, .. } => self.record(MetricOutcome::Error, Some(code.clone())),
             _ => self.record(MetricOutcome::Ok, None),
         }
-        outcome
     }
 
     fn record(&mut self, outcome: MetricOutcome, error_code: Option<ErrorCode>) {

@@ -195,13 +195,8 @@ impl ToolRegistry {
             None => Arc::from(name),
         };
         let span = telemetry::call_span(&tool);
-        let metric = CallMetric::start(self.inner.metrics.as_ref(), tool, span.clone());
-        // Polled inside the call's span: the handler, its composed calls
-        // (child spans) and its log lines are in it.
-        Box::pin(telemetry::Instrumented::new(
-            Call::new(registry, metric, found, input, ctx),
-            span,
-        ))
+        let metric = CallMetric::start(self.inner.metrics.as_ref(), tool, span);
+        Box::pin(Call::new(registry, metric, found, input, ctx))
     }
 
     /// Steps before the handler of an unauthenticated call, after look-up:
@@ -220,28 +215,16 @@ impl ToolRegistry {
         self.validated(def, input, ctx)
     }
 
-    /// [`prepare`](Self::prepare) of a call no rate limit counts: nothing
-    /// to wait for.
-    fn prepare_now(
-        &self,
-        def: ToolDefinition,
-        input: Value,
-        ctx: ToolContext,
-    ) -> Result<Prepared, ToolError> {
-        check_cycle(&def, &ctx)?;
-        self.validated(def, input, ctx)
-    }
-
     /// The input checked, and the handler's context entered.
     #[inline(always)]
     fn validated(
         &self,
         def: ToolDefinition,
         input: Value,
-        ctx: ToolContext,
+        mut ctx: ToolContext,
     ) -> Result<Prepared, ToolError> {
         validate_input(&def, &input)?;
-        let ctx = ctx.enter(self, &def);
+        ctx.enter(self, &def);
         Ok(Prepared { def, input, ctx })
     }
 
@@ -305,7 +288,8 @@ impl ToolRegistry {
                 },
             }
         };
-        let mut ctx = ctx.enter_with_stack(&self, stack);
+        let mut ctx = ctx;
+        ctx.enter_with_stack(&self, stack);
         ctx.auth = Some(admitted.into_slot());
         if let Some(auth) = ctx.auth() {
             telemetry::record_principal(&auth.principal().id);
@@ -349,25 +333,27 @@ impl ToolRegistry {
     }
 }
 
-/// A started call: the definition, its token, the pending handler and its
-/// time limit, if one applies.
-type Started = (ToolDefinition, Cancellation, HandlerCall, Option<TimeLimit>);
+/// A started call: its token, the pending handler and its time limit, if
+/// one applies.
+type Started = (Cancellation, HandlerCall, Option<TimeLimit>);
 
-/// Starts a prepared call: an already-cancelled call is `ABORTED` and one
-/// whose time is already up is `TIMEOUT`, without running; otherwise the
-/// handler is called (a panic while it builds its future is `INTERNAL`)
-/// and its pending call returned with the token and its time limit.
-fn start(prepared: Prepared, default_timeout: Option<Duration>) -> Result<Started, ToolError> {
-    let Prepared {
-        def,
-        input,
-        mut ctx,
-    } = prepared;
+/// Starts a call that passed its gates, with its handler's context: an
+/// already-cancelled call is `ABORTED` and one whose time is already up
+/// is `TIMEOUT`, without running; otherwise the handler is called (a
+/// panic while it builds its future is `INTERNAL`) and its pending call
+/// returned with the token and its time limit.
+#[inline(always)]
+fn start(
+    def: &ToolDefinition,
+    input: Value,
+    mut ctx: ToolContext,
+    default_timeout: Option<Duration>,
+) -> Result<Started, ToolError> {
     let token = ctx.cancellation.clone();
     if token.is_cancelled() {
         return Err(ToolError::aborted());
     }
-    let limit = time_limit_of(&def, default_timeout, &mut ctx);
+    let limit = time_limit_of(def, default_timeout, &mut ctx);
     if let Some(limit) = &limit {
         if limit.left.is_zero() {
             return Err(limit.error());
@@ -380,7 +366,7 @@ fn start(prepared: Prepared, default_timeout: Option<Duration>) -> Result<Starte
         .expect("registration refuses tools without a handler");
     let call = std::panic::catch_unwind(AssertUnwindSafe(|| handler(input, ctx)))
         .map_err(|payload| panicked(&def.name, &*payload))??;
-    Ok((def, token, call, limit))
+    Ok((token, call, limit))
 }
 
 /// When a call must end, and the error it then ends with.
@@ -447,7 +433,7 @@ fn time_limit_of(
 
 /// Step 2: a tool already on the call stack is a cycle.
 #[inline(always)]
-fn check_cycle(def: &ToolDefinition, ctx: &ToolContext) -> Result<(), ToolError> {
+pub(super) fn check_cycle(def: &ToolDefinition, ctx: &ToolContext) -> Result<(), ToolError> {
     let name = def.name.as_str();
     if ctx.call_stack.iter().any(|n| &**n == name) {
         let chain: Vec<&str> = ctx.call_stack.iter().map(|n| &**n).chain([name]).collect();
@@ -461,7 +447,7 @@ fn check_cycle(def: &ToolDefinition, ctx: &ToolContext) -> Result<(), ToolError>
 
 /// Step 4: the input against the enforced schema (compiled once).
 #[inline(always)]
-fn validate_input(def: &ToolDefinition, input: &Value) -> Result<(), ToolError> {
+pub(super) fn validate_input(def: &ToolDefinition, input: &Value) -> Result<(), ToolError> {
     let compiled = def
         .compiled()
         .map_err(|reason| ToolError::internal(reason.to_owned()))?;
