@@ -3,6 +3,7 @@
 //! host values and application state.
 
 use std::any::Any;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
@@ -137,7 +138,7 @@ impl Logger<'_> {
         let Some(sink) = &self.ctx.log_sink else {
             return;
         };
-        let stack = &self.ctx.call_stack;
+        let stack = self.ctx.call_stack();
         sink.log(&LogRecord {
             level,
             message,
@@ -196,7 +197,9 @@ pub struct ToolContext {
     // compiler copies inline; a context is moved several times per call.
     pub(crate) place: Option<Arc<Place>>,
     pub(crate) scope: Option<Arc<dyn ScopeStore>>,
-    pub(crate) call_stack: Arc<[Arc<str>]>,
+    /// `None` until dispatch enters a call: a base context's stack is
+    /// empty, and holds no pointer to make or drop.
+    pub(crate) call_stack: Option<Arc<[Arc<str>]>>,
     /// What the caller exchanges with the call besides its input value:
     /// the duplex input stream, the asker and the notify callback. One
     /// thin pointer for all three (most calls have none).
@@ -252,7 +255,7 @@ pub(crate) enum Cancellation {
     /// The caller's token (a surface may hold the same `Arc`).
     Token(Arc<CancellationToken>),
     /// Made on first use.
-    Lazy(Arc<LazyToken>),
+    Lazy(LazyCell),
 }
 
 /// A token made on first use: a fresh one, or a child of `parent`'s.
@@ -261,32 +264,93 @@ pub(crate) struct LazyToken {
     token: OnceLock<CancellationToken>,
 }
 
+thread_local! {
+    /// The cell of the last call on this thread to finish, for the next
+    /// one to start.
+    static SPARE: Cell<Option<Arc<LazyToken>>> = const { Cell::new(None) };
+}
+
+/// A handle on a [`LazyToken`], shared by clones. The last handle dropped
+/// leaves the cell, emptied, for the next call on this thread: most calls
+/// never make their token, and allocating and freeing the cell cost more
+/// than the rest of its life.
+pub(crate) struct LazyCell(
+    /// `None` only while it is dropped.
+    Option<Arc<LazyToken>>,
+);
+
+impl LazyCell {
+    fn new(parent: Option<Cancellation>) -> Self {
+        if let Some(mut spare) = SPARE.try_with(Cell::take).ok().flatten() {
+            // A spare is empty, and unique: only this thread's slot held it.
+            if parent.is_none() {
+                return LazyCell(Some(spare));
+            }
+            if let Some(cell) = Arc::get_mut(&mut spare) {
+                cell.parent = parent;
+                return LazyCell(Some(spare));
+            }
+        }
+        LazyCell(Some(Arc::new(LazyToken {
+            parent,
+            token: OnceLock::new(),
+        })))
+    }
+
+    fn get(&self) -> &LazyToken {
+        self.0
+            .as_deref()
+            .expect("a lazy token cell is only taken when dropped")
+    }
+}
+
+impl Clone for LazyCell {
+    fn clone(&self) -> Self {
+        LazyCell(self.0.clone())
+    }
+}
+
+impl Drop for LazyCell {
+    fn drop(&mut self) {
+        let Some(mut cell) = self.0.take() else {
+            return;
+        };
+        if Arc::strong_count(&cell) > 1 {
+            return;
+        }
+        // The last handle: no one can read the cell any more, so it is
+        // emptied and kept (an earlier spare is freed).
+        if let Some(lazy) = Arc::get_mut(&mut cell) {
+            lazy.parent = None;
+            lazy.token.take();
+            let _ = SPARE.try_with(|spare| spare.set(Some(cell)));
+        }
+    }
+}
+
 impl Cancellation {
     /// A token of its own, made on first use.
     fn fresh() -> Self {
-        Cancellation::Lazy(Arc::new(LazyToken {
-            parent: None,
-            token: OnceLock::new(),
-        }))
+        Cancellation::Lazy(LazyCell::new(None))
     }
 
     /// A child of this token, made on first use: cancelled when this one
     /// is, and cancelling it leaves this one alone.
     pub(crate) fn child(&self) -> Self {
-        Cancellation::Lazy(Arc::new(LazyToken {
-            parent: Some(self.clone()),
-            token: OnceLock::new(),
-        }))
+        Cancellation::Lazy(LazyCell::new(Some(self.clone())))
     }
 
     /// The token, made now if it was not yet.
     pub(crate) fn token(&self) -> &CancellationToken {
         match self {
             Cancellation::Token(token) => token,
-            Cancellation::Lazy(lazy) => lazy.token.get_or_init(|| match &lazy.parent {
-                None => CancellationToken::new(),
-                Some(parent) => parent.token().child_token(),
-            }),
+            Cancellation::Lazy(lazy) => {
+                let lazy = lazy.get();
+                lazy.token.get_or_init(|| match &lazy.parent {
+                    None => CancellationToken::new(),
+                    Some(parent) => parent.token().child_token(),
+                })
+            }
         }
     }
 
@@ -295,10 +359,13 @@ impl Cancellation {
     pub(crate) fn is_cancelled(&self) -> bool {
         match self {
             Cancellation::Token(token) => token.is_cancelled(),
-            Cancellation::Lazy(lazy) => match lazy.token.get() {
-                Some(token) => token.is_cancelled(),
-                None => lazy.parent.as_ref().is_some_and(Cancellation::is_cancelled),
-            },
+            Cancellation::Lazy(lazy) => {
+                let lazy = lazy.get();
+                match lazy.token.get() {
+                    Some(token) => token.is_cancelled(),
+                    None => lazy.parent.as_ref().is_some_and(Cancellation::is_cancelled),
+                }
+            }
         }
     }
 }
@@ -313,7 +380,7 @@ impl fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolContext")
             .field("cancelled", &self.cancellation.is_cancelled())
-            .field("call_stack", &self.call_stack)
+            .field("call_stack", &self.call_stack())
             .field("has_scope", &self.scope.is_some())
             .field("has_input", &self.has_input())
             .field("authenticated", &self.auth.is_some())
@@ -323,7 +390,6 @@ impl fmt::Debug for ToolContext {
 }
 
 static PROCESS_ENV: OnceLock<Arc<HashMap<String, String>>> = OnceLock::new();
-static EMPTY_STACK: OnceLock<Arc<[Arc<str>]>> = OnceLock::new();
 
 impl ToolContext {
     /// The base context: a fresh cancellation token, a no-op logger, the
@@ -365,7 +431,7 @@ impl ToolContext {
             log_sink: None,
             place: None,
             scope: None,
-            call_stack: Arc::clone(EMPTY_STACK.get_or_init(|| Arc::from(Vec::new()))),
+            call_stack: None,
             exchange: None,
             host: None,
             registry: None,
@@ -673,12 +739,12 @@ impl ToolContext {
     /// Names of the tools on the call stack, root first; the last is the
     /// running tool.
     pub fn call_stack(&self) -> &[Arc<str>] {
-        &self.call_stack
+        self.call_stack.as_deref().unwrap_or_default()
     }
 
     /// The running tool's name.
     pub fn tool_name(&self) -> Option<&str> {
-        self.call_stack.last().map(|s| &**s)
+        self.call_stack().last().map(|s| &**s)
     }
 
     /// Takes the duplex input stream (only the first call gets it).
@@ -806,10 +872,11 @@ impl ToolContext {
     /// stack is the definition's own `[name]`, shared, not allocated.
     #[inline(always)]
     pub(crate) fn child_stack(&self, def: &ToolDefinition) -> Arc<[Arc<str>]> {
-        if self.call_stack.is_empty() {
+        let stack = self.call_stack();
+        if stack.is_empty() {
             return Arc::clone(&def.inner.root_stack);
         }
-        self.call_stack
+        stack
             .iter()
             .cloned()
             .chain(std::iter::once(Arc::clone(def.name_arc())))
@@ -820,7 +887,7 @@ impl ToolContext {
     /// [`child_stack`](Self::child_stack).
     #[inline(always)]
     pub(crate) fn enter_with_stack(&mut self, registry: &ToolRegistry, stack: Arc<[Arc<str>]>) {
-        self.call_stack = stack;
+        self.call_stack = Some(stack);
         self.registry = Some(registry.clone());
     }
 }
@@ -856,6 +923,35 @@ mod tests {
         base.cancellation().cancel();
         assert!(two.is_cancelled());
         assert!(three.cancellation().is_cancelled());
+    }
+
+    #[test]
+    fn a_cell_left_by_a_finished_call_starts_the_next_one_empty() {
+        // The cancelled call's cell goes to the next context made on this
+        // thread, emptied: neither its token nor its parent come along.
+        let base = ToolContext::new();
+        let cancelled = ToolContext::new();
+        cancelled.cancellation().cancel();
+        drop(cancelled);
+        let next = ToolContext::new();
+        assert!(!next.is_cancelled());
+        assert!(!next.cancellation().is_cancelled());
+        let child = base.clone().with_child_cancellation();
+        drop(child);
+        let fresh = ToolContext::new();
+        base.cancellation().cancel();
+        assert!(!fresh.is_cancelled() && !fresh.cancellation().is_cancelled());
+    }
+
+    #[test]
+    fn a_cell_still_shared_is_not_reused() {
+        let ctx = ToolContext::new();
+        let clone = ctx.clone();
+        drop(ctx);
+        let other = ToolContext::new();
+        clone.cancellation().cancel();
+        assert!(clone.is_cancelled());
+        assert!(!other.is_cancelled() && !other.cancellation().is_cancelled());
     }
 
     #[test]

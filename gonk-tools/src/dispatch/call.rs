@@ -103,6 +103,7 @@ impl<H> Running<H> {
 impl Running<OnceHandler> {
     /// The handler first: one that answers at once makes no cancellation
     /// future and no timer.
+    #[inline]
     fn poll_once(&mut self, cx: &mut Context<'_>) -> Poll<Finished> {
         match self.handler.poll_unpin(cx) {
             Poll::Ready(outcome) => Poll::Ready(Ok(outcome)),
@@ -223,6 +224,7 @@ impl Call {
     /// The outcome of a single-result handler that settled (or was
     /// interrupted): the handler is dropped first, so its resources are
     /// released before the outcome is reported.
+    #[inline]
     fn settle_once(&mut self, run: Running<OnceHandler>, finished: Finished) -> ToolEvent {
         let Running {
             def,
@@ -243,6 +245,7 @@ impl Call {
 
     /// The call's last event: the handler (already dropped) settled with
     /// `outcome`.
+    #[inline]
     fn finish(
         &mut self,
         outcome: ToolEvent,

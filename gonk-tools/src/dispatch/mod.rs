@@ -232,7 +232,7 @@ impl ToolRegistry {
     /// registry with limits, that the host did not count already.
     #[inline(always)]
     fn counts_rate(&self, ctx: &ToolContext) -> bool {
-        self.inner.rate_limits.is_some() && ctx.call_stack.is_empty() && !ctx.rate_limit_charged()
+        self.inner.rate_limits.is_some() && ctx.call_stack().is_empty() && !ctx.rate_limit_charged()
     }
 
     /// Steps before the handler of an authenticated call, after look-up:
@@ -435,8 +435,9 @@ fn time_limit_of(
 #[inline(always)]
 pub(super) fn check_cycle(def: &ToolDefinition, ctx: &ToolContext) -> Result<(), ToolError> {
     let name = def.name.as_str();
-    if ctx.call_stack.iter().any(|n| &**n == name) {
-        let chain: Vec<&str> = ctx.call_stack.iter().map(|n| &**n).chain([name]).collect();
+    let stack = ctx.call_stack();
+    if stack.iter().any(|n| &**n == name) {
+        let chain: Vec<&str> = stack.iter().map(|n| &**n).chain([name]).collect();
         return Err(ToolError::new(
             ErrorCode::Cycle,
             format!("Cycle detected: {}", chain.join(" -> ")),
