@@ -356,6 +356,7 @@ impl Cancellation {
 
     /// Whether it was cancelled (a token not made yet is cancelled only
     /// through its parent).
+    #[inline]
     pub(crate) fn is_cancelled(&self) -> bool {
         match self {
             Cancellation::Token(token) => token.is_cancelled(),

@@ -43,10 +43,12 @@ pub(super) struct Call {
 enum State {
     /// Not polled yet: a stream does nothing until it is polled.
     Unstarted {
-        found: Option<ToolDefinition>,
+        def: ToolDefinition,
         input: Value,
         ctx: ToolContext,
     },
+    /// No such tool: the error to give when polled.
+    Missing(ToolError),
     /// Gates that await host components (authentication, a rate limit).
     Preparing(BoxFuture<'static, Result<Prepared, ToolError>>),
     /// A handler with a single result that waited at its first poll.
@@ -116,15 +118,22 @@ impl Running<OnceHandler> {
 }
 
 impl Call {
+    /// A call of `def`, or of a tool that does not exist (`Err`: the
+    /// name it was asked by).
+    #[inline(always)]
     pub(super) fn new(
         registry: ToolRegistry,
         metric: CallMetric,
-        found: Option<ToolDefinition>,
+        found: Result<ToolDefinition, &str>,
         input: Value,
         ctx: ToolContext,
     ) -> Self {
+        let state = match found {
+            Ok(def) => State::Unstarted { def, input, ctx },
+            Err(name) => State::Missing(ToolError::not_found(name)),
+        };
         Call {
-            state: State::Unstarted { found, input, ctx },
+            state,
             registry,
             metric,
         }
@@ -134,16 +143,12 @@ impl Call {
     /// handler. `Pending` only once a gate or the handler waits.
     fn begin(&mut self, cx: &mut Context<'_>) -> Poll<Option<ToolEvent>> {
         let State::Unstarted {
-            found,
+            def,
             input,
             mut ctx,
         } = std::mem::replace(&mut self.state, State::Done)
         else {
             unreachable!()
-        };
-        let Some(def) = found else {
-            let error = ToolError::not_found(self.metric.tool());
-            return Poll::Ready(Some(refused(error, &mut self.metric)));
         };
         let registry = &self.registry;
         match ctx.auth.take() {
@@ -248,16 +253,15 @@ impl Call {
     #[inline]
     fn finish(
         &mut self,
-        outcome: ToolEvent,
+        mut outcome: ToolEvent,
         def: &ToolDefinition,
         token: &Cancellation,
         limit: Option<&TimeLimit>,
     ) -> ToolEvent {
-        let outcome = settled(outcome, token);
-        let outcome = match limit {
-            Some(limit) => limit.settled(outcome),
-            None => outcome,
-        };
+        settled(&mut outcome, token);
+        if let Some(limit) = limit {
+            limit.settled(&mut outcome);
+        }
         // A succeeded call is a change event, whichever surface made it.
         if let ToolEvent::Result { data, .. } = &outcome {
             self.registry.inner.listeners.publish(def, data);
@@ -286,6 +290,12 @@ impl Call {
     fn poll_state(&mut self, cx: &mut Context<'_>) -> Poll<Option<ToolEvent>> {
         match &mut self.state {
             State::Unstarted { .. } => self.begin(cx),
+            State::Missing(_) => {
+                let State::Missing(error) = std::mem::replace(&mut self.state, State::Done) else {
+                    unreachable!()
+                };
+                Poll::Ready(Some(refused(error, &mut self.metric)))
+            }
             State::Preparing(gates) => {
                 let prepared = std::task::ready!(gates.as_mut().poll(cx));
                 self.state = State::Done;

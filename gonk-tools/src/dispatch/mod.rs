@@ -182,6 +182,7 @@ impl ToolRegistry {
         self.invoke_found(Some(def), "", input, ctx)
     }
 
+    #[inline(always)]
     fn invoke_found(
         &self,
         found: Option<ToolDefinition>,
@@ -190,12 +191,16 @@ impl ToolRegistry {
         ctx: ToolContext,
     ) -> ToolEventStream {
         let registry = self.clone();
-        let tool = match &found {
-            Some(def) => Arc::clone(def.name_arc()),
-            None => Arc::from(name),
-        };
-        let span = telemetry::call_span(&tool);
-        let metric = CallMetric::start(self.inner.metrics.as_ref(), tool, span);
+        let found = found.ok_or(name);
+        let span = telemetry::call_span(found.as_ref().map_or(name, |def| &def.name));
+        let metric = CallMetric::start(
+            self.inner.metrics.as_ref(),
+            || match &found {
+                Ok(def) => Arc::clone(def.name_arc()),
+                Err(name) => Arc::from(*name),
+            },
+            span,
+        );
         Box::pin(Call::new(registry, metric, found, input, ctx))
     }
 
@@ -387,13 +392,11 @@ impl TimeLimit {
     /// `TIMEOUT` when its time was up by then, whatever it returned (a
     /// parent that settles on its timed-out child's answer at its own
     /// deadline timed out too). Cancellation is checked first.
-    fn settled(&self, outcome: ToolEvent) -> ToolEvent {
+    fn settled(&self, outcome: &mut ToolEvent) {
         let aborted =
             matches!(&outcome, ToolEvent::Error { code, .. } if *code == ErrorCode::Aborted);
         if !aborted && Instant::now() >= self.deadline {
-            ToolEvent::error(self.error())
-        } else {
-            outcome
+            *outcome = ToolEvent::error(self.error());
         }
     }
 }
