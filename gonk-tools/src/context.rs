@@ -3,6 +3,7 @@
 //! host values and application state.
 
 use std::any::Any;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
@@ -137,7 +138,7 @@ impl Logger<'_> {
         let Some(sink) = &self.ctx.log_sink else {
             return;
         };
-        let stack = &self.ctx.call_stack;
+        let stack = self.ctx.call_stack();
         sink.log(&LogRecord {
             level,
             message,
@@ -189,19 +190,20 @@ pub(crate) struct Place {
 /// Cloning is cheap (reference-counted fields).
 #[derive(Clone)]
 pub struct ToolContext {
-    pub(crate) cancellation: Arc<CancellationToken>,
+    pub(crate) cancellation: Cancellation,
     log_sink: Option<Arc<dyn LogSink>>,
-    // Thin pointers (`Arc<Place>`, `Arc<Box<dyn Fn>>`, `Arc<Instant>`) for
+    // Thin pointers (`Arc<Place>`, `Arc<Exchange>`, `Arc<Instant>`) for
     // these rarely read fields keep the context at 128 bytes, which the
     // compiler copies inline; a context is moved several times per call.
     pub(crate) place: Option<Arc<Place>>,
     pub(crate) scope: Option<Arc<dyn ScopeStore>>,
-    pub(crate) call_stack: Arc<[Arc<str>]>,
+    /// `None` until dispatch enters a call: a base context's stack is
+    /// empty, and holds no pointer to make or drop.
+    pub(crate) call_stack: Option<Arc<[Arc<str>]>>,
     /// What the caller exchanges with the call besides its input value:
-    /// the duplex input stream and the asker. One thin pointer for both
-    /// (most calls have neither).
+    /// the duplex input stream, the asker and the notify callback. One
+    /// thin pointer for all three (most calls have none).
     pub(crate) exchange: Option<Arc<Exchange>>,
-    notify: Option<Arc<Box<NotifyFn>>>,
     pub(crate) host: Option<Arc<dyn Any + Send + Sync>>,
     pub(crate) registry: Option<ToolRegistry>,
     pub(crate) auth: Option<AuthSlot>,
@@ -211,13 +213,162 @@ pub struct ToolContext {
     pub(crate) deadline: Option<Arc<tokio::time::Instant>>,
 }
 
-/// The duplex input stream (the root call's only) and how the call asks
-/// its caller (installed by the surface; composed calls share it, see
-/// [`crate::ask`]).
+/// The duplex input stream (the root call's only), how the call asks its
+/// caller (installed by the surface; composed calls share it, see
+/// [`crate::ask`]) and where its notifications go (shared too).
 #[derive(Default)]
 pub(crate) struct Exchange {
     input: Option<Arc<Mutex<Option<InputStream>>>>,
     pub(crate) asker: Option<Arc<crate::ask::AskSlot>>,
+    notify: Option<Arc<NotifyFn>>,
+}
+
+impl Exchange {
+    /// `exchange` with what `change` makes of a copy of it; `None` when
+    /// nothing is left in it.
+    fn changed(
+        exchange: Option<&Arc<Exchange>>,
+        change: impl FnOnce(&mut Exchange),
+    ) -> Option<Arc<Exchange>> {
+        let mut next = match exchange {
+            Some(exchange) => Exchange {
+                input: exchange.input.clone(),
+                asker: exchange.asker.clone(),
+                notify: exchange.notify.clone(),
+            },
+            None => Exchange::default(),
+        };
+        change(&mut next);
+        let empty = next.input.is_none() && next.asker.is_none() && next.notify.is_none();
+        (!empty).then(|| Arc::new(next))
+    }
+}
+
+/// A call's cancellation: a token the caller gave, or one made the first
+/// time something needs it — a handler that reads
+/// [`ToolContext::cancellation`], or dispatch once the handler waits.
+/// Most calls finish without either, and a token costs two allocations
+/// and a lock when it is dropped (a child also a lock on its parent).
+/// Clones share it, made or not.
+#[derive(Clone)]
+pub(crate) enum Cancellation {
+    /// The caller's token (a surface may hold the same `Arc`).
+    Token(Arc<CancellationToken>),
+    /// Made on first use.
+    Lazy(LazyCell),
+}
+
+/// A token made on first use: a fresh one, or a child of `parent`'s.
+pub(crate) struct LazyToken {
+    parent: Option<Cancellation>,
+    token: OnceLock<CancellationToken>,
+}
+
+thread_local! {
+    /// The cell of the last call on this thread to finish, for the next
+    /// one to start.
+    static SPARE: Cell<Option<Arc<LazyToken>>> = const { Cell::new(None) };
+}
+
+/// A handle on a [`LazyToken`], shared by clones. The last handle dropped
+/// leaves the cell, emptied, for the next call on this thread: most calls
+/// never make their token, and allocating and freeing the cell cost more
+/// than the rest of its life.
+pub(crate) struct LazyCell(
+    /// `None` only while it is dropped.
+    Option<Arc<LazyToken>>,
+);
+
+impl LazyCell {
+    fn new(parent: Option<Cancellation>) -> Self {
+        if let Some(mut spare) = SPARE.try_with(Cell::take).ok().flatten() {
+            // A spare is empty, and unique: only this thread's slot held it.
+            if parent.is_none() {
+                return LazyCell(Some(spare));
+            }
+            if let Some(cell) = Arc::get_mut(&mut spare) {
+                cell.parent = parent;
+                return LazyCell(Some(spare));
+            }
+        }
+        LazyCell(Some(Arc::new(LazyToken {
+            parent,
+            token: OnceLock::new(),
+        })))
+    }
+
+    fn get(&self) -> &LazyToken {
+        self.0
+            .as_deref()
+            .expect("a lazy token cell is only taken when dropped")
+    }
+}
+
+impl Clone for LazyCell {
+    fn clone(&self) -> Self {
+        LazyCell(self.0.clone())
+    }
+}
+
+impl Drop for LazyCell {
+    fn drop(&mut self) {
+        let Some(mut cell) = self.0.take() else {
+            return;
+        };
+        if Arc::strong_count(&cell) > 1 {
+            return;
+        }
+        // The last handle: no one can read the cell any more, so it is
+        // emptied and kept (an earlier spare is freed).
+        if let Some(lazy) = Arc::get_mut(&mut cell) {
+            lazy.parent = None;
+            lazy.token.take();
+            let _ = SPARE.try_with(|spare| spare.set(Some(cell)));
+        }
+    }
+}
+
+impl Cancellation {
+    /// A token of its own, made on first use.
+    fn fresh() -> Self {
+        Cancellation::Lazy(LazyCell::new(None))
+    }
+
+    /// A child of this token, made on first use: cancelled when this one
+    /// is, and cancelling it leaves this one alone.
+    pub(crate) fn child(&self) -> Self {
+        Cancellation::Lazy(LazyCell::new(Some(self.clone())))
+    }
+
+    /// The token, made now if it was not yet.
+    pub(crate) fn token(&self) -> &CancellationToken {
+        match self {
+            Cancellation::Token(token) => token,
+            Cancellation::Lazy(lazy) => {
+                let lazy = lazy.get();
+                lazy.token.get_or_init(|| match &lazy.parent {
+                    None => CancellationToken::new(),
+                    Some(parent) => parent.token().child_token(),
+                })
+            }
+        }
+    }
+
+    /// Whether it was cancelled (a token not made yet is cancelled only
+    /// through its parent).
+    #[inline]
+    pub(crate) fn is_cancelled(&self) -> bool {
+        match self {
+            Cancellation::Token(token) => token.is_cancelled(),
+            Cancellation::Lazy(lazy) => {
+                let lazy = lazy.get();
+                match lazy.token.get() {
+                    Some(token) => token.is_cancelled(),
+                    None => lazy.parent.as_ref().is_some_and(Cancellation::is_cancelled),
+                }
+            }
+        }
+    }
 }
 
 impl Default for ToolContext {
@@ -230,7 +381,7 @@ impl fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolContext")
             .field("cancelled", &self.cancellation.is_cancelled())
-            .field("call_stack", &self.call_stack)
+            .field("call_stack", &self.call_stack())
             .field("has_scope", &self.scope.is_some())
             .field("has_input", &self.has_input())
             .field("authenticated", &self.auth.is_some())
@@ -240,14 +391,14 @@ impl fmt::Debug for ToolContext {
 }
 
 static PROCESS_ENV: OnceLock<Arc<HashMap<String, String>>> = OnceLock::new();
-static EMPTY_STACK: OnceLock<Arc<[Arc<str>]>> = OnceLock::new();
 
 impl ToolContext {
     /// The base context: a fresh cancellation token, a no-op logger, the
     /// current directory, and the process environment (a snapshot taken the
     /// first time it is read).
     pub fn new() -> Self {
-        Self::from_cancellation(CancellationToken::new())
+        // The token is made when something first needs it.
+        Self::from_cancellation_state(Cancellation::fresh())
     }
 
     /// The base context of a call that `token` cancels: what
@@ -272,14 +423,17 @@ impl ToolContext {
     /// caller keeps a handle to (see
     /// [`with_shared_cancellation`](Self::with_shared_cancellation)).
     pub(crate) fn from_shared_cancellation(token: Arc<CancellationToken>) -> Self {
+        Self::from_cancellation_state(Cancellation::Token(token))
+    }
+
+    fn from_cancellation_state(cancellation: Cancellation) -> Self {
         ToolContext {
-            cancellation: token,
+            cancellation,
             log_sink: None,
             place: None,
             scope: None,
-            call_stack: Arc::clone(EMPTY_STACK.get_or_init(|| Arc::from(Vec::new()))),
+            call_stack: None,
             exchange: None,
-            notify: None,
             host: None,
             registry: None,
             auth: None,
@@ -330,7 +484,15 @@ impl ToolContext {
 
     /// Uses `token` for cancellation; cancelling it aborts the call.
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = Arc::new(token);
+        self.cancellation = Cancellation::Token(Arc::new(token));
+        self
+    }
+
+    /// This context with a child of its token: cancelled when this
+    /// context's token is, and cancelling it cancels only this call. The
+    /// child is made the first time something needs it.
+    pub(crate) fn with_child_cancellation(mut self) -> Self {
+        self.cancellation = self.cancellation.child();
         self
     }
 
@@ -339,7 +501,7 @@ impl ToolContext {
     /// token clones the `Arc` (no lock) instead of the token.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn with_shared_cancellation(mut self, token: Arc<CancellationToken>) -> Self {
-        self.cancellation = token;
+        self.cancellation = Cancellation::Token(token);
         self
     }
 
@@ -465,21 +627,15 @@ impl ToolContext {
     /// Gives a duplex tool its input stream. It is not forwarded to
     /// composed calls.
     pub fn with_input(mut self, input: InputStream) -> Self {
-        let asker = self.exchange.as_ref().and_then(|e| e.asker.clone());
-        self.exchange = Some(Arc::new(Exchange {
-            input: Some(Arc::new(Mutex::new(Some(input)))),
-            asker,
-        }));
+        self.exchange = Exchange::changed(self.exchange.as_ref(), |e| {
+            e.input = Some(Arc::new(Mutex::new(Some(input))));
+        });
         self
     }
 
     /// Installs `asker` (see [`crate::ask`]), keeping the input stream.
     pub(crate) fn set_asker(&mut self, asker: Arc<crate::ask::AskSlot>) {
-        let input = self.exchange.as_ref().and_then(|e| e.input.clone());
-        self.exchange = Some(Arc::new(Exchange {
-            input,
-            asker: Some(asker),
-        }));
+        self.exchange = Exchange::changed(self.exchange.as_ref(), |e| e.asker = Some(asker));
     }
 
     /// The call's asker, if its surface installed one.
@@ -491,7 +647,9 @@ impl ToolContext {
     /// instead of any callback set before (see
     /// [`also_notify`](Self::also_notify) to keep it).
     pub fn with_notify(mut self, notify: impl Fn(&ToolEvent) + Send + Sync + 'static) -> Self {
-        self.notify = Some(Arc::new(Box::new(notify)));
+        self.exchange = Exchange::changed(self.exchange.as_ref(), |e| {
+            e.notify = Some(Arc::new(notify))
+        });
         self
     }
 
@@ -500,7 +658,9 @@ impl ToolContext {
     /// would have. (Only the MCP adapter does.)
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn without_notify(mut self) -> Self {
-        self.notify = None;
+        if self.exchange.as_ref().is_some_and(|e| e.notify.is_some()) {
+            self.exchange = Exchange::changed(self.exchange.as_ref(), |e| e.notify = None);
+        }
         self
     }
 
@@ -522,14 +682,15 @@ impl ToolContext {
     /// assert_eq!(*seen.lock().unwrap(), ["host", "surface"]);
     /// ```
     pub fn also_notify(mut self, notify: impl Fn(&ToolEvent) + Send + Sync + 'static) -> Self {
-        let chained: Box<NotifyFn> = match self.notify.take() {
-            None => Box::new(notify),
-            Some(first) => Box::new(move |event: &ToolEvent| {
+        let first = self.exchange.as_ref().and_then(|e| e.notify.clone());
+        let chained: Arc<NotifyFn> = match first {
+            None => Arc::new(notify),
+            Some(first) => Arc::new(move |event: &ToolEvent| {
                 first(event);
                 notify(event);
             }),
         };
-        self.notify = Some(Arc::new(chained));
+        self.exchange = Exchange::changed(self.exchange.as_ref(), |e| e.notify = Some(chained));
         self
     }
 
@@ -542,7 +703,7 @@ impl ToolContext {
     /// The cancellation token. Long handlers may check it; dispatch also
     /// races the handler against it and drops the handler when it fires.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancellation
+        self.cancellation.token()
     }
 
     /// Whether the call was cancelled.
@@ -579,12 +740,12 @@ impl ToolContext {
     /// Names of the tools on the call stack, root first; the last is the
     /// running tool.
     pub fn call_stack(&self) -> &[Arc<str>] {
-        &self.call_stack
+        self.call_stack.as_deref().unwrap_or_default()
     }
 
     /// The running tool's name.
     pub fn tool_name(&self) -> Option<&str> {
-        self.call_stack.last().map(|s| &**s)
+        self.call_stack().last().map(|s| &**s)
     }
 
     /// Takes the duplex input stream (only the first call gets it).
@@ -601,7 +762,7 @@ impl ToolContext {
     /// Sends a progress or log event to the notify callback, if any. Lets a
     /// non-streaming handler report progress.
     pub fn notify(&self, event: &ToolEvent) {
-        if let Some(notify) = &self.notify {
+        if let Some(notify) = self.exchange.as_ref().and_then(|e| e.notify.as_ref()) {
             notify(event);
         }
     }
@@ -691,33 +852,32 @@ impl ToolContext {
     /// input.
     pub(crate) fn for_child(&self) -> ToolContext {
         let mut child = self.clone();
-        // The child keeps the asker; the input stream stays with the root.
+        // The child keeps the asker and the notify callback; the input
+        // stream stays with the root.
         if self.has_input() {
-            child.exchange = self.asker().map(|asker| {
-                Arc::new(Exchange {
-                    input: None,
-                    asker: Some(Arc::clone(asker)),
-                })
-            });
+            child.exchange = Exchange::changed(self.exchange.as_ref(), |e| e.input = None);
         }
         child
     }
 
-    /// The context a handler of `def` runs with: this one, bound to
-    /// `registry`, with the tool's name pushed on the call stack.
-    pub(crate) fn enter(self, registry: &ToolRegistry, def: &ToolDefinition) -> ToolContext {
+    /// Makes this the context a handler of `def` runs with: bound to
+    /// `registry`, with the tool's name pushed on the call stack. In
+    /// place: a context is 128 bytes, and dispatch moves it enough.
+    #[inline(always)]
+    pub(crate) fn enter(&mut self, registry: &ToolRegistry, def: &ToolDefinition) {
         let stack = self.child_stack(def);
-        self.enter_with_stack(registry, stack)
+        self.enter_with_stack(registry, stack);
     }
 
     /// This context's call stack with `def`'s name pushed. A root call's
     /// stack is the definition's own `[name]`, shared, not allocated.
     #[inline(always)]
     pub(crate) fn child_stack(&self, def: &ToolDefinition) -> Arc<[Arc<str>]> {
-        if self.call_stack.is_empty() {
+        let stack = self.call_stack();
+        if stack.is_empty() {
             return Arc::clone(&def.inner.root_stack);
         }
-        self.call_stack
+        stack
             .iter()
             .cloned()
             .chain(std::iter::once(Arc::clone(def.name_arc())))
@@ -727,21 +887,73 @@ impl ToolContext {
     /// [`enter`](Self::enter) with a stack made by
     /// [`child_stack`](Self::child_stack).
     #[inline(always)]
-    pub(crate) fn enter_with_stack(
-        self,
-        registry: &ToolRegistry,
-        stack: Arc<[Arc<str>]>,
-    ) -> ToolContext {
-        let mut ctx = self;
-        ctx.call_stack = stack;
-        ctx.registry = Some(registry.clone());
-        ctx
+    pub(crate) fn enter_with_stack(&mut self, registry: &ToolRegistry, stack: Arc<[Arc<str>]>) {
+        self.call_stack = Some(stack);
+        self.registry = Some(registry.clone());
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::ToolContext;
+
+    #[test]
+    fn clones_share_a_token_made_after_they_were_cloned() {
+        let ctx = ToolContext::new();
+        let clone = ctx.clone();
+        // Neither has made the token yet; the clone makes it and cancels.
+        clone.cancellation().cancel();
+        assert!(ctx.is_cancelled());
+        assert!(ctx.cancellation().is_cancelled());
+    }
+
+    #[test]
+    fn a_child_made_on_first_use_follows_its_parent_and_not_back() {
+        let base = ToolContext::new();
+        let (one, two) = (
+            base.clone().with_child_cancellation(),
+            base.clone().with_child_cancellation(),
+        );
+        // Cancelling one call's own token leaves the base and its sibling.
+        one.cancellation().cancel();
+        assert!(one.is_cancelled());
+        assert!(!base.is_cancelled() && !two.is_cancelled());
+        // The base's cancellation reaches a child whether or not the child
+        // made its token: `two` has not, `three` makes it after.
+        let three = base.clone().with_child_cancellation();
+        base.cancellation().cancel();
+        assert!(two.is_cancelled());
+        assert!(three.cancellation().is_cancelled());
+    }
+
+    #[test]
+    fn a_cell_left_by_a_finished_call_starts_the_next_one_empty() {
+        // The cancelled call's cell goes to the next context made on this
+        // thread, emptied: neither its token nor its parent come along.
+        let base = ToolContext::new();
+        let cancelled = ToolContext::new();
+        cancelled.cancellation().cancel();
+        drop(cancelled);
+        let next = ToolContext::new();
+        assert!(!next.is_cancelled());
+        assert!(!next.cancellation().is_cancelled());
+        let child = base.clone().with_child_cancellation();
+        drop(child);
+        let fresh = ToolContext::new();
+        base.cancellation().cancel();
+        assert!(!fresh.is_cancelled() && !fresh.cancellation().is_cancelled());
+    }
+
+    #[test]
+    fn a_cell_still_shared_is_not_reused() {
+        let ctx = ToolContext::new();
+        let clone = ctx.clone();
+        drop(ctx);
+        let other = ToolContext::new();
+        clone.cancellation().cancel();
+        assert!(clone.is_cancelled());
+        assert!(!other.is_cancelled() && !other.cancellation().is_cancelled());
+    }
 
     #[test]
     fn a_context_stays_small_enough_to_copy_inline() {

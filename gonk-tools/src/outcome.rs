@@ -1,7 +1,7 @@
 //! [`ToolOutput`] (data + display) and [`collect_tool_outcome`], which folds
 //! an event stream into one outcome.
 
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -58,7 +58,12 @@ where
     let mut events = std::pin::pin!(events);
     let mut result: Option<ToolOutput<Value>> = None;
     let mut error: Option<ToolError> = None;
-    while let Some(event) = events.next().await {
+    // Polled by hand rather than awaited event by event: one suspension
+    // point, and each event moved once.
+    std::future::poll_fn(|cx| loop {
+        let Some(event) = std::task::ready!(events.as_mut().poll_next(cx)) else {
+            return std::task::Poll::Ready(());
+        };
         on_event(&event);
         match event {
             ToolEvent::Result { data, display } => result = Some(ToolOutput { data, display }),
@@ -75,7 +80,8 @@ where
             }
             _ => {}
         }
-    }
+    })
+    .await;
     if let Some(error) = error {
         return Err(error);
     }

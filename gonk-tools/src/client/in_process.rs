@@ -59,16 +59,17 @@ impl fmt::Debug for InProcess {
 
 impl Transport for InProcess {
     fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
-        let token = self.base.cancellation().child_token();
-        let ctx = self.base.clone().with_cancellation(token);
+        // The call's token is made only if something needs it (most calls
+        // finish first): a child token's making and dropping each take a
+        // lock on the base token.
+        let ctx = self.base.clone().with_child_cancellation();
         self.registry.invoke(name, input, ctx)
     }
 
     /// Reads through the registry ([`ToolRegistry::read_resource`]),
     /// with the base context.
     fn read_resource<'a>(&'a self, uri: &'a str) -> super::ReadFuture<'a> {
-        let token = self.base.cancellation().child_token();
-        let ctx = self.base.clone().with_cancellation(token);
+        let ctx = self.base.clone().with_child_cancellation();
         Box::pin(async move {
             self.registry
                 .read_resource(uri, ctx)

@@ -11,7 +11,6 @@
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::future::{BoxFuture, CatchUnwind};
@@ -19,12 +18,12 @@ use futures::stream::{BoxStream, CatchUnwind as StreamCatchUnwind};
 use futures::{FutureExt, Stream, StreamExt};
 use serde_json::Value;
 use tokio::time::Sleep;
-use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use super::metric::CallMetric;
 use super::outcome::{returned, settled, Outcome, Step};
-use super::{panicked, start, Prepared, TimeLimit};
-use crate::context::ToolContext;
+use super::{check_cycle, panicked, start, validate_input, Prepared, TimeLimit};
+use crate::context::{Cancellation, ToolContext};
 use crate::definition::{HandlerCall, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
@@ -44,31 +43,38 @@ pub(super) struct Call {
 enum State {
     /// Not polled yet: a stream does nothing until it is polled.
     Unstarted {
-        found: Option<ToolDefinition>,
+        def: ToolDefinition,
         input: Value,
         ctx: ToolContext,
     },
+    /// No such tool: the error to give when polled.
+    Missing(ToolError),
     /// Gates that await host components (authentication, a rate limit).
     Preparing(BoxFuture<'static, Result<Prepared, ToolError>>),
-    /// A handler with a single result.
-    Once(Running<CatchUnwind<AssertUnwindSafe<BoxFuture<'static, HandlerResult>>>>),
+    /// A handler with a single result that waited at its first poll.
+    Once(Running<OnceHandler>),
     /// A streaming handler, under the outcome rule.
     Streaming(
         Running<StreamCatchUnwind<AssertUnwindSafe<BoxStream<'static, ToolEvent>>>>,
         Outcome,
     ),
-    /// Refused before the handler ran: the error to give.
-    Refused(ToolEvent),
     /// The outcome was given.
     Done,
 }
 
 type HandlerResult = Result<crate::ToolOutput<Value>, ToolError>;
 
+/// A single-result handler, its panics caught.
+type OnceHandler = CatchUnwind<AssertUnwindSafe<BoxFuture<'static, HandlerResult>>>;
+
+/// How a single-result handler ended: what it returned (or the panic it
+/// raised), or the error that interrupted it.
+type Finished = Result<std::thread::Result<HandlerResult>, ToolError>;
+
 /// A started handler and what may end it early.
 struct Running<H> {
     def: ToolDefinition,
-    token: Arc<CancellationToken>,
+    token: Cancellation,
     handler: H,
     limit: Option<TimeLimit>,
     /// Made the first time the handler waits.
@@ -84,7 +90,7 @@ impl<H> Running<H> {
         let token = &self.token;
         let cancelled = self
             .cancelled
-            .get_or_insert_with(|| Box::pin(CancellationToken::clone(token).cancelled_owned()));
+            .get_or_insert_with(|| Box::pin(token.token().clone().cancelled_owned()));
         if cancelled.as_mut().poll(cx).is_ready() {
             return Some(ToolError::aborted());
         }
@@ -96,106 +102,254 @@ impl<H> Running<H> {
     }
 }
 
+impl Running<OnceHandler> {
+    /// The handler first: one that answers at once makes no cancellation
+    /// future and no timer.
+    #[inline]
+    fn poll_once(&mut self, cx: &mut Context<'_>) -> Poll<Finished> {
+        match self.handler.poll_unpin(cx) {
+            Poll::Ready(outcome) => Poll::Ready(Ok(outcome)),
+            Poll::Pending => match self.interrupted(cx) {
+                Some(error) => Poll::Ready(Err(error)),
+                None => Poll::Pending,
+            },
+        }
+    }
+}
+
 impl Call {
+    /// A call of `def`, or of a tool that does not exist (`Err`: the
+    /// name it was asked by).
+    #[inline(always)]
     pub(super) fn new(
         registry: ToolRegistry,
         metric: CallMetric,
-        found: Option<ToolDefinition>,
+        found: Result<ToolDefinition, &str>,
         input: Value,
         ctx: ToolContext,
     ) -> Self {
+        let state = match found {
+            Ok(def) => State::Unstarted { def, input, ctx },
+            Err(name) => State::Missing(ToolError::not_found(name)),
+        };
         Call {
-            state: State::Unstarted { found, input, ctx },
+            state,
             registry,
             metric,
         }
     }
 
-    /// Leaves `Unstarted`: the gates, at once when none waits.
-    fn prepare(&mut self, found: Option<ToolDefinition>, input: Value, mut ctx: ToolContext) {
+    /// Leaves `Unstarted`: the gates, at once when none waits, then the
+    /// handler. `Pending` only once a gate or the handler waits.
+    fn begin(&mut self, cx: &mut Context<'_>) -> Poll<Option<ToolEvent>> {
+        let State::Unstarted {
+            def,
+            input,
+            mut ctx,
+        } = std::mem::replace(&mut self.state, State::Done)
+        else {
+            unreachable!()
+        };
         let registry = &self.registry;
-        let prepared = match (found, ctx.auth.take()) {
-            (Some(def), None) if !registry.counts_rate(&ctx) => {
-                registry.prepare_now(def, input, ctx)
+        match ctx.auth.take() {
+            None if !registry.counts_rate(&ctx) => {
+                // Nothing to wait for: the gates run here, on the context
+                // in place.
+                let checked = check_cycle(&def, &ctx).and_then(|()| validate_input(&def, &input));
+                if let Err(error) = checked {
+                    return Poll::Ready(Some(refused(error, &mut self.metric)));
+                }
+                ctx.enter(registry, &def);
+                self.start(def, input, ctx, cx)
             }
-            (Some(def), None) => {
+            None => {
                 // The registry is the future's own: no wrapper to move it.
                 self.state = State::Preparing(Box::pin(registry.clone().prepare(def, input, ctx)));
-                return;
+                self.poll_state(cx)
             }
-            (Some(def), Some(slot)) => {
+            Some(slot) => {
                 self.state = State::Preparing(Box::pin(
                     registry
                         .clone()
                         .prepare_authenticated(def, input, ctx, slot),
                 ));
-                return;
+                self.poll_state(cx)
             }
-            (None, _) => Err(ToolError::not_found(self.metric.tool())),
-        };
-        self.start(prepared);
+        }
     }
 
-    /// Starts the handler of a prepared call, or ends the call with the
-    /// error that refused it.
-    fn start(&mut self, prepared: Result<Prepared, ToolError>) {
+    /// Starts the handler of a call that passed its gates and polls it
+    /// once, or ends the call with the error that refused it. A handler
+    /// that answers at once is settled here: its running state is never
+    /// stored.
+    fn start(
+        &mut self,
+        def: ToolDefinition,
+        input: Value,
+        ctx: ToolContext,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<ToolEvent>> {
         let default_timeout = self.registry.inner.default_timeout;
-        self.state = match prepared.and_then(|p| start(p, default_timeout)) {
-            Ok((def, token, HandlerCall::Once(future), limit)) => State::Once(Running {
-                def,
-                token,
-                handler: AssertUnwindSafe(future).catch_unwind(),
-                limit,
-                cancelled: None,
-                timer: None,
-            }),
-            Ok((def, token, HandlerCall::Stream(events), limit)) => State::Streaming(
-                Running {
+        match start(&def, input, ctx, default_timeout) {
+            Ok((token, HandlerCall::Once(future), limit)) => {
+                let mut run = Running {
                     def,
                     token,
-                    handler: AssertUnwindSafe(events).catch_unwind(),
+                    handler: AssertUnwindSafe(future).catch_unwind(),
                     limit,
                     cancelled: None,
                     timer: None,
-                },
-                Outcome::default(),
-            ),
-            Err(error) => refused(error, &mut self.metric),
+                };
+                match run.poll_once(cx) {
+                    Poll::Ready(finished) => Poll::Ready(Some(self.settle_once(run, finished))),
+                    Poll::Pending => {
+                        self.state = State::Once(run);
+                        Poll::Pending
+                    }
+                }
+            }
+            Ok((token, HandlerCall::Stream(events), limit)) => {
+                self.state = State::Streaming(
+                    Running {
+                        def,
+                        token,
+                        handler: AssertUnwindSafe(events).catch_unwind(),
+                        limit,
+                        cancelled: None,
+                        timer: None,
+                    },
+                    Outcome::default(),
+                );
+                self.poll_state(cx)
+            }
+            Err(error) => Poll::Ready(Some(refused(error, &mut self.metric))),
+        }
+    }
+
+    /// The outcome of a single-result handler that settled (or was
+    /// interrupted): the handler is dropped first, so its resources are
+    /// released before the outcome is reported.
+    #[inline]
+    fn settle_once(&mut self, run: Running<OnceHandler>, finished: Finished) -> ToolEvent {
+        let Running {
+            def,
+            token,
+            handler,
+            limit,
+            ..
+        } = run;
+        drop(handler);
+        let outcome = match finished {
+            Err(error) => ToolEvent::error(error),
+            Ok(Err(payload)) => ToolEvent::error(panicked(&def.name, &*payload)),
+            Ok(Ok(Err(error))) => ToolEvent::error(error),
+            Ok(Ok(Ok(output))) => returned(&def, output),
         };
+        self.finish(outcome, &def, &token, limit.as_ref())
     }
 
     /// The call's last event: the handler (already dropped) settled with
     /// `outcome`.
+    #[inline]
     fn finish(
         &mut self,
-        outcome: ToolEvent,
+        mut outcome: ToolEvent,
         def: &ToolDefinition,
-        token: &Arc<CancellationToken>,
+        token: &Cancellation,
         limit: Option<&TimeLimit>,
     ) -> ToolEvent {
-        let outcome = settled(outcome, token);
-        let outcome = match limit {
-            Some(limit) => limit.settled(outcome),
-            None => outcome,
-        };
+        settled(&mut outcome, token);
+        if let Some(limit) = limit {
+            limit.settled(&mut outcome);
+        }
         // A succeeded call is a change event, whichever surface made it.
         if let ToolEvent::Result { data, .. } = &outcome {
             self.registry.inner.listeners.publish(def, data);
         }
-        self.metric.outcome(outcome)
+        self.metric.outcome(&outcome);
+        outcome
     }
 }
 
-/// A call refused before its handler ran. Not found (hidden included) and
-/// cycles are refused before the call is anything to time: duration 0.
-fn refused(error: ToolError, metric: &mut CallMetric) -> State {
+/// A call refused before its handler ran: its last event. Not found
+/// (hidden included) and cycles are refused before the call is anything
+/// to time: duration 0.
+fn refused(error: ToolError, metric: &mut CallMetric) -> ToolEvent {
     let unmeasured = matches!(error.code, ErrorCode::ToolNotFound | ErrorCode::Cycle);
     let event = ToolEvent::error(error);
-    State::Refused(if unmeasured {
-        metric.unmeasured(event)
+    if unmeasured {
+        metric.unmeasured(&event);
     } else {
-        metric.outcome(event)
-    })
+        metric.outcome(&event);
+    }
+    event
+}
+
+impl Call {
+    /// Polls the call in its current state.
+    fn poll_state(&mut self, cx: &mut Context<'_>) -> Poll<Option<ToolEvent>> {
+        match &mut self.state {
+            State::Unstarted { .. } => self.begin(cx),
+            State::Missing(_) => {
+                let State::Missing(error) = std::mem::replace(&mut self.state, State::Done) else {
+                    unreachable!()
+                };
+                Poll::Ready(Some(refused(error, &mut self.metric)))
+            }
+            State::Preparing(gates) => {
+                let prepared = std::task::ready!(gates.as_mut().poll(cx));
+                self.state = State::Done;
+                match prepared {
+                    Ok(Prepared { def, input, ctx }) => self.start(def, input, ctx, cx),
+                    Err(error) => Poll::Ready(Some(refused(error, &mut self.metric))),
+                }
+            }
+            State::Once(run) => {
+                let finished = std::task::ready!(run.poll_once(cx));
+                let State::Once(run) = std::mem::replace(&mut self.state, State::Done) else {
+                    unreachable!()
+                };
+                Poll::Ready(Some(self.settle_once(run, finished)))
+            }
+            State::Streaming(run, rule) => {
+                // Cancellation and the time limit first, then the
+                // handler's next event.
+                let outcome = loop {
+                    if let Some(error) = run.interrupted(cx) {
+                        break ToolEvent::error(error);
+                    }
+                    match std::task::ready!(run.handler.poll_next_unpin(cx)) {
+                        None => break std::mem::take(rule).end(),
+                        Some(Err(payload)) => {
+                            break ToolEvent::error(panicked(&run.def.name, &*payload))
+                        }
+                        Some(Ok(event)) => match rule.step(&run.def, event) {
+                            Step::Pass(event) => {
+                                telemetry::passed(&event);
+                                return Poll::Ready(Some(event));
+                            }
+                            Step::Held => continue,
+                            Step::End(outcome) => break outcome,
+                        },
+                    }
+                };
+                let State::Streaming(run, _) = std::mem::replace(&mut self.state, State::Done)
+                else {
+                    unreachable!()
+                };
+                let Running {
+                    def,
+                    token,
+                    handler,
+                    limit,
+                    ..
+                } = run;
+                drop(handler);
+                Poll::Ready(Some(self.finish(outcome, &def, &token, limit.as_ref())))
+            }
+            State::Done => Poll::Ready(None),
+        }
+    }
 }
 
 impl Stream for Call {
@@ -203,97 +357,15 @@ impl Stream for Call {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ToolEvent>> {
         let this = self.get_mut();
-        loop {
-            match &mut this.state {
-                State::Unstarted { .. } => {
-                    let State::Unstarted { found, input, ctx } =
-                        std::mem::replace(&mut this.state, State::Done)
-                    else {
-                        unreachable!()
-                    };
-                    this.prepare(found, input, ctx);
-                }
-                State::Preparing(gates) => {
-                    let prepared = std::task::ready!(gates.as_mut().poll(cx));
-                    this.start(prepared);
-                }
-                State::Refused(_) => {
-                    let State::Refused(event) = std::mem::replace(&mut this.state, State::Done)
-                    else {
-                        unreachable!()
-                    };
-                    return Poll::Ready(Some(event));
-                }
-                State::Once(run) => {
-                    // The handler first: one that answers at once makes
-                    // no cancellation future and no timer.
-                    let finished = match run.handler.poll_unpin(cx) {
-                        Poll::Ready(outcome) => Ok(outcome),
-                        Poll::Pending => match run.interrupted(cx) {
-                            Some(error) => Err(error),
-                            None => return Poll::Pending,
-                        },
-                    };
-                    let State::Once(run) = std::mem::replace(&mut this.state, State::Done) else {
-                        unreachable!()
-                    };
-                    let Running {
-                        def,
-                        token,
-                        handler,
-                        limit,
-                        ..
-                    } = run;
-                    // Drop the handler before reporting, so its resources
-                    // are released first.
-                    drop(handler);
-                    let outcome = match finished {
-                        Err(error) => ToolEvent::error(error),
-                        Ok(Err(payload)) => ToolEvent::error(panicked(&def.name, &*payload)),
-                        Ok(Ok(Err(error))) => ToolEvent::error(error),
-                        Ok(Ok(Ok(output))) => returned(&def, output),
-                    };
-                    let last = this.finish(outcome, &def, &token, limit.as_ref());
-                    return Poll::Ready(Some(last));
-                }
-                State::Streaming(run, rule) => {
-                    // Cancellation and the time limit first, then the
-                    // handler's next event.
-                    let outcome = if let Some(error) = run.interrupted(cx) {
-                        ToolEvent::error(error)
-                    } else {
-                        match std::task::ready!(run.handler.poll_next_unpin(cx)) {
-                            None => std::mem::take(rule).end(),
-                            Some(Err(payload)) => {
-                                ToolEvent::error(panicked(&run.def.name, &*payload))
-                            }
-                            Some(Ok(event)) => match rule.step(&run.def, event) {
-                                Step::Pass(event) => {
-                                    telemetry::passed(&event);
-                                    return Poll::Ready(Some(event));
-                                }
-                                Step::Held => continue,
-                                Step::End(outcome) => outcome,
-                            },
-                        }
-                    };
-                    let State::Streaming(run, _) = std::mem::replace(&mut this.state, State::Done)
-                    else {
-                        unreachable!()
-                    };
-                    let Running {
-                        def,
-                        token,
-                        handler,
-                        limit,
-                        ..
-                    } = run;
-                    drop(handler);
-                    let last = this.finish(outcome, &def, &token, limit.as_ref());
-                    return Poll::Ready(Some(last));
-                }
-                State::Done => return Poll::Ready(None),
-            }
+        // Polled inside the call's span, so the handler, its composed
+        // calls (child spans) and its log lines are in it. A span no
+        // subscriber wants has nothing to enter.
+        let span = this.metric.span();
+        if span.is_disabled() {
+            return this.poll_state(cx);
         }
+        let span = span.clone();
+        let _entered = span.enter();
+        this.poll_state(cx)
     }
 }

@@ -44,12 +44,11 @@ use std::time::Duration;
 use futures::Stream;
 use serde_json::Value;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use self::call::Call;
 use self::metric::CallMetric;
-use crate::context::ToolContext;
+use crate::context::{Cancellation, ToolContext};
 use crate::definition::{HandlerCall, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
@@ -183,6 +182,7 @@ impl ToolRegistry {
         self.invoke_found(Some(def), "", input, ctx)
     }
 
+    #[inline(always)]
     fn invoke_found(
         &self,
         found: Option<ToolDefinition>,
@@ -191,18 +191,17 @@ impl ToolRegistry {
         ctx: ToolContext,
     ) -> ToolEventStream {
         let registry = self.clone();
-        let tool = match &found {
-            Some(def) => Arc::clone(def.name_arc()),
-            None => Arc::from(name),
-        };
-        let span = telemetry::call_span(&tool);
-        let metric = CallMetric::start(self.inner.metrics.as_ref(), tool, span.clone());
-        // Polled inside the call's span: the handler, its composed calls
-        // (child spans) and its log lines are in it.
-        Box::pin(telemetry::Instrumented::new(
-            Call::new(registry, metric, found, input, ctx),
+        let found = found.ok_or(name);
+        let span = telemetry::call_span(found.as_ref().map_or(name, |def| &def.name));
+        let metric = CallMetric::start(
+            self.inner.metrics.as_ref(),
+            || match &found {
+                Ok(def) => Arc::clone(def.name_arc()),
+                Err(name) => Arc::from(*name),
+            },
             span,
-        ))
+        );
+        Box::pin(Call::new(registry, metric, found, input, ctx))
     }
 
     /// Steps before the handler of an unauthenticated call, after look-up:
@@ -221,28 +220,16 @@ impl ToolRegistry {
         self.validated(def, input, ctx)
     }
 
-    /// [`prepare`](Self::prepare) of a call no rate limit counts: nothing
-    /// to wait for.
-    fn prepare_now(
-        &self,
-        def: ToolDefinition,
-        input: Value,
-        ctx: ToolContext,
-    ) -> Result<Prepared, ToolError> {
-        check_cycle(&def, &ctx)?;
-        self.validated(def, input, ctx)
-    }
-
     /// The input checked, and the handler's context entered.
     #[inline(always)]
     fn validated(
         &self,
         def: ToolDefinition,
         input: Value,
-        ctx: ToolContext,
+        mut ctx: ToolContext,
     ) -> Result<Prepared, ToolError> {
         validate_input(&def, &input)?;
-        let ctx = ctx.enter(self, &def);
+        ctx.enter(self, &def);
         Ok(Prepared { def, input, ctx })
     }
 
@@ -250,7 +237,7 @@ impl ToolRegistry {
     /// registry with limits, that the host did not count already.
     #[inline(always)]
     fn counts_rate(&self, ctx: &ToolContext) -> bool {
-        self.inner.rate_limits.is_some() && ctx.call_stack.is_empty() && !ctx.rate_limit_charged()
+        self.inner.rate_limits.is_some() && ctx.call_stack().is_empty() && !ctx.rate_limit_charged()
     }
 
     /// Steps before the handler of an authenticated call, after look-up:
@@ -302,11 +289,12 @@ impl ToolRegistry {
                 std::task::Poll::Pending => tokio::select! {
                     biased;
                     admitted = gates => admitted?,
-                    _ = ctx.cancellation.cancelled() => return Err(ToolError::aborted()),
+                    _ = ctx.cancellation.token().cancelled() => return Err(ToolError::aborted()),
                 },
             }
         };
-        let mut ctx = ctx.enter_with_stack(&self, stack);
+        let mut ctx = ctx;
+        ctx.enter_with_stack(&self, stack);
         ctx.auth = Some(admitted.into_slot());
         if let Some(auth) = ctx.auth() {
             telemetry::record_principal(&auth.principal().id);
@@ -350,30 +338,27 @@ impl ToolRegistry {
     }
 }
 
-/// A started call: the definition, its token, the pending handler and its
-/// time limit, if one applies.
-type Started = (
-    ToolDefinition,
-    Arc<CancellationToken>,
-    HandlerCall,
-    Option<TimeLimit>,
-);
+/// A started call: its token, the pending handler and its time limit, if
+/// one applies.
+type Started = (Cancellation, HandlerCall, Option<TimeLimit>);
 
-/// Starts a prepared call: an already-cancelled call is `ABORTED` and one
-/// whose time is already up is `TIMEOUT`, without running; otherwise the
-/// handler is called (a panic while it builds its future is `INTERNAL`)
-/// and its pending call returned with the token and its time limit.
-fn start(prepared: Prepared, default_timeout: Option<Duration>) -> Result<Started, ToolError> {
-    let Prepared {
-        def,
-        input,
-        mut ctx,
-    } = prepared;
-    let token = Arc::clone(&ctx.cancellation);
+/// Starts a call that passed its gates, with its handler's context: an
+/// already-cancelled call is `ABORTED` and one whose time is already up
+/// is `TIMEOUT`, without running; otherwise the handler is called (a
+/// panic while it builds its future is `INTERNAL`) and its pending call
+/// returned with the token and its time limit.
+#[inline(always)]
+fn start(
+    def: &ToolDefinition,
+    input: Value,
+    mut ctx: ToolContext,
+    default_timeout: Option<Duration>,
+) -> Result<Started, ToolError> {
+    let token = ctx.cancellation.clone();
     if token.is_cancelled() {
         return Err(ToolError::aborted());
     }
-    let limit = time_limit_of(&def, default_timeout, &mut ctx);
+    let limit = time_limit_of(def, default_timeout, &mut ctx);
     if let Some(limit) = &limit {
         if limit.left.is_zero() {
             return Err(limit.error());
@@ -386,7 +371,7 @@ fn start(prepared: Prepared, default_timeout: Option<Duration>) -> Result<Starte
         .expect("registration refuses tools without a handler");
     let call = std::panic::catch_unwind(AssertUnwindSafe(|| handler(input, ctx)))
         .map_err(|payload| panicked(&def.name, &*payload))??;
-    Ok((def, token, call, limit))
+    Ok((token, call, limit))
 }
 
 /// When a call must end, and the error it then ends with.
@@ -407,13 +392,11 @@ impl TimeLimit {
     /// `TIMEOUT` when its time was up by then, whatever it returned (a
     /// parent that settles on its timed-out child's answer at its own
     /// deadline timed out too). Cancellation is checked first.
-    fn settled(&self, outcome: ToolEvent) -> ToolEvent {
+    fn settled(&self, outcome: &mut ToolEvent) {
         let aborted =
             matches!(&outcome, ToolEvent::Error { code, .. } if *code == ErrorCode::Aborted);
         if !aborted && Instant::now() >= self.deadline {
-            ToolEvent::error(self.error())
-        } else {
-            outcome
+            *outcome = ToolEvent::error(self.error());
         }
     }
 }
@@ -453,10 +436,11 @@ fn time_limit_of(
 
 /// Step 2: a tool already on the call stack is a cycle.
 #[inline(always)]
-fn check_cycle(def: &ToolDefinition, ctx: &ToolContext) -> Result<(), ToolError> {
+pub(super) fn check_cycle(def: &ToolDefinition, ctx: &ToolContext) -> Result<(), ToolError> {
     let name = def.name.as_str();
-    if ctx.call_stack.iter().any(|n| &**n == name) {
-        let chain: Vec<&str> = ctx.call_stack.iter().map(|n| &**n).chain([name]).collect();
+    let stack = ctx.call_stack();
+    if stack.iter().any(|n| &**n == name) {
+        let chain: Vec<&str> = stack.iter().map(|n| &**n).chain([name]).collect();
         return Err(ToolError::new(
             ErrorCode::Cycle,
             format!("Cycle detected: {}", chain.join(" -> ")),
@@ -467,7 +451,7 @@ fn check_cycle(def: &ToolDefinition, ctx: &ToolContext) -> Result<(), ToolError>
 
 /// Step 4: the input against the enforced schema (compiled once).
 #[inline(always)]
-fn validate_input(def: &ToolDefinition, input: &Value) -> Result<(), ToolError> {
+pub(super) fn validate_input(def: &ToolDefinition, input: &Value) -> Result<(), ToolError> {
     let compiled = def
         .compiled()
         .map_err(|reason| ToolError::internal(reason.to_owned()))?;

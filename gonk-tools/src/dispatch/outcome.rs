@@ -1,10 +1,8 @@
 //! The outcome rule: what dispatch makes of a handler's events, so that
 //! every call's stream ends with exactly one outcome event, last.
 
-use std::sync::Arc;
-
+use crate::context::Cancellation;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use crate::definition::{ToolDefinition, ValidateOutput};
 use crate::error::{ErrorCode, ToolError};
@@ -61,6 +59,7 @@ impl Outcome {
 }
 
 /// The outcome of a handler's single return value.
+#[inline]
 pub(super) fn returned(def: &ToolDefinition, output: ToolOutput<Value>) -> ToolEvent {
     match check_output(def, &output.data) {
         Ok(()) => ToolEvent::Result {
@@ -74,11 +73,10 @@ pub(super) fn returned(def: &ToolDefinition, output: ToolOutput<Value>) -> ToolE
 /// The outcome of a handler that settled, as the caller sees it: `ABORTED`
 /// when its token fired before it settled (whatever it returned; the check
 /// is one read of the token, after the handler is done).
-pub(super) fn settled(outcome: ToolEvent, token: &Arc<CancellationToken>) -> ToolEvent {
+#[inline]
+pub(super) fn settled(outcome: &mut ToolEvent, token: &Cancellation) {
     if token.is_cancelled() {
-        ToolEvent::error(ToolError::aborted())
-    } else {
-        outcome
+        *outcome = ToolEvent::error(ToolError::aborted());
     }
 }
 

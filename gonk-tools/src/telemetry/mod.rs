@@ -27,14 +27,12 @@
 //! figures, with and without the OTLP pipeline).
 
 pub mod attributes;
-mod instrument;
 #[cfg(feature = "otel")]
 pub mod otel;
 mod trace_context;
 
 use tracing::Span;
 
-pub(crate) use self::instrument::Instrumented;
 pub use self::trace_context::{TraceContext, BAGGAGE, TRACEPARENT, TRACESTATE};
 use crate::definition::ApprovalTier;
 use crate::error::ErrorCode;
