@@ -122,6 +122,18 @@ fn request_id(value: &Value) -> Option<RequestId> {
 /// Reads one message (a stdio line without its newline, or an HTTP body).
 pub(crate) fn read(bytes: &[u8]) -> Inbound {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    // The requests every call path serves are read once, typed, from the
+    // bytes; anything else, or anything that fails that read, is read
+    // below as before, for the same message or the same error answer.
+    if let Some(request) = hot::read(bytes) {
+        return Inbound::Message(Box::new(JsonRpcMessage::Request(request)));
+    }
+    read_value(bytes)
+}
+
+/// [`read`] through a [`Value`]: every message the typed read in [`hot`]
+/// does not take, and every JSON-RPC error answer.
+fn read_value(bytes: &[u8]) -> Inbound {
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(value) => value,
         Err(error) => {
@@ -295,6 +307,274 @@ fn hot_request(value: &Value) -> Option<JsonRpcRequest<ClientRequest>> {
     Some(JsonRpcRequest::new(id, request))
 }
 
+/// The typed read of a hot request (`tools/call`, `tools/list`,
+/// `resources/read`, `prompts/get`) straight from its bytes, in one pass
+/// with no [`Value`]: what [`read_value`] would give for it, as
+/// [`hot_request`] reads it, made with the checks [`read_value`] makes on
+/// its way there. Any doubt gives `None` and the message goes to
+/// [`read_value`], for its message or its error answer, unchanged:
+/// another method, a key other than `jsonrpc`, `id`, `method` and
+/// `params` that marks a response (`result`, `error`), a known key twice,
+/// `params` before `method` (its kind is not known yet), `jsonrpc` not
+/// `"2.0"` or `id` neither a string nor an `i64`, `params` not an object,
+/// params their kind cannot read, or JSON that does not parse.
+mod hot {
+    use std::fmt;
+
+    use rmcp::model::{
+        CallToolRequestParams, ClientRequest, GetPromptRequestParams, JsonRpcRequest,
+        ListToolsRequest, PaginatedRequestParams, ReadResourceRequestParams, Request, RequestId,
+        RequestMetaObject,
+    };
+    use serde::de::value::MapAccessDeserializer;
+    use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+    use serde::Deserialize;
+
+    /// `None`: not a hot request read here (see the module).
+    pub(super) fn read(bytes: &[u8]) -> Option<JsonRpcRequest<ClientRequest>> {
+        let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+        let request = deserializer.deserialize_map(Message).ok()?;
+        deserializer.end().ok()?;
+        Some(request)
+    }
+
+    /// The error that sends a message to the `Value` read; its text is
+    /// never shown.
+    fn other<E: de::Error>() -> E {
+        E::custom("not a hot request")
+    }
+
+    #[derive(Clone, Copy)]
+    enum Kind {
+        CallTool,
+        ListTools,
+        ReadResource,
+        GetPrompt,
+    }
+
+    enum Params {
+        CallTool(CallToolRequestParams),
+        ListTools(PaginatedRequestParams),
+        ReadResource(ReadResourceRequestParams),
+        GetPrompt(GetPromptRequestParams),
+    }
+
+    /// A top-level key.
+    enum Key {
+        Jsonrpc,
+        Id,
+        Method,
+        Params,
+        /// `result` or `error`: a response, not a request.
+        Response,
+        Other,
+    }
+
+    impl<'de> Deserialize<'de> for Key {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct KeyVisitor;
+            impl Visitor<'_> for KeyVisitor {
+                type Value = Key;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("a key")
+                }
+                fn visit_str<E: de::Error>(self, key: &str) -> Result<Key, E> {
+                    Ok(match key {
+                        "jsonrpc" => Key::Jsonrpc,
+                        "id" => Key::Id,
+                        "method" => Key::Method,
+                        "params" => Key::Params,
+                        "result" | "error" => Key::Response,
+                        _ => Key::Other,
+                    })
+                }
+            }
+            deserializer.deserialize_identifier(KeyVisitor)
+        }
+    }
+
+    /// `"2.0"` as `jsonrpc`'s value; anything else is an error.
+    struct Version;
+
+    impl<'de> Deserialize<'de> for Version {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct VersionVisitor;
+            impl Visitor<'_> for VersionVisitor {
+                type Value = Version;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("\"2.0\"")
+                }
+                fn visit_str<E: de::Error>(self, version: &str) -> Result<Version, E> {
+                    (version == "2.0").then_some(Version).ok_or_else(other)
+                }
+            }
+            deserializer.deserialize_str(VersionVisitor)
+        }
+    }
+
+    /// A valid request id, as `request_id` takes it from a `Value`: a
+    /// string, or an integer that fits an `i64`.
+    struct Id(RequestId);
+
+    impl<'de> Deserialize<'de> for Id {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct IdVisitor;
+            impl Visitor<'_> for IdVisitor {
+                type Value = Id;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("a string or an integer")
+                }
+                fn visit_i64<E: de::Error>(self, id: i64) -> Result<Id, E> {
+                    Ok(Id(RequestId::Number(id)))
+                }
+                fn visit_u64<E: de::Error>(self, id: u64) -> Result<Id, E> {
+                    let id = i64::try_from(id).map_err(|_| other::<E>())?;
+                    Ok(Id(RequestId::Number(id)))
+                }
+                fn visit_str<E: de::Error>(self, id: &str) -> Result<Id, E> {
+                    Ok(Id(RequestId::String(id.into())))
+                }
+            }
+            deserializer.deserialize_any(IdVisitor)
+        }
+    }
+
+    /// The method's kind; a method not read here is an error.
+    impl<'de> Deserialize<'de> for Kind {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct KindVisitor;
+            impl Visitor<'_> for KindVisitor {
+                type Value = Kind;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("a hot method")
+                }
+                fn visit_str<E: de::Error>(self, method: &str) -> Result<Kind, E> {
+                    match method {
+                        "tools/call" => Ok(Kind::CallTool),
+                        "tools/list" => Ok(Kind::ListTools),
+                        "resources/read" => Ok(Kind::ReadResource),
+                        "prompts/get" => Ok(Kind::GetPrompt),
+                        _ => Err(other()),
+                    }
+                }
+            }
+            deserializer.deserialize_str(KindVisitor)
+        }
+    }
+
+    /// `params` of `kind`: an object only (a derived struct would also
+    /// take an array, which `read_value` refuses), read as rmcp's params
+    /// type with its `_meta` in the type's own `meta` field.
+    struct ParamsSeed(Kind);
+
+    impl<'de> DeserializeSeed<'de> for ParamsSeed {
+        type Value = Params;
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Params, D::Error> {
+            deserializer.deserialize_map(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for ParamsSeed {
+        type Value = Params;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Params, A::Error> {
+            let map = MapAccessDeserializer::new(map);
+            Ok(match self.0 {
+                Kind::CallTool => Params::CallTool(Deserialize::deserialize(map)?),
+                Kind::ListTools => Params::ListTools(Deserialize::deserialize(map)?),
+                Kind::ReadResource => Params::ReadResource(Deserialize::deserialize(map)?),
+                Kind::GetPrompt => Params::GetPrompt(Deserialize::deserialize(map)?),
+            })
+        }
+    }
+
+    /// rmcp's request of `params`, as its `Request` deserializer makes
+    /// it: `_meta` moved from the params into the extensions.
+    fn request<M: Default, P>(params: P, meta: Option<RequestMetaObject>) -> Request<M, P> {
+        let mut request = Request::new(params);
+        if let Some(meta) = meta {
+            request.extensions.insert(meta);
+        }
+        request
+    }
+
+    /// The whole message.
+    struct Message;
+
+    impl<'de> Visitor<'de> for Message {
+        type Value = JsonRpcRequest<ClientRequest>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON-RPC request")
+        }
+        fn visit_map<A: MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<JsonRpcRequest<ClientRequest>, A::Error> {
+            let mut version = None;
+            let mut id = None;
+            let mut kind = None;
+            let mut params = None;
+            while let Some(key) = map.next_key()? {
+                match key {
+                    Key::Jsonrpc if version.is_none() => {
+                        version = Some(map.next_value::<Version>()?)
+                    }
+                    Key::Id if id.is_none() => id = Some(map.next_value::<Id>()?.0),
+                    Key::Method if kind.is_none() => kind = Some(map.next_value::<Kind>()?),
+                    Key::Params if params.is_none() => {
+                        // Its kind must be known to read it in this pass.
+                        let kind = kind.ok_or_else(other)?;
+                        params = Some(map.next_value_seed(ParamsSeed(kind))?);
+                    }
+                    Key::Other => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                    _ => return Err(other()),
+                }
+            }
+            let (Some(Version), Some(id), Some(kind)) = (version, id, kind) else {
+                return Err(other());
+            };
+            let request = match (kind, params) {
+                (Kind::CallTool, Some(Params::CallTool(mut params))) => {
+                    let meta = params.meta.take();
+                    ClientRequest::CallToolRequest(request(params, meta))
+                }
+                (Kind::ListTools, None) => ClientRequest::ListToolsRequest(ListToolsRequest {
+                    method: Default::default(),
+                    params: None,
+                    extensions: Default::default(),
+                }),
+                (Kind::ListTools, Some(Params::ListTools(mut params))) => {
+                    let meta = params.meta.take();
+                    let mut list = ListToolsRequest {
+                        method: Default::default(),
+                        params: Some(params),
+                        extensions: Default::default(),
+                    };
+                    if let Some(meta) = meta {
+                        list.extensions.insert(meta);
+                    }
+                    ClientRequest::ListToolsRequest(list)
+                }
+                (Kind::ReadResource, Some(Params::ReadResource(mut params))) => {
+                    let meta = params.meta.take();
+                    ClientRequest::ReadResourceRequest(request(params, meta))
+                }
+                (Kind::GetPrompt, Some(Params::GetPrompt(mut params))) => {
+                    let meta = params.meta.take();
+                    ClientRequest::GetPromptRequest(request(params, meta))
+                }
+                // Without params (rmcp's error), or a second kind.
+                _ => return Err(other()),
+            };
+            Ok(JsonRpcRequest::new(id, request))
+        }
+    }
+}
+
 fn check<T: DeserializeOwned>(method: &str, params: Option<&Value>) -> Option<String> {
     let mut request = json!({ "method": method });
     if let Some(params) = params {
@@ -448,6 +728,8 @@ mod tests {
         let lines = [
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#.to_owned(),
             format!(r#"{{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{{"name":"add","arguments":{{}},{meta}}}}}"#),
+            r#"{"jsonrpc":"2\u002e0","id":1,"method":"tools/call","params":{"name":"add"}}"#.to_owned(),
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"add\"}}\r\n".to_owned(),
             r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.to_owned(),
             format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{{"cursor":"c",{meta}}}}}"#),
             r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"notes://1"}}"#.to_owned(),
@@ -471,6 +753,103 @@ mod tests {
         )
         .unwrap();
         assert!(hot_request(&bad).is_none());
+    }
+
+    /// What `read` gives for `text`, to compare: a message as its JSON and
+    /// its `_meta` extension (the JSON merges it into the params).
+    fn outcome(inbound: Inbound) -> String {
+        match inbound {
+            Inbound::Message(message) => {
+                let meta = match &*message {
+                    JsonRpcMessage::Request(request) => {
+                        use rmcp::model::GetExtensions as _;
+                        let meta = request.request.extensions().get::<RequestMetaObject>();
+                        format!("{meta:?}")
+                    }
+                    _ => String::new(),
+                };
+                format!("message {} {meta}", serde_json::to_value(&message).unwrap())
+            }
+            other => format!("{other:?}"),
+        }
+    }
+
+    /// The typed read gives what the `Value` read gives, or leaves the
+    /// message to it.
+    fn read_as_value_reads(text: &str) -> bool {
+        let bytes = text.as_bytes();
+        let typed = hot::read(bytes).is_some();
+        assert_eq!(outcome(read(bytes)), outcome(read_value(bytes)), "{text}");
+        typed
+    }
+
+    #[test]
+    fn the_typed_read_of_a_hot_request_is_the_value_read() {
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":7}"#;
+        let typed = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#.to_owned(),
+            format!(r#"{{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{{"name":"add","arguments":{{}},{meta}}}}}"#),
+            format!(r#"{{"id":"x","method":"tools/call","params":{{{meta},"name":"add"}},"jsonrpc":"2.0"}}"#),
+            r#" { "jsonrpc" : "2.0" , "id" : -3 , "method" : "tools/call" , "params" : { "name" : "a\u00e9\"b" , "arguments" : { "x" : [1.5, 2e3, null, {"y": "z"}], "x": 7 }, "extra": true } , "also": [1] } "#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":9223372036854775807,"method":"tools/call","params":{"name":"n","_meta":null,"arguments":null}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":"","method":"tools/call","params":{"name":"n","requestState":"s","inputResponses":{"q":{"action":"accept"}}}}"#.to_owned(),
+            r#"{"jsonrpc":"2\u002e0","id":1,"method":"tools/call","params":{"name":"add"}}"#.to_owned(),
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"add\"}}\r\n".to_owned(),
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"unknown":1}}"#.to_owned(),
+            format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{{"cursor":"c",{meta}}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{{{meta}}}}}"#),
+            r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"notes://1"}}"#.to_owned(),
+            format!(r#"{{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{{"uri":"notes://1",{meta}}}}}"#),
+            r#"{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"p","arguments":{"k":"v"}}}"#.to_owned(),
+            format!(r#"{{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{{"name":"p",{meta}}}}}"#),
+        ];
+        for text in &typed {
+            assert!(read_as_value_reads(text), "{text} is read typed");
+        }
+        // Left to the `Value` read, which serves some and answers the rest.
+        let left = [
+            // Other methods and kinds of message.
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"},"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"},"error":null}"#,
+            // Served by the `Value` read all the same.
+            r#"{"jsonrpc":"2.0","id":1,"params":{"name":"add"},"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"add"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":5}}"#,
+            // Answered with an error.
+            r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"add"}}"#,
+            r#"{"id":1,"method":"tools/call","params":{"name":"add"}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","id":null,"params":{"name":"add"}}"#,
+            r#"{"jsonrpc":"2.0","id":1.0,"method":"tools/call","params":{"name":"add"}}"#,
+            r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/call","params":{"name":"add"}}"#,
+            r#"{"jsonrpc":"2.0","id":[1],"method":"tools/call","params":{"name":"add"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[null,"add"]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":"oops"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":5}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{}}"#,
+            r#"["2.0",1,"tools/call",{"name":"add"}]"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add"}}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add"}} x"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add"}"#,
+        ];
+        for text in left {
+            assert!(
+                !read_as_value_reads(text),
+                "{text} is left to the Value read"
+            );
+        }
     }
 
     fn served(text: &str) -> ClientJsonRpcMessage {
