@@ -260,7 +260,7 @@ pub(crate) async fn serve_stateless(
         .unwrap_or(ProtocolVersion::V_2025_03_26);
     let peer_info =
         InitializeRequestParams::new(ClientCapabilities::default(), Implementation::default())
-            .with_protocol_version(version);
+            .with_protocol_version(version.clone());
     request.request.extensions_mut().insert(parts);
     let (transport, mut receiver) =
         OneshotTransport::<RoleServer>::new(ClientJsonRpcMessage::Request(request));
@@ -295,8 +295,13 @@ pub(crate) async fn serve_stateless(
         ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)
     ) {
         // The whole answer: nothing the handler sends after it could be
-        // delivered, so a handler still running stops.
-        request_cancel.cancel();
+        // delivered, so a handler still running stops. A 2025 request's
+        // answer is its handler's end, so there is nothing to stop, and
+        // cancelling would only wake the serve loop (as rmcp, which
+        // cancels in the 2026 era only).
+        if !version.has_initialize() {
+            request_cancel.cancel();
+        }
         let status = status_of(&first);
         let mut response =
             Response::new(Body::from(serde_json::to_vec(&first).unwrap_or_default()));
