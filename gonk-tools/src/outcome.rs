@@ -48,6 +48,10 @@ impl<T> From<T> for ToolOutput<T> {
 /// returns it. For any other stream the same rule decides: an `error` wins
 /// over any `result`; otherwise the last `result`; a stream with neither
 /// gives `NO_RESULT` ("Tool produced no result").
+///
+/// The stream is read to its end, or until its
+/// [`size_hint`](Stream::size_hint) says no item follows (a call's stream
+/// says so once it gave its outcome).
 pub async fn collect_tool_outcome<S>(
     events: S,
     mut on_event: impl FnMut(&ToolEvent),
@@ -80,10 +84,56 @@ where
             }
             _ => {}
         }
+        if events.size_hint().1 == Some(0) {
+            return std::task::Poll::Ready(());
+        }
     })
     .await;
     if let Some(error) = error {
         return Err(error);
     }
     result.ok_or_else(|| ToolError::new(ErrorCode::NoResult, "Tool produced no result"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use futures::Stream;
+    use serde_json::json;
+
+    use super::collect_tool_outcome;
+    use crate::event::ToolEvent;
+
+    /// One result, then a `size_hint` that says nothing follows; polling
+    /// it again panics.
+    struct OneThenSaysDone(bool);
+
+    impl Stream for OneThenSaysDone {
+        type Item = ToolEvent;
+
+        fn poll_next(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<ToolEvent>> {
+            assert!(!self.0, "polled after its size_hint said it was done");
+            self.0 = true;
+            Poll::Ready(Some(ToolEvent::Result {
+                data: json!(5),
+                display: None,
+            }))
+        }
+
+        fn size_hint(&self) -> (usize, Option<usize>) {
+            if self.0 {
+                (0, Some(0))
+            } else {
+                (1, None)
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_says_it_is_done_is_not_polled_again() {
+        let outcome = collect_tool_outcome(OneThenSaysDone(false), |_| {}).await;
+        assert_eq!(outcome.unwrap().data, json!(5));
+    }
 }

@@ -355,8 +355,19 @@ impl Call {
 impl Stream for Call {
     type Item = ToolEvent;
 
+    /// Exact once the call gave its outcome: nothing follows it.
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self.state {
+            State::Done => (0, Some(0)),
+            _ => (1, None),
+        }
+    }
+
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ToolEvent>> {
         let this = self.get_mut();
+        if let State::Done = this.state {
+            return Poll::Ready(None);
+        }
         // Polled inside the call's span, so the handler, its composed
         // calls (child spans) and its log lines are in it. A span no
         // subscriber wants has nothing to enter.

@@ -32,6 +32,7 @@ struct Recorder {
 
 impl CallMetric {
     /// `tool` is asked only when a sink wants records.
+    #[inline(always)]
     pub(super) fn start(
         sink: Option<&Arc<dyn MetricsSink>>,
         tool: impl FnOnce() -> Arc<str>,
