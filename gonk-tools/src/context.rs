@@ -70,6 +70,18 @@ pub type InputStream = Pin<Box<dyn Stream<Item = InputChunk> + Send>>;
 /// handler (see [`ToolContext::notify`]).
 pub type NotifyFn = dyn Fn(&ToolEvent) + Send + Sync;
 
+/// Where a call's notifications go: a [`NotifyFn`] callback, or a
+/// surface's own queue shared as it is (no closure to allocate around it).
+pub(crate) trait NotifySink: Send + Sync {
+    fn notify(&self, event: &ToolEvent);
+}
+
+impl<F: Fn(&ToolEvent) + Send + Sync> NotifySink for F {
+    fn notify(&self, event: &ToolEvent) {
+        self(event)
+    }
+}
+
 /// One log line, as a [`LogSink`] receives it.
 #[derive(Debug)]
 pub struct LogRecord<'a> {
@@ -220,7 +232,7 @@ pub struct ToolContext {
 pub(crate) struct Exchange {
     input: Option<Arc<Mutex<Option<InputStream>>>>,
     pub(crate) asker: Option<Arc<crate::ask::AskSlot>>,
-    notify: Option<Arc<NotifyFn>>,
+    notify: Option<Arc<dyn NotifySink>>,
 }
 
 impl Exchange {
@@ -646,10 +658,14 @@ impl ToolContext {
     /// Receives progress and log events sent with [`notify`](Self::notify),
     /// instead of any callback set before (see
     /// [`also_notify`](Self::also_notify) to keep it).
-    pub fn with_notify(mut self, notify: impl Fn(&ToolEvent) + Send + Sync + 'static) -> Self {
-        self.exchange = Exchange::changed(self.exchange.as_ref(), |e| {
-            e.notify = Some(Arc::new(notify))
-        });
+    pub fn with_notify(self, notify: impl Fn(&ToolEvent) + Send + Sync + 'static) -> Self {
+        self.with_notify_sink(Arc::new(notify))
+    }
+
+    /// [`with_notify`](Self::with_notify) with a sink already shared.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn with_notify_sink(mut self, sink: Arc<dyn NotifySink>) -> Self {
+        self.exchange = Exchange::changed(self.exchange.as_ref(), |e| e.notify = Some(sink));
         self
     }
 
@@ -683,10 +699,10 @@ impl ToolContext {
     /// ```
     pub fn also_notify(mut self, notify: impl Fn(&ToolEvent) + Send + Sync + 'static) -> Self {
         let first = self.exchange.as_ref().and_then(|e| e.notify.clone());
-        let chained: Arc<NotifyFn> = match first {
+        let chained: Arc<dyn NotifySink> = match first {
             None => Arc::new(notify),
             Some(first) => Arc::new(move |event: &ToolEvent| {
-                first(event);
+                first.notify(event);
                 notify(event);
             }),
         };
@@ -763,7 +779,7 @@ impl ToolContext {
     /// non-streaming handler report progress.
     pub fn notify(&self, event: &ToolEvent) {
         if let Some(notify) = self.exchange.as_ref().and_then(|e| e.notify.as_ref()) {
-            notify(event);
+            notify.notify(event);
         }
     }
 

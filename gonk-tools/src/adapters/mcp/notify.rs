@@ -16,7 +16,7 @@ use rmcp::RoleServer;
 use serde_json::{json, Map, Value};
 use tokio::sync::Notify;
 
-use crate::context::{LogRecord, LogSink, TracingLog};
+use crate::context::{LogRecord, LogSink, NotifySink, TracingLog};
 use crate::event::{LogLevel, ToolEvent};
 
 /// `_meta` key of a log notification naming the progress token of the call
@@ -169,6 +169,19 @@ impl LogSink for OutboundQueue {
                 meta: record.meta.cloned(),
             },
         });
+    }
+}
+
+/// The call's queue takes what the tool sends with `ctx.notify` too
+/// (progress and log events; anything else is not a notification).
+impl NotifySink for OutboundQueue {
+    fn notify(&self, event: &ToolEvent) {
+        if matches!(event, ToolEvent::Progress { .. } | ToolEvent::Log { .. }) {
+            self.send(Outbound {
+                tool: None,
+                event: event.clone(),
+            });
+        }
     }
 }
 

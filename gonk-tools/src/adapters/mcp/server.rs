@@ -32,7 +32,7 @@ use super::telemetry::ServerSpan;
 use super::tools;
 use super::{McpServerOptions, WriteToolPolicy};
 use crate::ask::Asker;
-use crate::context::{LogSink, ToolContext};
+use crate::context::{LogSink, NotifySink, ToolContext};
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
@@ -60,7 +60,9 @@ pub struct McpRequestContext {
     peer: Peer<RoleServer>,
     request_id: RequestId,
     progress_token: Option<ProgressToken>,
-    http: Option<http::request::Parts>,
+    /// Lent by the call, like `stateless`: a deep copy of the head (its
+    /// header map, its extensions) cost more than the rest of the context.
+    http: Option<Arc<http::request::Parts>>,
     /// The request's own `_meta` in the stateless era (2026-07-28 on),
     /// where it names the protocol version and the client's capabilities;
     /// `None` on a 2025 session, where the session's handshake did. Lent by
@@ -88,7 +90,7 @@ impl McpRequestContext {
     /// The HTTP request head (method, URI, headers, extensions), over the
     /// streamable-HTTP transport.
     pub fn http_request(&self) -> Option<&http::request::Parts> {
-        self.http.as_ref()
+        self.http.as_deref()
     }
 
     /// The protocol version this request speaks: the one its `_meta`
@@ -410,6 +412,7 @@ impl McpServer {
         &self,
         mut request: CallToolRequestParams,
         context: &mut RequestContext<RoleServer>,
+        http: Option<Arc<http::request::Parts>>,
     ) -> Result<Called, ErrorData> {
         let input_responses = request.input_responses.take();
         let sealed_state = request.request_state.take();
@@ -436,11 +439,9 @@ impl McpServer {
                 .unwrap_or(Value::Null);
         }
 
-        let http = context.extensions.get::<http::request::Parts>().cloned();
         let request_state = http
-            .as_ref()
-            .and_then(|parts| parts.extensions.get::<RequestState>())
-            .cloned();
+            .as_deref()
+            .and_then(|parts| parts.extensions.get::<RequestState>());
         let progress_token = context.meta.get_progress_token();
         // A stateless-era request carries its own protocol version, client
         // capabilities and log level; a 2025 session's are the session's.
@@ -473,7 +474,7 @@ impl McpServer {
             .then(|| Arc::new(OutboundQueue::default()));
         let is_stateless = stateless.is_some();
         let stateless_meta = stateless.clone();
-        let base = self.base_context_shared(request_state.as_ref(), Arc::clone(&token));
+        let base = self.base_context_shared(request_state, Arc::clone(&token));
         // How this call may ask its client: a 2026 request by replay (the
         // answers come with the retry), a 2025 session on the session.
         let mut round = None;
@@ -524,18 +525,10 @@ impl McpServer {
             }
         };
         let base = match &outbound {
-            Some(outbound) => {
-                let notify_queue = Arc::clone(outbound);
-                base.with_shared_logger(Arc::clone(outbound) as Arc<dyn LogSink>)
-                    .with_notify(move |event: &ToolEvent| {
-                        if matches!(event, ToolEvent::Progress { .. } | ToolEvent::Log { .. }) {
-                            notify_queue.send(Outbound {
-                                tool: None,
-                                event: event.clone(),
-                            });
-                        }
-                    })
-            }
+            // The queue is the logger and the notify sink: one allocation.
+            Some(outbound) => base
+                .with_shared_logger(Arc::clone(outbound) as Arc<dyn LogSink>)
+                .with_notify_sink(Arc::clone(outbound) as Arc<dyn NotifySink>),
             // Nothing would reach the client: the lines go to `tracing`
             // only, and notifications nowhere, as the queue would drop them.
             None => base.with_shared_logger(tracing_log()).without_notify(),
@@ -544,7 +537,7 @@ impl McpServer {
             peer: context.peer.clone(),
             request_id: context.id.clone(),
             progress_token: progress_token.clone(),
-            http,
+            http: http.clone(),
             stateless: stateless_meta,
         });
 
@@ -555,7 +548,7 @@ impl McpServer {
             level,
             def: &def,
             closed: &self.closed,
-            disconnected: request_state.map(|state| state.disconnected),
+            disconnected: request_state.map(|state| &state.disconnected),
         };
         let shutdown = shared.inflight.abort_token();
         let mut cancelled_by_shutdown = false;
@@ -719,7 +712,7 @@ struct Relay<'a> {
     level: Arc<LevelFilter>,
     def: &'a ToolDefinition,
     closed: &'a CancellationToken,
-    disconnected: Option<CancellationToken>,
+    disconnected: Option<&'a CancellationToken>,
 }
 
 impl Relay<'_> {
@@ -727,13 +720,12 @@ impl Relay<'_> {
         self.closed.is_cancelled()
             || self
                 .disconnected
-                .as_ref()
                 .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// Resolves when the connection is gone.
     async fn gone(&self) {
-        gone(self.closed, self.disconnected.as_ref()).await
+        gone(self.closed, self.disconnected).await
     }
 
     async fn send(&mut self, tool: Option<&str>, event: &ToolEvent) {
@@ -765,7 +757,7 @@ impl Relay<'_> {
         let send = Box::pin(notifier.send(tool, event));
         tokio::select! {
             biased;
-            _ = gone(closed, disconnected.as_ref()) => {}
+            _ = gone(closed, *disconnected) => {}
             _ = send => {}
         }
     }
@@ -839,9 +831,20 @@ impl ServerHandler for McpServer {
         // Boxed: rmcp moves its request future (sized by its largest
         // handler) into a task several times per request; inline, this
         // call's state made that ~80k instructions of memcpy per HTTP call.
-        let called = Box::pin(self.call(request, &mut context))
+        // The HTTP head is lent to the call, not copied, and put back
+        // (`as_task` reads it): copied only if a job kept the tool's context.
+        let http = context
+            .extensions
+            .remove::<http::request::Parts>()
+            .map(Arc::new);
+        let called = Box::pin(self.call(request, &mut context, http.clone()))
             .instrument(span)
             .await;
+        if let Some(parts) = http {
+            context
+                .extensions
+                .insert(Arc::try_unwrap(parts).unwrap_or_else(|parts| (*parts).clone()));
+        }
         let result = match called {
             // Questions for the client: the operation ends without an error.
             Ok(Called::InputRequired(questions)) => {
