@@ -34,6 +34,7 @@ mod otel;
 mod param_headers;
 mod rate_limit;
 mod replay;
+mod request_head;
 mod request_state;
 mod rust_client;
 mod rust_client_asks;
