@@ -4,6 +4,9 @@
 //! ```sh
 //! apt-get install -y wrk
 //! cargo bench -p gonk-tools --features mcp --bench http_vs_rmcp
+//! # longer, one era: rounds, seconds per cell
+//! HTTP_VS_RMCP_ROUNDS=7 HTTP_VS_RMCP_SECONDS=6 HTTP_VS_RMCP_ERA=2025 \
+//!     cargo bench -p gonk-tools --features mcp --bench http_vs_rmcp
 //! ```
 //!
 //! This binary is its own four servers, each the same `add` tool on
@@ -429,14 +432,36 @@ fn main() {
     // `cargo test --benches` runs benches with `--test`: one short round
     // on one connection.
     let quick = args.iter().any(|a| a == "--test");
-    let (rounds, seconds) = if quick { (1, 1) } else { (ROUNDS, SECONDS) };
+    // Longer runs settle the noisier cells: `HTTP_VS_RMCP_ROUNDS`,
+    // `HTTP_VS_RMCP_SECONDS`, and `HTTP_VS_RMCP_ERA=2025|2026` for one era.
+    let setting = |name: &str, default: u32| {
+        std::env::var(name)
+            .ok()
+            .and_then(|value| value.parse().ok())
+            .filter(|&value| value > 0)
+            .unwrap_or(default)
+    };
+    let (rounds, seconds) = if quick {
+        (1, 1)
+    } else {
+        (
+            setting("HTTP_VS_RMCP_ROUNDS", ROUNDS as u32) as usize,
+            setting("HTTP_VS_RMCP_SECONDS", SECONDS),
+        )
+    };
     let connections: &[usize] = if quick {
         &CONNECTIONS[..1]
     } else {
         &CONNECTIONS
     };
     let ticks = clock_ticks_per_second();
-    let eras = [Era::Session2025, Era::Stateless2026];
+    let eras: Vec<Era> = [Era::Session2025, Era::Stateless2026]
+        .into_iter()
+        .filter(|era| match std::env::var("HTTP_VS_RMCP_ERA") {
+            Ok(only) => only == era.name(),
+            Err(_) => true,
+        })
+        .collect();
     let servers = [
         ("rmcp", "--serve-rmcp"),
         ("rmcp-json", "--serve-rmcp-json"),
@@ -444,8 +469,9 @@ fn main() {
         ("gonk-nosess", "--serve-gonk-nosess"),
     ];
     // loads[era][server][connections] over rounds; rss[era][server].
-    let mut loads = vec![vec![vec![Vec::<Load>::new(); connections.len()]; servers.len()]; 2];
-    let mut rss = vec![vec![Vec::<f64>::new(); servers.len()]; 2];
+    let mut loads =
+        vec![vec![vec![Vec::<Load>::new(); connections.len()]; servers.len()]; eras.len()];
+    let mut rss = vec![vec![Vec::<f64>::new(); servers.len()]; eras.len()];
     for _ in 0..rounds {
         for (e, &era) in eras.iter().enumerate() {
             for (s, (_, mode)) in servers.iter().enumerate() {

@@ -22,7 +22,7 @@ use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use super::metric::CallMetric;
 use super::outcome::{returned, settled, Outcome, Step};
-use super::{check_cycle, panicked, start, validate_input, Prepared, TimeLimit};
+use super::{check_cycle, panicked, start, validate_input, Authenticated, Prepared, TimeLimit};
 use crate::context::{Cancellation, ToolContext};
 use crate::definition::{HandlerCall, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
@@ -49,8 +49,16 @@ enum State {
     },
     /// No such tool: the error to give when polled.
     Missing(ToolError),
-    /// Gates that await host components (authentication, a rate limit).
+    /// An unauthenticated call's rate limit, awaited.
     Preparing(BoxFuture<'static, Result<Prepared, ToolError>>),
+    /// An authenticated call's gates, raced against its cancellation. The
+    /// caller's context waits here, not in the gates' future.
+    Authenticating {
+        gates: BoxFuture<'static, Result<Authenticated, ToolError>>,
+        ctx: ToolContext,
+        /// Made the first time the gates wait.
+        cancelled: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+    },
     /// A handler with a single result that waited at its first poll.
     Once(Running<OnceHandler>),
     /// A streaming handler, under the outcome rule.
@@ -168,11 +176,21 @@ impl Call {
                 self.poll_state(cx)
             }
             Some(slot) => {
-                self.state = State::Preparing(Box::pin(
+                if let Err(error) = check_cycle(&def, &ctx) {
+                    return Poll::Ready(Some(refused(error, &mut self.metric)));
+                }
+                let stack = ctx.child_stack(&def);
+                let counts_rate = registry.counts_rate(&ctx);
+                let asker = ctx.ask_slot().cloned();
+                let gates =
                     registry
                         .clone()
-                        .prepare_authenticated(def, input, ctx, slot),
-                ));
+                        .authenticate(def, input, slot, stack, counts_rate, asker);
+                self.state = State::Authenticating {
+                    gates: Box::pin(gates),
+                    ctx,
+                    cancelled: None,
+                };
                 self.poll_state(cx)
             }
         }
@@ -301,6 +319,46 @@ impl Call {
                 self.state = State::Done;
                 match prepared {
                     Ok(Prepared { def, input, ctx }) => self.start(def, input, ctx, cx),
+                    Err(error) => Poll::Ready(Some(refused(error, &mut self.metric))),
+                }
+            }
+            State::Authenticating {
+                gates,
+                ctx,
+                cancelled,
+            } => {
+                let passed = match gates.as_mut().poll(cx) {
+                    Poll::Ready(passed) => passed,
+                    // Components that answer at once need no cancellation
+                    // future.
+                    Poll::Pending => {
+                        let cancelled = cancelled.get_or_insert_with(|| {
+                            Box::pin(ctx.cancellation.token().clone().cancelled_owned())
+                        });
+                        if cancelled.as_mut().poll(cx).is_pending() {
+                            return Poll::Pending;
+                        }
+                        Err(ToolError::aborted())
+                    }
+                };
+                // The gates' future (and a wait it was in) is dropped here.
+                let State::Authenticating { mut ctx, .. } =
+                    std::mem::replace(&mut self.state, State::Done)
+                else {
+                    unreachable!()
+                };
+                match passed {
+                    Ok(Authenticated {
+                        def,
+                        input,
+                        stack,
+                        slot,
+                    }) => {
+                        ctx.enter_with_stack(&self.registry, stack);
+                        telemetry::record_principal(&slot.auth().principal().id);
+                        ctx.auth = Some(slot);
+                        self.start(def, input, ctx, cx)
+                    }
                     Err(error) => Poll::Ready(Some(refused(error, &mut self.metric))),
                 }
             }

@@ -82,6 +82,15 @@ fn panicked(tool: &str, payload: &(dyn std::any::Any + Send)) -> ToolError {
 type RateLimitCheck<'a> =
     Pin<Box<dyn std::future::Future<Output = Result<(), ToolError>> + Send + 'a>>;
 
+/// An authenticated call that passed every gate: what
+/// [`ToolRegistry::authenticate`] hands back for the handler's context.
+struct Authenticated {
+    def: ToolDefinition,
+    input: Value,
+    stack: Arc<[Arc<str>]>,
+    slot: AuthSlot,
+}
+
 /// A call that passed every gate and is ready to run.
 struct Prepared {
     def: ToolDefinition,
@@ -214,7 +223,9 @@ impl ToolRegistry {
         ctx: ToolContext,
     ) -> Result<Prepared, ToolError> {
         check_cycle(&def, &ctx)?;
-        if let Some(limited) = self.rate_limited(&def, &ctx, crate::rate_limit::ANONYMOUS) {
+        if let Some(limited) =
+            self.rate_limited(&def, self.counts_rate(&ctx), crate::rate_limit::ANONYMOUS)
+        {
             limited.await?;
         }
         self.validated(def, input, ctx)
@@ -240,66 +251,58 @@ impl ToolRegistry {
         self.inner.rate_limits.is_some() && ctx.call_stack().is_empty() && !ctx.rate_limit_charged()
     }
 
-    /// Steps before the handler of an authenticated call, after look-up:
-    /// cycle check (2), capture and discover (3), input validation (4),
-    /// then approval, resource, invoke authorization and the approval gate
-    /// (5–8). The gates await host components, so cancellation interrupts
-    /// them.
-    async fn prepare_authenticated(
+    /// Steps before the handler of an authenticated call, after look-up
+    /// and the cycle check (2): capture and discover (3), the rate limit
+    /// (3a), input validation (4), then approval, resource, invoke
+    /// authorization and the approval gate (5–8). `stack` is the stack the
+    /// handler will run with; the gates authorize with it.
+    ///
+    /// The future owns what the gates read and hands the input and stack
+    /// back; the caller's context stays with the call, which races the
+    /// future against the call's cancellation. Boxed once per
+    /// authenticated call, so it is kept small: no context in it, and
+    /// each gate's state is its own future, held only while it runs.
+    fn authenticate(
         self,
         def: ToolDefinition,
         input: Value,
-        ctx: ToolContext,
         slot: AuthSlot,
-    ) -> Result<Prepared, ToolError> {
-        check_cycle(&def, &ctx)?;
-        // The handler's call stack: the gates authorize with it.
-        let stack = ctx.child_stack(&def);
-        let gate = Gate::new(&self.inner.security);
-        let admitted = {
-            // Pinned where it is made: a local moved into `pin!` would be a
-            // second copy of the whole gate state.
-            let mut gates = std::pin::pin!(async {
-                // A gate's future is wrapped in its span only when the span
-                // is recorded: the wrapper is one more move of the state.
-                let span = telemetry::gate_span("authorize tool.discover");
-                let admitted = if span.is_disabled() {
-                    gate.admit(&def, &slot, &stack).await?
-                } else {
-                    gate.admit(&def, &slot, &stack).instrument(span).await?
-                };
-                if let Some(limited) = self.rate_limited(&def, &ctx, &slot.auth().principal().id) {
-                    limited.await?;
-                }
-                validate_input(&def, &input)?;
-                let span = telemetry::gate_span("authorize tool.invoke");
-                if span.is_disabled() {
-                    gate.authorize_invoke(&admitted, &def, &input, &stack, ctx.ask_slot())
-                        .await?;
-                } else {
-                    gate.authorize_invoke(&admitted, &def, &input, &stack, ctx.ask_slot())
-                        .instrument(span)
-                        .await?;
-                }
-                Ok::<_, ToolError>(admitted)
-            });
-            // Components that answer at once need no cancellation race.
-            match futures::poll!(gates.as_mut()) {
-                std::task::Poll::Ready(admitted) => admitted?,
-                std::task::Poll::Pending => tokio::select! {
-                    biased;
-                    admitted = gates => admitted?,
-                    _ = ctx.cancellation.token().cancelled() => return Err(ToolError::aborted()),
-                },
+        stack: Arc<[Arc<str>]>,
+        counts_rate: bool,
+        asker: Option<Arc<crate::ask::AskSlot>>,
+    ) -> impl std::future::Future<Output = Result<Authenticated, ToolError>> + Send + 'static {
+        async move {
+            let gate = Gate::new(&self.inner.security);
+            // A gate's future is wrapped in its span only when the span is
+            // recorded: the wrapper is one more move of the state.
+            let span = telemetry::gate_span("authorize tool.discover");
+            let admitted = if span.is_disabled() {
+                gate.admit(&def, &slot, &stack).await?
+            } else {
+                gate.admit(&def, &slot, &stack).instrument(span).await?
+            };
+            if let Some(limited) = self.rate_limited(&def, counts_rate, &slot.auth().principal().id)
+            {
+                limited.await?;
             }
-        };
-        let mut ctx = ctx;
-        ctx.enter_with_stack(&self, stack);
-        ctx.auth = Some(admitted.into_slot());
-        if let Some(auth) = ctx.auth() {
-            telemetry::record_principal(&auth.principal().id);
+            validate_input(&def, &input)?;
+            let span = telemetry::gate_span("authorize tool.invoke");
+            let asker = asker.as_ref();
+            if span.is_disabled() {
+                gate.authorize_invoke(&admitted, &def, &input, &stack, asker)
+                    .await?;
+            } else {
+                gate.authorize_invoke(&admitted, &def, &input, &stack, asker)
+                    .instrument(span)
+                    .await?;
+            }
+            Ok(Authenticated {
+                def,
+                input,
+                stack,
+                slot: admitted.into_slot(),
+            })
         }
-        Ok(Prepared { def, input, ctx })
     }
 
     /// The rate-limit gate (step 3a, `docs/contract.md#rate-limits`): the
@@ -311,10 +314,10 @@ impl ToolRegistry {
     fn rate_limited<'a>(
         &'a self,
         def: &'a ToolDefinition,
-        ctx: &ToolContext,
+        counts_rate: bool,
         principal: &'a str,
     ) -> Option<RateLimitCheck<'a>> {
-        if !self.counts_rate(ctx) {
+        if !counts_rate {
             return None;
         }
         let limits = self.inner.rate_limits.as_deref()?;

@@ -310,10 +310,11 @@ impl<'a> Gate<'a> {
         call_stack: &[Arc<str>],
         asker: Option<&Arc<AskSlot>>,
     ) -> Result<(), ToolError> {
-        let options = self.options;
+        // Each step is its own future, awaited in turn: only one step's
+        // state is held at a time, which keeps the call's gate state small
+        // (it is boxed once per authenticated call).
         let captured = &*admitted.captured;
         let mut now = admitted.now;
-        let principal = captured.principal();
 
         // 5. Approval from the declaration and the validated input.
         let approval = resolve(def.approval.as_ref(), input);
@@ -324,91 +325,140 @@ impl<'a> Gate<'a> {
 
         // 6. The declared authorization resource.
         if let Some(declared) = &def.authorization_resource {
-            let resolution = match &options.resource_resolver {
-                None => Err((Cow::Borrowed("Resource resolver not configured"), None)),
-                Some(resolver) => {
-                    let request = ResourceResolutionRequest {
-                        principal,
-                        tool: &def.name,
-                        declared,
-                        input,
-                        call_stack,
-                    };
-                    let (resolved, waited) = start(|| resolver.resolve(request)).await;
-                    self.restamp(&mut now, waited)?;
-                    match resolved {
-                        Err(()) => {
-                            tracing::warn!(target: TARGET, tool = %def.name, "resource resolver failed; denying");
-                            Err((Cow::Borrowed("Resource resolver failed"), None))
-                        }
-                        Ok(None) => Err((Cow::Borrowed("Resource not found"), None)),
-                        Ok(Some(resource)) => check_resource(declared, resource),
-                    }
-                }
-            };
-            match resolution {
-                Ok(resource) => resources = resources.with(resource),
-                Err((reason, partial)) => {
-                    let audited = self
-                        .audit(|| {
-                            AuditReceipt::Authorization(AuthorizationReceipt {
-                                request_id: Arc::clone(&captured.request_id),
-                                base: Arc::clone(&captured.base),
-                                timestamp: now,
-                                action: AuthorizationAction::Invoke,
-                                resource: resources.all()[0].redacted(),
-                                related_resources: partial.into_iter().collect(),
-                                tool_name: Arc::clone(def.name_arc()),
-                                outcome: AuthorizationOutcome::Deny,
-                                reason: Some(reason),
-                                policy_id: None,
-                            })
-                        })
-                        .await;
-                    return Err(if audited {
-                        denied(ErrorCode::AuthResourceUnresolved, RESOURCE_UNRESOLVED)
-                    } else {
-                        audit_failed(ReceiptKind::Authorization)
-                    });
-                }
-            }
+            let tool = resources.all()[0].clone();
+            let related = self
+                .resolve_resource(captured, def, declared, &tool, input, call_stack, &mut now)
+                .await?;
+            resources = resources.with(related);
         }
+        let resources = resources.all();
 
         // 7. Authorize tool.invoke.
-        let resources = resources.all();
-        let request = AuthorizationRequest {
-            principal,
-            action: AuthorizationAction::Invoke,
-            resource: &resources[0],
-            related_resources: &resources[1..],
-            input: Some(input),
+        self.authorize_step(captured, def, input, call_stack, resources, &mut now)
+            .await?;
+
+        // 8. The approval gate.
+        let gate = ApprovalGate {
+            captured,
+            def,
+            approval: &approval,
+            input,
             call_stack,
+            resources,
+            asker,
         };
-        let policy = captured.auth.policy();
-        let (decision, waited) = start(|| policy.authorize(&request)).await;
-        self.restamp(&mut now, waited)?;
-        let (outcome, reason, policy_id) = match decision {
-            Ok(d) => (d.outcome, d.reason.map(Cow::Owned), d.policy_id),
-            Err(()) => {
-                tracing::warn!(target: TARGET, tool = %def.name, action = "tool.invoke", "authorization policy failed; denying");
-                (
-                    AuthorizationOutcome::Deny,
-                    Some(Cow::Borrowed(POLICY_FAILED)),
-                    None,
-                )
+        self.approval_gate(gate, &mut now).await
+    }
+
+    /// Step 6: the declared resource, resolved and checked; a failure is
+    /// recorded (deny) and refuses the call.
+    #[allow(clippy::too_many_arguments)]
+    async fn resolve_resource(
+        &self,
+        captured: &CapturedAuth,
+        def: &ToolDefinition,
+        declared: &AuthorizationResource,
+        tool: &ResourceRef,
+        input: &Value,
+        call_stack: &[Arc<str>],
+        now: &mut SystemTime,
+    ) -> Result<ResourceRef, ToolError> {
+        let resolution = match &self.options.resource_resolver {
+            None => Err((Cow::Borrowed("Resource resolver not configured"), None)),
+            Some(resolver) => {
+                let request = ResourceResolutionRequest {
+                    principal: captured.principal(),
+                    tool: &def.name,
+                    declared,
+                    input,
+                    call_stack,
+                };
+                let (resolved, waited) = start(|| resolver.resolve(request)).await;
+                self.restamp(now, waited)?;
+                match resolved {
+                    Err(()) => {
+                        tracing::warn!(target: TARGET, tool = %def.name, "resource resolver failed; denying");
+                        Err((Cow::Borrowed("Resource resolver failed"), None))
+                    }
+                    Ok(None) => Err((Cow::Borrowed("Resource not found"), None)),
+                    Ok(Some(resource)) => check_resource(declared, resource),
+                }
             }
         };
-        // A deny's reason is also the caller's message (copied only then).
-        let message = match outcome {
-            AuthorizationOutcome::Deny => reason.clone(),
-            AuthorizationOutcome::Allow => None,
+        let (reason, partial) = match resolution {
+            Ok(resource) => return Ok(resource),
+            Err(refused) => refused,
         };
+        let at = *now;
         let audited = self
             .audit(|| {
                 AuditReceipt::Authorization(AuthorizationReceipt {
                     request_id: Arc::clone(&captured.request_id),
                     base: Arc::clone(&captured.base),
-                    timestamp: now,
+                    timestamp: at,
+                    action: AuthorizationAction::Invoke,
+                    resource: tool.redacted(),
+                    related_resources: partial.into_iter().collect(),
+                    tool_name: Arc::clone(def.name_arc()),
+                    outcome: AuthorizationOutcome::Deny,
+                    reason: Some(reason),
+                    policy_id: None,
+                })
+            })
+            .await;
+        Err(if audited {
+            denied(ErrorCode::AuthResourceUnresolved, RESOURCE_UNRESOLVED)
+        } else {
+            audit_failed(ReceiptKind::Authorization)
+        })
+    }
+
+    /// Step 7: `tool.invoke` authorized by the policy and recorded.
+    async fn authorize_step(
+        &self,
+        captured: &CapturedAuth,
+        def: &ToolDefinition,
+        input: &Value,
+        call_stack: &[Arc<str>],
+        resources: &[ResourceRef],
+        now: &mut SystemTime,
+    ) -> Result<(), ToolError> {
+        // The decision's state ends with this block: only the receipt's
+        // write and the outcome are held while the sink stores it.
+        let (audit, outcome, message) = {
+            let request = AuthorizationRequest {
+                principal: captured.principal(),
+                action: AuthorizationAction::Invoke,
+                resource: &resources[0],
+                related_resources: &resources[1..],
+                input: Some(input),
+                call_stack,
+            };
+            let policy = captured.auth.policy();
+            let (decision, waited) = start(|| policy.authorize(&request)).await;
+            self.restamp(now, waited)?;
+            let (outcome, reason, policy_id) = match decision {
+                Ok(d) => (d.outcome, d.reason.map(Cow::Owned), d.policy_id),
+                Err(()) => {
+                    tracing::warn!(target: TARGET, tool = %def.name, action = "tool.invoke", "authorization policy failed; denying");
+                    (
+                        AuthorizationOutcome::Deny,
+                        Some(Cow::Borrowed(POLICY_FAILED)),
+                        None,
+                    )
+                }
+            };
+            // A deny's reason is also the caller's message (copied only then).
+            let message = match outcome {
+                AuthorizationOutcome::Deny => reason.clone(),
+                AuthorizationOutcome::Allow => None,
+            };
+            let at = *now;
+            let audit = self.audit(|| {
+                AuditReceipt::Authorization(AuthorizationReceipt {
+                    request_id: Arc::clone(&captured.request_id),
+                    base: Arc::clone(&captured.base),
+                    timestamp: at,
                     action: AuthorizationAction::Invoke,
                     resource: resources[0].redacted(),
                     related_resources: resources[1..].iter().map(ResourceRef::redacted).collect(),
@@ -417,10 +467,11 @@ impl<'a> Gate<'a> {
                     reason,
                     policy_id,
                 })
-            })
-            .await;
+            });
+            (audit, outcome, message)
+        };
         // An audit failure beats a deny at invoke.
-        if !audited {
+        if !audit.await {
             return Err(audit_failed(ReceiptKind::Authorization));
         }
         if outcome == AuthorizationOutcome::Deny {
@@ -429,85 +480,109 @@ impl<'a> Gate<'a> {
                 message.unwrap_or(Cow::Borrowed(AUTHORIZATION_DENIED)),
             ));
         }
+        Ok(())
+    }
 
-        // 8. The approval gate.
+    /// Step 8: the approval gate — the provider's decision (asking the
+    /// caller when it says so), recorded, and the call's outcome.
+    async fn approval_gate(
+        &self,
+        gate: ApprovalGate<'_>,
+        now: &mut SystemTime,
+    ) -> Result<(), ToolError> {
+        let options = self.options;
+        let ApprovalGate {
+            captured,
+            def,
+            approval,
+            input,
+            call_stack,
+            resources,
+            asker,
+        } = gate;
         let provider = options.approval_provider.as_ref();
         let enter = options.approval_mode == ApprovalMode::Enforce
             && (provider.is_some() || approval.tier != ApprovalTier::Read);
         if !enter {
             return Ok(());
         }
-        let decision = match provider {
-            None => ApprovalDecision::denied(PROVIDER_NOT_CONFIGURED),
-            Some(provider) => {
-                let request = ApprovalRequest {
-                    principal,
-                    request_id: captured.request_id(),
-                    security_context_key: captured.security_context_key(),
-                    persistent_grant_key: captured.persistent_grant_key(),
-                    tool: &def.name,
-                    approval: &approval,
-                    resources,
-                    input,
-                    call_stack,
-                };
-                let (decided, waited) = start(|| provider.decide(request)).await;
-                self.restamp(&mut now, waited)?;
-                match decided {
-                    Ok(decision) if lacks_request_id(&decision) => {
-                        tracing::warn!(target: TARGET, tool = %def.name, "approval provider answered `required` without an approval request id; denying");
-                        ApprovalDecision::denied(INVALID_DECISION)
-                    }
-                    Ok(decision) => decision,
-                    Err(()) => {
-                        tracing::warn!(target: TARGET, tool = %def.name, "approval provider failed; denying");
-                        ApprovalDecision::denied(PROVIDER_FAILED)
+        // What was decided and asked ends with this block: only the
+        // receipt's write and the outcome are held while the sink stores it.
+        let (audit, outcome) = {
+            let decision = match provider {
+                None => ApprovalDecision::denied(PROVIDER_NOT_CONFIGURED),
+                Some(provider) => {
+                    let request = ApprovalRequest {
+                        principal: captured.principal(),
+                        request_id: captured.request_id(),
+                        security_context_key: captured.security_context_key(),
+                        persistent_grant_key: captured.persistent_grant_key(),
+                        tool: &def.name,
+                        approval,
+                        resources,
+                        input,
+                        call_stack,
+                    };
+                    let (decided, waited) = start(|| provider.decide(request)).await;
+                    self.restamp(now, waited)?;
+                    match decided {
+                        Ok(decision) if lacks_request_id(&decision) => {
+                            tracing::warn!(target: TARGET, tool = %def.name, "approval provider answered `required` without an approval request id; denying");
+                            ApprovalDecision::denied(INVALID_DECISION)
+                        }
+                        Ok(decision) => decision,
+                        Err(()) => {
+                            tracing::warn!(target: TARGET, tool = %def.name, "approval provider failed; denying");
+                            ApprovalDecision::denied(PROVIDER_FAILED)
+                        }
                     }
                 }
-            }
-        };
-        let asked = match decision {
-            ApprovalDecision::AskCaller {
-                approval_request_id,
-                reason,
-            } => {
-                let asked = ask_caller(
-                    asker,
-                    captured,
-                    def,
-                    &approval,
-                    resources,
+            };
+            let asked = match decision {
+                ApprovalDecision::AskCaller {
                     approval_request_id,
                     reason,
-                )
-                .await;
-                self.restamp(&mut now, true)?;
-                asked
-            }
-            decision => Asked {
+                } => {
+                    // Boxed: asking is rare, and its state is large.
+                    let asked = Box::pin(ask_caller(
+                        asker,
+                        captured,
+                        def,
+                        approval,
+                        resources,
+                        approval_request_id,
+                        reason,
+                    ))
+                    .await;
+                    self.restamp(now, true)?;
+                    asked
+                }
+                decision => Asked {
+                    decision,
+                    consent: None,
+                    pending: None,
+                },
+            };
+            let Asked {
                 decision,
-                consent: None,
-                pending: None,
-            },
+                consent,
+                pending,
+            } = asked;
+            let (receipt, outcome) =
+                approval_outcome(captured, def, approval, resources, decision, consent);
+            let at = *now;
+            // A question waiting for its answer ends the call; the surface asks.
+            let outcome = match pending {
+                Some(pending) => Err(pending),
+                None => outcome,
+            };
+            (self.audit(|| receipt(at)), outcome)
         };
-        let (receipt, outcome) = approval_outcome(
-            captured,
-            def,
-            &approval,
-            resources,
-            asked.decision,
-            asked.consent,
-        );
-        let audited = self.audit(|| receipt(now)).await;
         // An audit failure beats the decision.
-        if !audited {
+        if !audit.await {
             return Err(audit_failed(ReceiptKind::Approval));
         }
-        // A question waiting for its answer ends the call; the surface asks.
-        match asked.pending {
-            Some(pending) => Err(pending),
-            None => outcome,
-        }
+        outcome
     }
 
     /// The tools of `defs` that `slot` may discover: all of them without
@@ -587,6 +662,18 @@ struct RequiredDetails<'a> {
         serialize_with = "super::timestamp::option::serialize"
     )]
     expires_at: Option<SystemTime>,
+}
+
+/// What the approval gate (step 8) decides on: one value, so the
+/// gate's future holds it once.
+struct ApprovalGate<'g> {
+    captured: &'g CapturedAuth,
+    def: &'g ToolDefinition,
+    approval: &'g ApprovalSpec,
+    input: &'g Value,
+    call_stack: &'g [Arc<str>],
+    resources: &'g [ResourceRef],
+    asker: Option<&'g Arc<AskSlot>>,
 }
 
 /// What asking the caller for approval came to: the decision it stands
