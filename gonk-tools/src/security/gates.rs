@@ -76,14 +76,14 @@ fn start<'a, T>(call: impl FnOnce() -> BoxFuture<'a, Result<T, SecurityError>>) 
 
 /// A receipt handed to the sink: resolves to `false` when it could not be
 /// stored and audit is mandatory (the call must stop).
-struct AuditWrite<'a> {
+struct AuditWrite<'a, 't> {
     options: &'a SecurityOptions,
-    /// The tool (for the failure log line) and the sink call; `None` when
-    /// no sink is configured.
-    call: Option<(Arc<str>, Call<'a, ()>)>,
+    /// The tool (for the failure log line, borrowed: no count to change
+    /// per receipt) and the sink call; `None` when no sink is configured.
+    call: Option<(&'t str, Call<'a, ()>)>,
 }
 
-impl Future for AuditWrite<'_> {
+impl Future for AuditWrite<'_, '_> {
     type Output = bool;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
@@ -170,13 +170,16 @@ impl<'a> Gate<'a> {
 
     /// Builds and hands over a receipt now; the returned future only waits
     /// for the sink (and holds no receipt).
-    fn audit(&self, receipt: impl FnOnce() -> AuditReceipt) -> AuditWrite<'a> {
+    fn audit<'t>(
+        &self,
+        tool: &'t str,
+        receipt: impl FnOnce() -> AuditReceipt,
+    ) -> AuditWrite<'a, 't> {
         let options = self.options;
         AuditWrite {
             options,
             call: options.audit_sink.as_ref().map(|sink| {
                 let receipt = receipt();
-                let tool = receipt.tool_arc();
                 (tool, start(|| sink.record(receipt)))
             }),
         }
@@ -273,7 +276,7 @@ impl<'a> Gate<'a> {
             }
         };
         let audited = self
-            .audit(|| {
+            .audit(&def.name, || {
                 AuditReceipt::Authorization(AuthorizationReceipt {
                     request_id: Arc::clone(&captured.request_id),
                     base: Arc::clone(&captured.base),
@@ -391,7 +394,7 @@ impl<'a> Gate<'a> {
         };
         let at = *now;
         let audited = self
-            .audit(|| {
+            .audit(&def.name, || {
                 AuditReceipt::Authorization(AuthorizationReceipt {
                     request_id: Arc::clone(&captured.request_id),
                     base: Arc::clone(&captured.base),
@@ -454,7 +457,7 @@ impl<'a> Gate<'a> {
                 AuthorizationOutcome::Allow => None,
             };
             let at = *now;
-            let audit = self.audit(|| {
+            let audit = self.audit(&def.name, || {
                 AuditReceipt::Authorization(AuthorizationReceipt {
                     request_id: Arc::clone(&captured.request_id),
                     base: Arc::clone(&captured.base),
@@ -576,7 +579,7 @@ impl<'a> Gate<'a> {
                 Some(pending) => Err(pending),
                 None => outcome,
             };
-            (self.audit(|| receipt(at)), outcome)
+            (self.audit(&def.name, || receipt(at)), outcome)
         };
         // An audit failure beats the decision.
         if !audit.await {

@@ -220,13 +220,6 @@ impl AuditReceipt {
         }
     }
 
-    pub(crate) fn tool_arc(&self) -> Arc<str> {
-        match self {
-            AuditReceipt::Authorization(r) => Arc::clone(&r.tool_name),
-            AuditReceipt::Approval(r) => Arc::clone(&r.tool_name),
-        }
-    }
-
     /// The authorization receipt, if it is one.
     pub fn as_authorization(&self) -> Option<&AuthorizationReceipt> {
         match self {
