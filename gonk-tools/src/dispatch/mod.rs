@@ -262,6 +262,9 @@ impl ToolRegistry {
     /// future against the call's cancellation. Boxed once per
     /// authenticated call, so it is kept small: no context in it, and
     /// each gate's state is its own future, held only while it runs.
+    // Not an `async fn`: its arguments would be held beside the locals
+    // they move into, a second copy in the boxed state.
+    #[allow(clippy::manual_async_fn)]
     fn authenticate(
         self,
         def: ToolDefinition,
