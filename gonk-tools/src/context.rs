@@ -500,12 +500,24 @@ impl ToolContext {
         self
     }
 
-    /// This context with a child of its token: cancelled when this
-    /// context's token is, and cancelling it cancels only this call. The
-    /// child is made the first time something needs it.
-    pub(crate) fn with_child_cancellation(mut self) -> Self {
-        self.cancellation = self.cancellation.child();
-        self
+    /// A copy of this context for one call, with a child of its token:
+    /// cancelled when this context's token is, and cancelling it cancels
+    /// only this call. The child is made the first time something needs
+    /// it; this context's token is not counted again only to be dropped.
+    pub(crate) fn child_call_context(&self) -> Self {
+        // Every field named: a new one must be decided on here.
+        ToolContext {
+            cancellation: self.cancellation.child(),
+            log_sink: self.log_sink.clone(),
+            place: self.place.clone(),
+            scope: self.scope.clone(),
+            call_stack: self.call_stack.clone(),
+            exchange: self.exchange.clone(),
+            host: self.host.clone(),
+            registry: self.registry.clone(),
+            auth: self.auth.clone(),
+            deadline: self.deadline.clone(),
+        }
     }
 
     /// [`with_cancellation`](Self::with_cancellation) with a token the
@@ -926,20 +938,27 @@ mod tests {
     #[test]
     fn a_child_made_on_first_use_follows_its_parent_and_not_back() {
         let base = ToolContext::new();
-        let (one, two) = (
-            base.clone().with_child_cancellation(),
-            base.clone().with_child_cancellation(),
-        );
+        let (one, two) = (base.child_call_context(), base.child_call_context());
         // Cancelling one call's own token leaves the base and its sibling.
         one.cancellation().cancel();
         assert!(one.is_cancelled());
         assert!(!base.is_cancelled() && !two.is_cancelled());
         // The base's cancellation reaches a child whether or not the child
         // made its token: `two` has not, `three` makes it after.
-        let three = base.clone().with_child_cancellation();
+        let three = base.child_call_context();
         base.cancellation().cancel();
         assert!(two.is_cancelled());
         assert!(three.cancellation().is_cancelled());
+    }
+
+    #[test]
+    fn a_child_call_context_keeps_everything_but_its_token() {
+        let base = ToolContext::new().with_cwd("/srv/notes").with_host(7u32);
+        let child = base.child_call_context();
+        assert_eq!(child.cwd(), std::path::PathBuf::from("/srv/notes"));
+        assert_eq!(child.host::<u32>(), Some(&7));
+        child.cancellation().cancel();
+        assert!(child.is_cancelled() && !base.is_cancelled());
     }
 
     #[test]
@@ -953,7 +972,7 @@ mod tests {
         let next = ToolContext::new();
         assert!(!next.is_cancelled());
         assert!(!next.cancellation().is_cancelled());
-        let child = base.clone().with_child_cancellation();
+        let child = base.child_call_context();
         drop(child);
         let fresh = ToolContext::new();
         base.cancellation().cancel();

@@ -62,14 +62,14 @@ impl Transport for InProcess {
         // The call's token is made only if something needs it (most calls
         // finish first): a child token's making and dropping each take a
         // lock on the base token.
-        let ctx = self.base.clone().with_child_cancellation();
+        let ctx = self.base.child_call_context();
         self.registry.invoke(name, input, ctx)
     }
 
     /// Reads through the registry ([`ToolRegistry::read_resource`]),
     /// with the base context.
     fn read_resource<'a>(&'a self, uri: &'a str) -> super::ReadFuture<'a> {
-        let ctx = self.base.clone().with_child_cancellation();
+        let ctx = self.base.child_call_context();
         Box::pin(async move {
             self.registry
                 .read_resource(uri, ctx)
