@@ -91,15 +91,24 @@ struct Running<H> {
     timer: Option<Pin<Box<Sleep>>>,
 }
 
+/// Whether `token` fired, polling its wait (made on the first poll, in
+/// `wait`): a call makes no cancellation future until it waits.
+fn fired(
+    token: &Cancellation,
+    wait: &mut Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+    cx: &mut Context<'_>,
+) -> bool {
+    wait.get_or_insert_with(|| Box::pin(token.token().clone().cancelled_owned()))
+        .as_mut()
+        .poll(cx)
+        .is_ready()
+}
+
 impl<H> Running<H> {
     /// The handler is waiting: `Some` with the error that ends the call
     /// when its token fired or its time is up (in that order).
     fn interrupted(&mut self, cx: &mut Context<'_>) -> Option<ToolError> {
-        let token = &self.token;
-        let cancelled = self
-            .cancelled
-            .get_or_insert_with(|| Box::pin(token.token().clone().cancelled_owned()));
-        if cancelled.as_mut().poll(cx).is_ready() {
+        if fired(&self.token, &mut self.cancelled, cx) {
             return Some(ToolError::aborted());
         }
         let limit = self.limit.as_ref()?;
@@ -329,17 +338,12 @@ impl Call {
             } => {
                 let passed = match gates.as_mut().poll(cx) {
                     Poll::Ready(passed) => passed,
-                    // Components that answer at once need no cancellation
-                    // future.
-                    Poll::Pending => {
-                        let cancelled = cancelled.get_or_insert_with(|| {
-                            Box::pin(ctx.cancellation.token().clone().cancelled_owned())
-                        });
-                        if cancelled.as_mut().poll(cx).is_pending() {
-                            return Poll::Pending;
-                        }
+                    // Gates that answer at once make no cancellation
+                    // future: it is made when they first wait.
+                    Poll::Pending if fired(&ctx.cancellation, cancelled, cx) => {
                         Err(ToolError::aborted())
                     }
+                    Poll::Pending => return Poll::Pending,
                 };
                 // The gates' future (and a wait it was in) is dropped here.
                 let State::Authenticating { mut ctx, .. } =

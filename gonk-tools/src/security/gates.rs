@@ -23,7 +23,9 @@ use super::auth_context::{AuthSlot, CapturedAuth};
 use super::error::SecurityError;
 use super::messages::*;
 use super::options::SecurityOptions;
-use super::policy::{AuthorizationAction, AuthorizationOutcome, AuthorizationRequest};
+use super::policy::{
+    AuthorizationAction, AuthorizationDecision, AuthorizationOutcome, AuthorizationRequest,
+};
 use super::provider::{ApprovalDecision, ApprovalRequest, GrantScope};
 use super::receipt::{
     ApprovalOutcome, ApprovalReceipt, AuditReceipt, AuthorizationReceipt, Consent,
@@ -264,17 +266,7 @@ impl<'a> Gate<'a> {
         if self.restamp(now, waited).is_err() {
             return Discover::Hidden;
         }
-        let (outcome, reason, policy_id) = match decision {
-            Ok(d) => (d.outcome, d.reason.map(Cow::Owned), d.policy_id),
-            Err(()) => {
-                tracing::warn!(target: TARGET, tool = %def.name, action = "tool.discover", "authorization policy failed; denying");
-                (
-                    AuthorizationOutcome::Deny,
-                    Some(Cow::Borrowed(POLICY_FAILED)),
-                    None,
-                )
-            }
-        };
+        let (outcome, reason, policy_id) = decided(decision, def, AuthorizationAction::Discover);
         let audited = self
             .audit(&def.name, || {
                 AuditReceipt::Authorization(AuthorizationReceipt {
@@ -324,13 +316,13 @@ impl<'a> Gate<'a> {
         crate::telemetry::record_approval_tier(approval.tier);
 
         // resources[0] is the tool; resources[1..] the related resources.
-        let mut resources = Resources::One(def.policy_resource(Some(approval.tier)));
+        let tool = def.policy_resource(Some(approval.tier));
+        let mut resources = Resources::One(tool);
 
         // 6. The declared authorization resource.
         if let Some(declared) = &def.authorization_resource {
-            let tool = resources.all()[0].clone();
             let related = self
-                .resolve_resource(captured, def, declared, &tool, input, call_stack, &mut now)
+                .resolve_resource(captured, def, declared, tool, input, call_stack, &mut now)
                 .await?;
             resources = resources.with(related);
         }
@@ -440,17 +432,7 @@ impl<'a> Gate<'a> {
             let policy = captured.auth.policy();
             let (decision, waited) = start(|| policy.authorize(&request)).await;
             self.restamp(now, waited)?;
-            let (outcome, reason, policy_id) = match decision {
-                Ok(d) => (d.outcome, d.reason.map(Cow::Owned), d.policy_id),
-                Err(()) => {
-                    tracing::warn!(target: TARGET, tool = %def.name, action = "tool.invoke", "authorization policy failed; denying");
-                    (
-                        AuthorizationOutcome::Deny,
-                        Some(Cow::Borrowed(POLICY_FAILED)),
-                        None,
-                    )
-                }
-            };
+            let (outcome, reason, policy_id) = decided(decision, def, AuthorizationAction::Invoke);
             // A deny's reason is also the caller's message (copied only then).
             let message = match outcome {
                 AuthorizationOutcome::Deny => reason.clone(),
@@ -631,6 +613,30 @@ impl<'a> Gate<'a> {
             }
         }
         visible
+    }
+}
+
+/// A policy's answer as a receipt records it: outcome, reason and policy
+/// id. A policy that failed (or panicked) denies, with a reason of ours.
+fn decided(
+    decision: Result<AuthorizationDecision, ()>,
+    def: &ToolDefinition,
+    action: AuthorizationAction,
+) -> (
+    AuthorizationOutcome,
+    Option<Cow<'static, str>>,
+    Option<String>,
+) {
+    match decision {
+        Ok(d) => (d.outcome, d.reason.map(Cow::Owned), d.policy_id),
+        Err(()) => {
+            tracing::warn!(target: TARGET, tool = %def.name, %action, "authorization policy failed; denying");
+            (
+                AuthorizationOutcome::Deny,
+                Some(Cow::Borrowed(POLICY_FAILED)),
+                None,
+            )
+        }
     }
 }
 
