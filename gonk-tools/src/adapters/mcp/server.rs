@@ -408,239 +408,256 @@ impl McpServer {
     /// Runs one `tools/call` through the registry and maps the outcome.
     /// A stateless-era request's `_meta` is lent to the tool's context
     /// while it runs and is back in `context` when this returns.
-    async fn call(
-        &self,
-        mut request: CallToolRequestParams,
-        context: &mut RequestContext<RoleServer>,
+    ///
+    /// The future is boxed per call, so it is kept under the allocator's
+    /// small-size cache: what only a call that waits or sends needs (the
+    /// wait loop, a send, the notifier) is boxed when it is needed.
+    // Not an `async fn`: its request would be kept beside the fields it
+    // is taken apart into, a second copy in the boxed state.
+    #[allow(clippy::manual_async_fn)]
+    fn call<'a>(
+        &'a self,
+        request: CallToolRequestParams,
+        context: &'a mut RequestContext<RoleServer>,
         http: Option<Arc<http::request::Parts>>,
-    ) -> Result<Called, ErrorData> {
-        let input_responses = request.input_responses.take();
-        let sealed_state = request.request_state.take();
-        let name: &str = &request.name;
-        let shared = &self.shared;
-        let Some(def) = tools::resolve(&shared.registry, name, &shared.options, shared.policy)
-        else {
-            return Ok(Called::Complete(error_result(
-                &unknown_tool(name),
-                ErrorPlacement::Structured,
-            )));
-        };
-        let arguments = request.arguments.unwrap_or_default();
-        // What a sealed state is bound to: the arguments as the client sent
-        // them. Kept only when the call may ask (or brings a state).
-        let meta_kinds = kinds_in_meta(&context.meta);
-        let bound_arguments = (sealed_state.is_some() || !meta_kinds.is_empty())
-            .then(|| Value::Object(arguments.clone()));
-        let mut input = Value::Object(arguments);
-        if tools::input_is_wrapped(&def) {
-            input = input
-                .get_mut("value")
-                .map(Value::take)
-                .unwrap_or(Value::Null);
-        }
-
-        let request_state = http
-            .as_deref()
-            .and_then(|parts| parts.extensions.get::<RequestState>());
-        let progress_token = context.meta.get_progress_token();
-        // A stateless-era request carries its own protocol version, client
-        // capabilities and log level; a 2025 session's are the session's.
-        // Moved, not cloned: a deep copy of the map was a fifth of a
-        // stateless call's instructions.
-        let stateless = context
-            .meta
-            .protocol_version()
-            .is_some_and(|version| !version.has_initialize())
-            .then(|| Arc::new(std::mem::take(&mut context.meta)));
-        let level = match &stateless {
-            // No `logLevel`, no log notifications.
-            Some(meta) => match meta.log_level() {
-                Some(level) => Arc::new(LevelFilter::at(Some(&level))),
-                // The common case shares one filter instead of allocating.
-                None => LevelFilter::silent(),
-            },
-            None => Arc::clone(&self.level),
-        };
-        // The token rmcp made for this handler alone (a child of the
-        // request's, which a client's cancellation fires): the call's own,
-        // so no child of it is made per call. Shared with the tool's context
-        // behind one `Arc`: a token's own clone and drop take its lock.
-        let token = Arc::new(context.ct.clone());
-        // A queue for what the tool logs and reports, only when some of it
-        // can reach the client: a progress token to report against, or a
-        // level that lets log lines through (a 2025 session's always may:
-        // `logging/setLevel` can lower it while the call runs).
-        let outbound = (progress_token.is_some() || !level.is_silent())
-            .then(|| Arc::new(OutboundQueue::default()));
-        let is_stateless = stateless.is_some();
-        let stateless_meta = stateless.clone();
-        let base = self.base_context_shared(request_state, Arc::clone(&token));
-        // How this call may ask its client: a 2026 request by replay (the
-        // answers come with the retry), a 2025 session on the session.
-        let mut round = None;
-        let base = match &stateless {
-            Some(_) => match bound_arguments {
-                Some(arguments) => {
-                    let caller = jobs::owner_of(base.auth());
-                    // Boxed: only a call that may ask opens a round, and
-                    // inline its state would size every call's (boxed) state.
-                    let opened = Box::pin(Round::open(
-                        &shared.sealer,
-                        &def.name,
-                        &arguments,
-                        caller.as_deref().unwrap_or("anonymous"),
-                        meta_kinds,
-                        sealed_state.as_deref(),
-                        input_responses,
-                    ))
-                    .await;
-                    let opened = match opened {
-                        Ok(opened) => opened,
-                        Err(refused) => {
-                            if let Some(meta) = stateless {
-                                context.meta =
-                                    Arc::try_unwrap(meta).unwrap_or_else(|m| (*m).clone());
-                            }
-                            return Err(refused);
-                        }
-                    };
-                    let base = base.with_asker(Arc::clone(&opened.replay) as Arc<dyn Asker>);
-                    round = Some(opened);
-                    base
-                }
-                None => base,
-            },
-            None => {
-                let info = context.peer.peer_info();
-                let kinds = declared_kinds(info.as_ref().map(|info| &info.capabilities));
-                if kinds.is_empty() {
-                    base
-                } else {
-                    base.with_asker(Arc::new(SessionAsker::new(
-                        context.peer.clone(),
-                        kinds,
-                        shared.options.ask_timeout,
-                    )))
-                }
-            }
-        };
-        let base = match &outbound {
-            // The queue is the logger and the notify sink: one allocation.
-            Some(outbound) => base
-                .with_shared_logger(Arc::clone(outbound) as Arc<dyn LogSink>)
-                .with_notify_sink(Arc::clone(outbound) as Arc<dyn NotifySink>),
-            // Nothing would reach the client: the lines go to `tracing`
-            // only, and notifications nowhere, as the queue would drop them.
-            None => base.with_shared_logger(tracing_log()).without_notify(),
-        };
-        let ctx: ToolContext = base.with_host(McpRequestContext {
-            peer: context.peer.clone(),
-            request_id: context.id.clone(),
-            progress_token: progress_token.clone(),
-            http: http.clone(),
-            stateless: stateless_meta,
-        });
-
-        let mut relay = Relay {
-            notifier: None,
-            peer: &context.peer,
-            progress_token,
-            level,
-            def: &def,
-            closed: &self.closed,
-            disconnected: request_state.map(|state| &state.disconnected),
-        };
-        let shutdown = shared.inflight.abort_token();
-        let mut cancelled_by_shutdown = false;
-        let mut events = shared.registry.invoke_definition(def.clone(), input, ctx);
-        let mut outcome = Outcome::default();
-        // Most calls answer without waiting: their events are read at once,
-        // in the loop's order (queued notifications first), and the
-        // watchers of the loop below are armed only for a call that waits.
-        let mut finished = false;
-        if !relay.is_gone() && !shutdown.is_cancelled() {
-            loop {
-                while let Some(out) = try_recv(outbound.as_deref()) {
-                    relay.send(out.tool.as_deref(), &out.event).await;
-                }
-                match events.next().now_or_never() {
-                    None => break,
-                    Some(None) => {
-                        finished = true;
-                        break;
-                    }
-                    Some(Some(event)) => {
-                        if let Some(event) = outcome.take(event) {
-                            relay.send(None, &event).await;
-                        }
-                    }
-                }
-            }
-        }
-        while !finished {
-            tokio::select! {
-                biased;
-                _ = relay.gone(), if !token.is_cancelled() => token.cancel(),
-                _ = shutdown.cancelled(), if !token.is_cancelled() => {
-                    cancelled_by_shutdown = true;
-                    token.cancel();
-                }
-                out = recv(outbound.as_deref()) => relay.send(out.tool.as_deref(), &out.event).await,
-                event = events.next() => match event {
-                    None => finished = true,
-                    Some(event) => if let Some(event) = outcome.take(event) {
-                        relay.send(None, &event).await;
-                    },
+    ) -> impl std::future::Future<Output = Result<Called, ErrorData>> + Send + 'a {
+        let CallToolRequestParams {
+            name,
+            arguments,
+            input_responses,
+            request_state: sealed_state,
+            ..
+        } = request;
+        async move {
+            let name: &str = &name;
+            let shared = &self.shared;
+            let Some(def) = tools::resolve(&shared.registry, name, &shared.options, shared.policy)
+            else {
+                return Ok(Called::Complete(error_result(
+                    &unknown_tool(name),
+                    ErrorPlacement::Structured,
+                )));
+            };
+            let request_state = http
+                .as_deref()
+                .and_then(|parts| parts.extensions.get::<RequestState>());
+            let progress_token = context.meta.get_progress_token();
+            // A stateless-era request carries its own protocol version, client
+            // capabilities and log level; a 2025 session's are the session's.
+            // Moved, not cloned: a deep copy of the map was a fifth of a
+            // stateless call's instructions.
+            let stateless = context
+                .meta
+                .protocol_version()
+                .is_some_and(|version| !version.has_initialize())
+                .then(|| Arc::new(std::mem::take(&mut context.meta)));
+            let level = match &stateless {
+                // No `logLevel`, no log notifications.
+                Some(meta) => match meta.log_level() {
+                    Some(level) => Arc::new(LevelFilter::at(Some(&level))),
+                    // The common case shares one filter instead of allocating.
+                    None => LevelFilter::silent(),
                 },
-            }
-        }
-        let Outcome { result, mut error } = outcome;
-        drop(events);
-        if let Some(meta) = stateless {
-            // Back where rmcp keeps it (`call_tool` reads the client's
-            // capabilities there). The tool's context is gone with its
-            // events unless a job kept it: then it is copied.
-            context.meta = Arc::try_unwrap(meta).unwrap_or_else(|meta| (*meta).clone());
-        }
-        while let Some(out) = try_recv(outbound.as_deref()) {
-            relay.send(out.tool.as_deref(), &out.event).await;
-        }
-        drop(relay);
+                None => Arc::clone(&self.level),
+            };
+            // The token rmcp made for this handler alone (a child of the
+            // request's, which a client's cancellation fires): the call's own,
+            // so no child of it is made per call. Shared with the tool's context
+            // behind one `Arc`: a token's own clone and drop take its lock.
+            let token = Arc::new(context.ct.clone());
+            // A queue for what the tool logs and reports, only when some of it
+            // can reach the client: a progress token to report against, or a
+            // level that lets log lines through (a 2025 session's always may:
+            // `logging/setLevel` can lower it while the call runs).
+            let outbound = (progress_token.is_some() || !level.is_silent())
+                .then(|| Arc::new(OutboundQueue::default()));
+            let is_stateless = stateless.is_some();
+            // The tool's context, and the round of a call that may ask, are
+            // made in a block: what they are made of is gone before the call
+            // runs, and takes no room in its state.
+            let (mut events, round) = {
+                let arguments = arguments.unwrap_or_default();
+                // What a sealed state is bound to: the arguments as the client sent
+                // them. Kept only when the call may ask (or brings a state).
+                // (A stateless request's `_meta` was moved out of `context`.)
+                let meta_kinds = kinds_in_meta(stateless.as_deref().unwrap_or(&context.meta));
+                let bound_arguments = (sealed_state.is_some() || !meta_kinds.is_empty())
+                    .then(|| Value::Object(arguments.clone()));
+                let mut input = Value::Object(arguments);
+                if tools::input_is_wrapped(&def) {
+                    input = input
+                        .get_mut("value")
+                        .map(Value::take)
+                        .unwrap_or(Value::Null);
+                }
 
-        // A run that stopped at a question ends with the question, whatever
-        // the body made of it.
-        if let Some(round) = round.filter(|round| round.replay.is_pending()) {
-            return round
-                .input_required(&shared.sealer)
-                .map(Called::InputRequired);
-        }
-        if cancelled_by_shutdown {
-            if let Some(aborted) = error.as_mut().filter(|e| e.code == ErrorCode::Aborted) {
-                aborted.message =
-                    "The server is shutting down: the call was cancelled before it finished"
-                        .to_owned();
-            }
-        }
-        Ok(Called::Complete(match (error, result) {
-            (Some(error), _)
-                if error.code == ErrorCode::ToolNotFound
-                    && error.message == ToolError::not_found(&def.name).message =>
-            {
-                error_result(&unknown_tool(name), ErrorPlacement::Structured)
-            }
-            (Some(error), _) if is_stateless && error.code == ErrorCode::InputUnavailable => {
-                match missing_capability(&error) {
-                    Some(protocol_error) => return Err(protocol_error),
-                    None => error_result(&error, placement(&def)),
+                let stateless_meta = stateless.clone();
+                let base = self.base_context_shared(request_state, Arc::clone(&token));
+                // How this call may ask its client: a 2026 request by replay (the
+                // answers come with the retry), a 2025 session on the session.
+                let mut round = None;
+                let base = match &stateless {
+                    Some(_) => match bound_arguments {
+                        Some(arguments) => {
+                            let caller = jobs::owner_of(base.auth());
+                            // Boxed: only a call that may ask opens a round, and
+                            // inline its state would size every call's (boxed) state.
+                            let opened = Box::pin(Round::open(
+                                &shared.sealer,
+                                &def.name,
+                                &arguments,
+                                caller.as_deref().unwrap_or("anonymous"),
+                                meta_kinds,
+                                sealed_state.as_deref(),
+                                input_responses,
+                            ))
+                            .await;
+                            let opened = match opened {
+                                Ok(opened) => opened,
+                                Err(refused) => {
+                                    if let Some(meta) = stateless {
+                                        context.meta =
+                                            Arc::try_unwrap(meta).unwrap_or_else(|m| (*m).clone());
+                                    }
+                                    return Err(refused);
+                                }
+                            };
+                            let base =
+                                base.with_asker(Arc::clone(&opened.replay) as Arc<dyn Asker>);
+                            round = Some(opened);
+                            base
+                        }
+                        None => base,
+                    },
+                    None => {
+                        let info = context.peer.peer_info();
+                        let kinds = declared_kinds(info.as_ref().map(|info| &info.capabilities));
+                        if kinds.is_empty() {
+                            base
+                        } else {
+                            base.with_asker(Arc::new(SessionAsker::new(
+                                context.peer.clone(),
+                                kinds,
+                                shared.options.ask_timeout,
+                            )))
+                        }
+                    }
+                };
+                let base = match &outbound {
+                    // The queue is the logger and the notify sink: one allocation.
+                    Some(outbound) => base
+                        .with_shared_logger(Arc::clone(outbound) as Arc<dyn LogSink>)
+                        .with_notify_sink(Arc::clone(outbound) as Arc<dyn NotifySink>),
+                    // Nothing would reach the client: the lines go to `tracing`
+                    // only, and notifications nowhere, as the queue would drop them.
+                    None => base.with_shared_logger(tracing_log()).without_notify(),
+                };
+                let ctx: ToolContext = base.with_host(McpRequestContext {
+                    peer: context.peer.clone(),
+                    request_id: context.id.clone(),
+                    progress_token: progress_token.clone(),
+                    http: http.clone(),
+                    stateless: stateless_meta,
+                });
+
+                let events = shared.registry.invoke_definition(def.clone(), input, ctx);
+                (events, round)
+            };
+            let mut relay = Relay {
+                notifier: None,
+                peer: &context.peer,
+                progress_token,
+                level,
+                def: &def,
+                closed: &self.closed,
+                disconnected: request_state.map(|state| &state.disconnected),
+            };
+            let shutdown = shared.inflight.abort_token();
+            let mut cancelled_by_shutdown = false;
+            let mut outcome = Outcome::default();
+            // Most calls answer without waiting: their events are read at once,
+            // in the loop's order (queued notifications first), and the
+            // watchers of the loop below are armed only for a call that waits.
+            let mut finished = false;
+            if !relay.is_gone() && !shutdown.is_cancelled() {
+                loop {
+                    while let Some(out) = try_recv(outbound.as_deref()) {
+                        relay.send(out.tool.as_deref(), &out.event).await;
+                    }
+                    match events.next().now_or_never() {
+                        None => break,
+                        Some(None) => {
+                            finished = true;
+                            break;
+                        }
+                        Some(Some(event)) => {
+                            if let Some(event) = outcome.take(event) {
+                                relay.send(None, &event).await;
+                            }
+                        }
+                    }
                 }
             }
-            (Some(error), _) => error_result(&error, placement(&def)),
-            (None, Some(output)) => success_result(output),
-            (None, None) => error_result(
-                &ToolError::new(ErrorCode::NoResult, "Tool produced no result"),
-                placement(&def),
-            ),
-        }))
+            if !finished {
+                // Boxed: only a call that waits has a loop to keep.
+                cancelled_by_shutdown = Box::pin(wait(
+                    &mut relay,
+                    &mut events,
+                    &mut outcome,
+                    outbound.as_deref(),
+                    &token,
+                    shutdown,
+                ))
+                .await;
+            }
+            let (result, mut error) = outcome.into_parts();
+            drop(events);
+            if let Some(meta) = stateless {
+                // Back where rmcp keeps it (`call_tool` reads the client's
+                // capabilities there). The tool's context is gone with its
+                // events unless a job kept it: then it is copied.
+                context.meta = Arc::try_unwrap(meta).unwrap_or_else(|meta| (*meta).clone());
+            }
+            while let Some(out) = try_recv(outbound.as_deref()) {
+                relay.send(out.tool.as_deref(), &out.event).await;
+            }
+            drop(relay);
+
+            // A run that stopped at a question ends with the question, whatever
+            // the body made of it.
+            if let Some(round) = round.filter(|round| round.replay.is_pending()) {
+                return round
+                    .input_required(&shared.sealer)
+                    .map(Called::InputRequired);
+            }
+            if cancelled_by_shutdown {
+                if let Some(aborted) = error.as_mut().filter(|e| e.code == ErrorCode::Aborted) {
+                    aborted.message =
+                        "The server is shutting down: the call was cancelled before it finished"
+                            .to_owned();
+                }
+            }
+            Ok(Called::Complete(match (error, result) {
+                (Some(error), _)
+                    if error.code == ErrorCode::ToolNotFound
+                        && error.message == ToolError::not_found(&def.name).message =>
+                {
+                    error_result(&unknown_tool(name), ErrorPlacement::Structured)
+                }
+                (Some(error), _) if is_stateless && error.code == ErrorCode::InputUnavailable => {
+                    match missing_capability(&error) {
+                        Some(protocol_error) => return Err(protocol_error),
+                        None => error_result(&error, placement(&def)),
+                    }
+                }
+                (Some(error), _) => error_result(&error, placement(&def)),
+                (None, Some(output)) => success_result(output),
+                (None, None) => error_result(
+                    &ToolError::new(ErrorCode::NoResult, "Tool produced no result"),
+                    placement(&def),
+                ),
+            }))
+        }
     }
 }
 
@@ -674,27 +691,41 @@ enum Called {
     InputRequired(rmcp::model::InputRequiredResult),
 }
 
-/// What a call's events amount to: its result or its error (the stream
-/// ends with one of them).
+/// What a call's events amount to: its outcome event, a result or an
+/// error (the stream ends with exactly one, last).
 #[derive(Default)]
-struct Outcome {
-    result: Option<ToolOutput<Value>>,
-    error: Option<crate::error::ToolError>,
-}
+struct Outcome(Option<ToolEvent>);
 
 impl Outcome {
     /// Keeps an outcome event; hands back an event to relay.
     fn take(&mut self, event: ToolEvent) -> Option<ToolEvent> {
         match event {
-            ToolEvent::Result { data, display } => {
-                self.result = Some(ToolOutput { data, display });
-                None
-            }
-            event @ ToolEvent::Error { .. } => {
-                self.error = event.as_error();
+            ToolEvent::Result { .. } | ToolEvent::Error { .. } => {
+                self.0 = Some(event);
                 None
             }
             event => Some(event),
+        }
+    }
+
+    /// The result or the error the call ended with (neither, for a stream
+    /// that ended without an outcome).
+    fn into_parts(self) -> (Option<ToolOutput<Value>>, Option<ToolError>) {
+        match self.0 {
+            Some(ToolEvent::Result { data, display }) => (Some(ToolOutput { data, display }), None),
+            Some(ToolEvent::Error {
+                code,
+                message,
+                details,
+            }) => (
+                None,
+                Some(ToolError {
+                    code,
+                    message,
+                    details,
+                }),
+            ),
+            _ => (None, None),
         }
     }
 }
@@ -706,7 +737,8 @@ impl Outcome {
 /// call — and its cancellation — until rmcp's own drain timeout. The
 /// notifier is made on the first event to relay: most calls have none.
 struct Relay<'a> {
-    notifier: Option<Notifier>,
+    /// Boxed: made only by a call that sends.
+    notifier: Option<Box<Notifier>>,
     peer: &'a Peer<RoleServer>,
     progress_token: Option<ProgressToken>,
     level: Arc<LevelFilter>,
@@ -728,7 +760,18 @@ impl Relay<'_> {
         gone(self.closed, self.disconnected).await
     }
 
-    async fn send(&mut self, tool: Option<&str>, event: &ToolEvent) {
+    /// Sends one event's notification, unless the client is gone. Boxed:
+    /// most calls send nothing, and a send's state inline would size every
+    /// call's (boxed) state.
+    fn send<'s>(
+        &'s mut self,
+        tool: Option<&'s str>,
+        event: &'s ToolEvent,
+    ) -> futures::future::BoxFuture<'s, ()> {
+        Box::pin(self.send_now(tool, event))
+    }
+
+    async fn send_now(&mut self, tool: Option<&str>, event: &ToolEvent) {
         if self.is_gone() {
             return;
         }
@@ -742,7 +785,7 @@ impl Relay<'_> {
             disconnected,
         } = self;
         let notifier = notifier.get_or_insert_with(|| {
-            Notifier::new(
+            Box::new(Notifier::new(
                 (*peer).clone(),
                 progress_token.take(),
                 Arc::clone(level),
@@ -750,15 +793,45 @@ impl Relay<'_> {
                     mcp_name if mcp_name == def.name => Arc::clone(def.name_arc()),
                     mcp_name => Arc::from(mcp_name),
                 },
-            )
+            ))
         });
-        // Boxed: most calls send nothing, and the peer's send future inline
-        // would size every call's state, which `call_tool` boxes and moves.
-        let send = Box::pin(notifier.send(tool, event));
+        let send = notifier.send(tool, event);
         tokio::select! {
             biased;
             _ = gone(closed, *disconnected) => {}
             _ = send => {}
+        }
+    }
+}
+
+/// The rest of a call that waits: its events and queued notifications
+/// relayed as they come, until the outcome; the call cancelled when its
+/// client goes away or the server shuts down. `true` when the shutdown
+/// cancelled it.
+async fn wait(
+    relay: &mut Relay<'_>,
+    events: &mut crate::ToolEventStream,
+    outcome: &mut Outcome,
+    outbound: Option<&OutboundQueue>,
+    token: &CancellationToken,
+    shutdown: &CancellationToken,
+) -> bool {
+    let mut cancelled_by_shutdown = false;
+    loop {
+        tokio::select! {
+            biased;
+            _ = relay.gone(), if !token.is_cancelled() => token.cancel(),
+            _ = shutdown.cancelled(), if !token.is_cancelled() => {
+                cancelled_by_shutdown = true;
+                token.cancel();
+            }
+            out = recv(outbound) => relay.send(out.tool.as_deref(), &out.event).await,
+            event = events.next() => match event {
+                None => return cancelled_by_shutdown,
+                Some(event) => if let Some(event) = outcome.take(event) {
+                    relay.send(None, &event).await;
+                },
+            },
         }
     }
 }
