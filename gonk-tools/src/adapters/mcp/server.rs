@@ -573,7 +573,6 @@ impl McpServer {
                 disconnected: request_state.map(|state| &state.disconnected),
             };
             let shutdown = shared.inflight.abort_token();
-            let mut cancelled_by_shutdown = false;
             let mut outcome = Outcome::default();
             // Most calls answer without waiting: their events are read at once,
             // in the loop's order (queued notifications first), and the
@@ -598,9 +597,9 @@ impl McpServer {
                     }
                 }
             }
-            if !finished {
-                // Boxed: only a call that waits has a loop to keep.
-                cancelled_by_shutdown = Box::pin(wait(
+            // Boxed: only a call that waits has a loop to keep.
+            let cancelled_by_shutdown = !finished
+                && Box::pin(wait(
                     &mut relay,
                     &mut events,
                     &mut outcome,
@@ -609,7 +608,6 @@ impl McpServer {
                     shutdown,
                 ))
                 .await;
-            }
             let (result, mut error) = outcome.into_parts();
             drop(events);
             if let Some(meta) = stateless {
