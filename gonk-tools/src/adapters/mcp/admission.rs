@@ -10,17 +10,18 @@
 //! graceful shutdown can wait for the last answer to leave.
 
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use http::{header, HeaderValue, Method, StatusCode};
 use rmcp::model::{ClientRequest, JsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use tokio::sync::{watch, Mutex};
+use tokio::sync::{Mutex, Notify};
 use tokio_util::sync::CancellationToken;
 
 use super::body::{self, EndAware};
@@ -53,20 +54,43 @@ pub(crate) struct Admission {
     pub(crate) sessionless: bool,
 }
 
-/// A count of response bodies still being written.
+/// A count of response bodies still being written. Entering and leaving
+/// touch one counter; the waiter of a shutdown is woken only once it waits.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct OpenStreams(Arc<watch::Sender<usize>>);
+pub(crate) struct OpenStreams(Arc<StreamCount>);
+
+#[derive(Debug, Default)]
+struct StreamCount {
+    open: AtomicUsize,
+    /// Set once a shutdown waits for the count to reach zero.
+    awaited: AtomicBool,
+    idle: Notify,
+}
 
 impl OpenStreams {
     fn enter(&self) -> StreamGuard {
-        self.0.send_modify(|open| *open += 1);
+        self.0.open.fetch_add(1, Ordering::SeqCst);
         StreamGuard(Some(self.clone()))
     }
 
     /// Waits until no response is streaming, at most `bound`.
     pub(crate) async fn idle(&self, bound: Duration) {
-        let mut open = self.0.subscribe();
-        let _ = tokio::time::timeout(bound, open.wait_for(|open| *open == 0)).await;
+        let count = &*self.0;
+        count.awaited.store(true, Ordering::SeqCst);
+        let drained = async {
+            loop {
+                let woken = count.idle.notified();
+                let mut woken = std::pin::pin!(woken);
+                // Registered before the check: a stream ending in between
+                // still wakes it.
+                woken.as_mut().enable();
+                if count.open.load(Ordering::SeqCst) == 0 {
+                    return;
+                }
+                woken.await;
+            }
+        };
+        let _ = tokio::time::timeout(bound, drained).await;
     }
 }
 
@@ -75,7 +99,13 @@ struct StreamGuard(Option<OpenStreams>);
 impl StreamGuard {
     fn end(&mut self) {
         if let Some(streams) = self.0.take() {
-            streams.0.send_modify(|open| *open = open.saturating_sub(1));
+            let count = &*streams.0;
+            // `awaited` is read after the decrement, and `idle` reads the
+            // count after setting it: one of the two sees the other.
+            let was = count.open.fetch_sub(1, Ordering::SeqCst);
+            if was == 1 && count.awaited.load(Ordering::SeqCst) {
+                count.idle.notify_waiters();
+            }
         }
     }
 }
@@ -131,12 +161,9 @@ fn is_json(request: &Request) -> bool {
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// The axum middleware.
-pub(crate) async fn admit(
-    State(admission): State<Arc<Admission>>,
-    request: Request,
-    next: Next,
-) -> Response {
+/// Admits `request`: served here (directly, see [`direct`]) or passed to
+/// rmcp's service (`next`), or answered with the error of what it failed.
+pub(crate) async fn admit(admission: &Admission, request: Request, next: Next) -> Response {
     // Other methods carry no body; a body that is not JSON is rmcp's 415.
     if request.method() != Method::POST || !is_json(&request) {
         return next.run(request).await;

@@ -1,38 +1,22 @@
-//! The shared [`HttpGuard`] in front of the MCP endpoint — `Host`, `Origin`
+//! The shared [`HttpGuard`](crate::adapters::http::HttpGuard) in front of the MCP endpoint — `Host`, `Origin`
 //! and the API key, before anything else reads the request — and the
 //! `401` answers of the endpoint. (rmcp's own Host and Origin checks are
 //! off: its Host check takes the first of several `Host` headers and
 //! ignores the port, and one guard for every HTTP surface keeps MCP and
 //! WebSocket on the same rules.)
 
-use std::sync::Arc;
-
-use axum::extract::{Request, State};
-use axum::middleware::Next;
 use axum::response::Response;
 use http::{header, HeaderValue, StatusCode};
 
 use super::body::plain;
-use crate::adapters::http::{GuardRejection, HttpGuard};
+use crate::adapters::http::GuardRejection;
 
 /// The realm of the endpoint's Bearer challenges.
 const REALM: &str = "mcp";
 
-/// The axum middleware: the guard's rejection, or the rest of the stack.
-pub(crate) async fn guard(
-    State(guard): State<Arc<HttpGuard>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    match guard.check(request.uri(), request.headers()) {
-        Ok(()) => next.run(request).await,
-        Err(rejection) => answer(&rejection),
-    }
-}
-
 /// A rejection as plain text (`Forbidden: …`), with the Bearer challenge
 /// on a `401`.
-fn answer(rejection: &GuardRejection) -> Response {
+pub(crate) fn answer(rejection: &GuardRejection) -> Response {
     let status = rejection.status();
     let reason = status.canonical_reason().unwrap_or("Error");
     let mut response = plain(status, &format!("{reason}: {}", rejection.message()));
@@ -64,6 +48,7 @@ pub(crate) fn invalid_token(message: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::adapters::http::HttpGuard;
 
     fn answer_of(guard: &HttpGuard, pairs: &[(&str, &str)]) -> Response {
         let mut request = http::Request::post("/mcp");

@@ -402,7 +402,7 @@ impl Endpoint {
             config,
         );
         let streams = OpenStreams::default();
-        let admission = Arc::new(Admission {
+        let admission = Admission {
             max_body_bytes: options.max_body_bytes,
             sessions: Arc::clone(&sessions),
             max_sessions: options.max_sessions,
@@ -413,33 +413,51 @@ impl Endpoint {
             keep_alive: options.sse_keep_alive,
             sessions_cancel: cancel,
             sessionless: !options.sessions,
-        });
-        let security = Arc::new(Security {
+        };
+        let security = Security {
             authenticator: options.authenticator.clone(),
             sessions,
             pinned: Mutex::new(HashMap::new()),
+        };
+        let front = Arc::new(Front {
+            guard,
+            security,
+            admission,
         });
-        // Layers run outermost first: Host, Origin and API key →
-        // authentication hook and session pinning → admission → rmcp.
         let router = axum::Router::new()
             .route_service(&options.path, service)
-            .layer(axum::middleware::from_fn_with_state(
-                admission,
-                admission::admit,
-            ))
-            .layer(axum::middleware::from_fn_with_state(
-                security,
-                security::guard,
-            ))
-            .layer(axum::middleware::from_fn_with_state(
-                Arc::new(guard),
-                host::guard,
-            ));
+            .layer(axum::middleware::from_fn_with_state(front, Front::serve));
         Endpoint {
             router,
             server,
             streams,
         }
+    }
+}
+
+/// What stands in front of rmcp's service, in the order it runs: Host,
+/// Origin and API key → authentication hook and session pinning →
+/// admission. One axum layer, not three: each layer clones the stack
+/// below it and boxes a future on every request.
+struct Front {
+    guard: HttpGuard,
+    security: Security,
+    admission: Admission,
+}
+
+impl Front {
+    async fn serve(
+        axum::extract::State(front): axum::extract::State<Arc<Front>>,
+        request: axum::extract::Request,
+        next: axum::middleware::Next,
+    ) -> axum::response::Response {
+        if let Err(rejection) = front.guard.check(request.uri(), request.headers()) {
+            return host::answer(&rejection);
+        }
+        security::guard(&front.security, request, |request| {
+            admission::admit(&front.admission, request, next)
+        })
+        .await
     }
 }
 

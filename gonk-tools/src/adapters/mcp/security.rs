@@ -10,8 +10,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
 use futures::future::BoxFuture;
 use http::{Method, StatusCode};
@@ -178,13 +177,16 @@ impl Security {
     }
 }
 
-/// The axum middleware: authentication hook → session pinning →
-/// connection guard → the MCP service.
-pub(crate) async fn guard(
-    State(security): State<Arc<Security>>,
+/// Authentication hook → session pinning → connection guard → `next`
+/// (the admission layer and the MCP service).
+pub(crate) async fn guard<Fut>(
+    security: &Security,
     request: Request,
-    next: Next,
-) -> Response {
+    next: impl FnOnce(Request) -> Fut,
+) -> Response
+where
+    Fut: Future<Output = Response>,
+{
     let (parts, body) = request.into_parts();
     let auth = match &security.authenticator {
         None => None,
@@ -219,7 +221,7 @@ pub(crate) async fn guard(
         auth,
     });
     let method = request.method().clone();
-    let mut response = next.run(request).await;
+    let mut response = next(request).await;
     // rmcp answers a closed session 202; the spec's clients expect 200 or
     // 204 (the Python SDK logs a failure for anything else).
     if method == Method::DELETE && response.status() == StatusCode::ACCEPTED {
