@@ -25,11 +25,9 @@ use tokio::sync::{Mutex, Notify};
 use tokio_util::sync::CancellationToken;
 
 use super::body::{self, EndAware};
-use super::direct;
+use super::direct::{self, SESSION_HEADER};
 use super::jsonrpc::{self, Inbound, Rejection, INVALID_REQUEST};
 use super::server::McpServer;
-
-const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The admission layer's state.
 pub(crate) struct Admission {
@@ -206,7 +204,7 @@ pub(crate) async fn admit(admission: &Admission, request: Request, next: Next) -
         Inbound::Message(message) => message,
     };
     let opens_session = !admission.sessionless
-        && !parts.headers.contains_key(SESSION_HEADER)
+        && !parts.headers.contains_key(&SESSION_HEADER)
         && matches!(
             &*message,
             JsonRpcMessage::Request(request)

@@ -30,7 +30,7 @@ use std::time::Duration;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
 use futures::Stream;
-use http::{header, HeaderMap, HeaderValue, StatusCode};
+use http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use http_body::Frame;
 use rmcp::model::{
     ClientCapabilities, ClientJsonRpcMessage, ClientRequest, ErrorCode, GetExtensions, GetMeta,
@@ -49,14 +49,17 @@ use super::server::McpServer;
 use sse_stream::Sse;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-const SESSION_HEADER: &str = "mcp-session-id";
-const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
-const METHOD_HEADER: &str = "mcp-method";
-const NAME_HEADER: &str = "mcp-name";
+// Header names as values, not text: a lookup by text parses the name
+// first, and these are looked up on every request.
+pub(crate) static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+static PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 /// How a Base64-wrapped SEP-2243 header value starts.
 const BASE64_HEADER_PREFIX: &str = "=?base64?";
 const JSON: &str = "application/json";
 const EVENT_STREAM: &str = "text/event-stream";
+const JSON_AND_SSE: &str = "application/json, text/event-stream";
 
 /// The session `message` goes to directly, when it is the plain case (see
 /// the module's documentation); `None` leaves it to rmcp's service.
@@ -82,7 +85,7 @@ pub(crate) fn session_of(
     {
         return None;
     }
-    let session = parts.headers.get(SESSION_HEADER)?.to_str().ok()?;
+    let session = parts.headers.get(&SESSION_HEADER)?.to_str().ok()?;
     Some(session.into())
 }
 
@@ -90,17 +93,16 @@ pub(crate) fn session_of(
 /// `initialize` handshake: rmcp then routes the request to its session and
 /// checks no `_meta` fields and no standard headers.
 fn has_handshake_version(headers: &HeaderMap) -> bool {
-    let Some(value) = headers.get(PROTOCOL_VERSION_HEADER) else {
+    let Some(value) = headers.get(&PROTOCOL_VERSION_HEADER) else {
         return true;
     };
     let Ok(value) = value.to_str() else {
         return false;
     };
-    ProtocolVersion::KNOWN_VERSIONS.iter().any(|known| {
-        known.as_str() == value
-            && known.has_initialize()
-            && value < ProtocolVersion::STANDARD_HEADERS.as_str()
-    })
+    value < ProtocolVersion::STANDARD_HEADERS.as_str()
+        && ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .any(|known| known.as_str() == value && known.has_initialize())
 }
 
 /// Whether `Accept` names both types plainly (no parameters, no quotes):
@@ -108,6 +110,10 @@ fn has_handshake_version(headers: &HeaderMap) -> bool {
 fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
     let (mut json, mut sse) = (false, false);
     for value in headers.get_all(header::ACCEPT) {
+        // What the SDKs send, as they send it.
+        if value.as_bytes() == JSON_AND_SSE.as_bytes() {
+            return true;
+        }
         let Ok(value) = value.to_str() else {
             continue;
         };
@@ -154,8 +160,8 @@ pub(crate) fn is_sessionless_2025(
     let headers = &parts.headers;
     request.request.get_meta().protocol_version().is_none()
         && has_handshake_version(headers)
-        && !headers.contains_key(METHOD_HEADER)
-        && !headers.contains_key(NAME_HEADER)
+        && !headers.contains_key(&METHOD_HEADER)
+        && !headers.contains_key(&NAME_HEADER)
         && accepts_json_and_sse(headers)
         && host_is_readable(parts)
 }
@@ -186,9 +192,9 @@ pub(crate) fn is_stateless(
         || !meta
             .missing_required_keys(&ProtocolVersion::V_2026_07_28)
             .is_empty()
-        || headers.contains_key(SESSION_HEADER)
-        || only_value(headers, PROTOCOL_VERSION_HEADER) != Some(version.as_str())
-        || only_value(headers, METHOD_HEADER) != Some(method)
+        || headers.contains_key(&SESSION_HEADER)
+        || only_value(headers, &PROTOCOL_VERSION_HEADER) != Some(version.as_str())
+        || only_value(headers, &METHOD_HEADER) != Some(method)
         || !accepts_json_and_sse(headers)
         || !host_is_readable(parts)
     {
@@ -197,7 +203,7 @@ pub(crate) fn is_stateless(
     let Some(name) = name else {
         return true;
     };
-    match only_value(headers, NAME_HEADER) {
+    match only_value(headers, &NAME_HEADER) {
         Some(header) if header == name && !header.starts_with(BASE64_HEADER_PREFIX) => {}
         _ => return false,
     }
@@ -208,7 +214,7 @@ pub(crate) fn is_stateless(
 
 /// The one value of header `name` as text; `None` when absent, repeated or
 /// not text.
-fn only_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+fn only_value<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     let mut values = headers.get_all(name).iter();
     let value = values.next()?;
     if values.next().is_some() {
@@ -251,7 +257,7 @@ pub(crate) async fn serve_stateless(
         // A sessionless 2025 request names its version in the header only
         // (rmcp's default when absent: 2025-03-26).
         .or_else(|| {
-            let header = only_value(&parts.headers, PROTOCOL_VERSION_HEADER)?;
+            let header = only_value(&parts.headers, &PROTOCOL_VERSION_HEADER)?;
             ProtocolVersion::KNOWN_VERSIONS
                 .iter()
                 .find(|known| known.as_str() == header)

@@ -19,10 +19,10 @@ use rmcp::transport::streamable_http_server::SessionManager;
 use tokio_util::sync::CancellationToken;
 
 use super::body::{plain, BodyEnd, EndAware};
+use super::direct::SESSION_HEADER;
 use super::host::invalid_token;
 use crate::security::AuthContext;
 
-const SESSION_HEADER: &str = "mcp-session-id";
 /// Past this many pinned sessions, closed ones are pruned on the next
 /// `initialize`.
 const PRUNE_THRESHOLD: usize = 256;
@@ -204,7 +204,7 @@ where
 
     let session = request
         .headers()
-        .get(SESSION_HEADER)
+        .get(&SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     if let Some(session) = &session {
@@ -228,7 +228,7 @@ where
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
 
-    match (&session, response.headers().get(SESSION_HEADER)) {
+    match (&session, response.headers().get(&SESSION_HEADER)) {
         (None, Some(created)) if response.status().is_success() => {
             if let Ok(created) = created.to_str() {
                 security.pin(created.to_owned(), principal_key).await;

@@ -4,7 +4,7 @@
 #![allow(deprecated)] // rmcp marks logging (SEP-2577) deprecated; 2025-era clients use it.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use futures::{FutureExt, StreamExt};
 use rmcp::model::{
@@ -174,6 +174,10 @@ struct Shared {
     listings: Listings,
     /// Seals and opens `requestState` (2026 calls that ask their client).
     sealer: Sealer,
+    /// The server's info for each combination of what it offers (tasks,
+    /// resources, prompts), made when first asked: rmcp asks for it on
+    /// every directly served request.
+    infos: [OnceLock<ServerConfig>; 8],
 }
 
 /// An MCP server over a [`ToolRegistry`]: one value per session (clone it
@@ -241,6 +245,7 @@ impl McpServer {
                 registry,
                 options,
                 policy,
+                infos: Default::default(),
             }),
             level,
             closed: CancellationToken::new(),
@@ -378,6 +383,20 @@ impl McpServer {
     }
 
     fn info(&self) -> ServerConfig {
+        let registry = &self.shared.registry;
+        // Detached tools are offered as tasks when there is a job runner.
+        let tasks = jobs::runner(registry).is_some();
+        let (resources, prompts) = (
+            !registry.resources().is_empty(),
+            !registry.prompts().is_empty(),
+        );
+        let offers = usize::from(tasks) | usize::from(resources) << 1 | usize::from(prompts) << 2;
+        self.shared.infos[offers]
+            .get_or_init(|| self.make_info(tasks, resources, prompts))
+            .clone()
+    }
+
+    fn make_info(&self, tasks: bool, resources: bool, prompts: bool) -> ServerConfig {
         let options = &self.shared.options;
         let mut implementation = Implementation::new(&options.name, &options.version);
         implementation.title = options.title.clone();
@@ -387,18 +406,12 @@ impl McpServer {
             .enable_tools()
             .enable_tool_list_changed()
             .enable_logging();
-        // Detached tools are offered as tasks when there is a job runner.
-        let mut capabilities = if jobs::runner(&self.shared.registry).is_some() {
+        let mut capabilities = if tasks {
             capabilities.enable_tasks().build()
         } else {
             capabilities.build()
         };
-        let registry = &self.shared.registry;
-        resources::capabilities(
-            &mut capabilities,
-            !registry.resources().is_empty(),
-            !registry.prompts().is_empty(),
-        );
+        resources::capabilities(&mut capabilities, resources, prompts);
         let mut info = ServerConfig::new(capabilities);
         info.server_info = implementation;
         info.instructions = options.instructions.clone();
