@@ -158,6 +158,18 @@ async fn behaviour(store: &Store) -> Vec<(String, Value)> {
     ));
     seen.push(("count".into(), json!(store.count(false).await.unwrap())));
     seen.push(("count all".into(), json!(store.count(true).await.unwrap())));
+    // Both stores stamp `updated_at` to the second: a rename in the second
+    // of the creations ties with them, one in a later second is the most
+    // recent. Start the rename in a new second, so "recent" does not
+    // depend on where the clock's second falls during the run.
+    let into_second = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    tokio::time::sleep(std::time::Duration::from_nanos(u64::from(
+        1_000_000_000 - into_second,
+    )))
+    .await;
     seen.push((
         "rename".into(),
         json!(
@@ -226,6 +238,10 @@ async fn the_behaviour_cases_answer_the_same_on_sqlite_and_postgres() {
     assert_eq!(answer("search \"^ca\""), &json!([]));
     assert_eq!(answer("search rust"), &json!(["Groceries"]));
     assert_eq!(answer("get 999")[0], "NOT_FOUND");
+    assert_eq!(
+        answer("recent"),
+        &json!(["Shopping", "plain", "Ünïcode Straße"])
+    );
 }
 
 #[tokio::test]
