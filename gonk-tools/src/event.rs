@@ -107,6 +107,26 @@ impl<T> ToolEvent<T> {
         }
     }
 
+    /// What an outcome event amounts to: a `result` event's output or an
+    /// `error` event's error; `None` for every other event.
+    pub(crate) fn into_outcome(self) -> Option<Result<crate::outcome::ToolOutput<T>, ToolError>> {
+        match self {
+            ToolEvent::Result { data, display } => {
+                Some(Ok(crate::outcome::ToolOutput { data, display }))
+            }
+            ToolEvent::Error {
+                code,
+                message,
+                details,
+            } => Some(Err(ToolError {
+                code,
+                message,
+                details,
+            })),
+            _ => None,
+        }
+    }
+
     /// The error of an `error` event.
     pub fn as_error(&self) -> Option<ToolError> {
         match self {

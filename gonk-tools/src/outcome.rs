@@ -69,20 +69,10 @@ where
             return std::task::Poll::Ready(());
         };
         on_event(&event);
-        match event {
-            ToolEvent::Result { data, display } => result = Some(ToolOutput { data, display }),
-            ToolEvent::Error {
-                code,
-                message,
-                details,
-            } => {
-                error = Some(ToolError {
-                    code,
-                    message,
-                    details,
-                })
-            }
-            _ => {}
+        match event.into_outcome() {
+            Some(Ok(output)) => result = Some(output),
+            Some(Err(failure)) => error = Some(failure),
+            None => {}
         }
         if events.size_hint().1 == Some(0) {
             return std::task::Poll::Ready(());

@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::body::{self, EndAware};
 use super::direct::{self, SESSION_HEADER};
+use super::inflight::until_zero;
 use super::jsonrpc::{self, Inbound, Rejection, INVALID_REQUEST};
 use super::server::McpServer;
 
@@ -75,19 +76,7 @@ impl OpenStreams {
     pub(crate) async fn idle(&self, bound: Duration) {
         let count = &*self.0;
         count.awaited.store(true, Ordering::SeqCst);
-        let drained = async {
-            loop {
-                let woken = count.idle.notified();
-                let mut woken = std::pin::pin!(woken);
-                // Registered before the check: a stream ending in between
-                // still wakes it.
-                woken.as_mut().enable();
-                if count.open.load(Ordering::SeqCst) == 0 {
-                    return;
-                }
-                woken.await;
-            }
-        };
+        let drained = until_zero(&count.open, &count.idle);
         let _ = tokio::time::timeout(bound, drained).await;
     }
 }

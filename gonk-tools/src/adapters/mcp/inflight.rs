@@ -23,6 +23,21 @@ pub(crate) const SERVER_REFUSED: JsonRpcCode = JsonRpcCode(-32000);
 /// them to end (a handler that blocks its thread cannot be dropped).
 const ABORT_BOUND: Duration = Duration::from_secs(5);
 
+/// Resolves once `count` is zero; whoever brings it to zero wakes `woken`
+/// (with `notify_waiters`).
+pub(crate) async fn until_zero(count: &AtomicUsize, woken: &Notify) {
+    loop {
+        let notified = woken.notified();
+        let mut notified = std::pin::pin!(notified);
+        // Registered before the check: a release in between still wakes it.
+        notified.as_mut().enable();
+        if count.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        notified.await;
+    }
+}
+
 /// Running calls and the shutdown state of one server.
 #[derive(Debug)]
 pub(crate) struct InFlight {
@@ -109,16 +124,7 @@ impl InFlight {
     /// Resolves once no call runs. Called only after `draining` is set,
     /// so the permit that ends the last call wakes it.
     async fn idle(&self) {
-        loop {
-            let woken = self.idle.notified();
-            let mut woken = std::pin::pin!(woken);
-            // Registered before the check: a release in between still wakes it.
-            woken.as_mut().enable();
-            if self.running() == 0 {
-                return;
-            }
-            woken.await;
-        }
+        until_zero(&self.running, &self.idle).await;
     }
 
     /// Stops taking calls, waits up to `grace` for the running ones, then

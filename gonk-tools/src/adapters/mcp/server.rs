@@ -722,21 +722,10 @@ impl Outcome {
     /// The result or the error the call ended with (neither, for a stream
     /// that ended without an outcome).
     fn into_parts(self) -> (Option<ToolOutput<Value>>, Option<ToolError>) {
-        match self.0 {
-            Some(ToolEvent::Result { data, display }) => (Some(ToolOutput { data, display }), None),
-            Some(ToolEvent::Error {
-                code,
-                message,
-                details,
-            }) => (
-                None,
-                Some(ToolError {
-                    code,
-                    message,
-                    details,
-                }),
-            ),
-            _ => (None, None),
+        match self.0.and_then(ToolEvent::into_outcome) {
+            Some(Ok(output)) => (Some(output), None),
+            Some(Err(error)) => (None, Some(error)),
+            None => (None, None),
         }
     }
 }
