@@ -109,6 +109,9 @@ impl<T> ToolEvent<T> {
 
     /// What an outcome event amounts to: a `result` event's output or an
     /// `error` event's error; `None` for every other event.
+    // Inline: it is on every call's path, and out of line it moves the
+    // outcome once more.
+    #[inline]
     pub(crate) fn into_outcome(self) -> Option<Result<crate::outcome::ToolOutput<T>, ToolError>> {
         match self {
             ToolEvent::Result { data, display } => {
