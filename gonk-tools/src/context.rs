@@ -728,6 +728,13 @@ impl ToolContext {
         self
     }
 
+    /// [`with_host`](Self::with_host) with a host value the caller keeps a
+    /// handle to.
+    pub(crate) fn with_shared_host(mut self, host: Arc<dyn Any + Send + Sync>) -> Self {
+        self.host = Some(host);
+        self
+    }
+
     /// The cancellation token. Long handlers may check it; dispatch also
     /// races the handler against it and drops the handler when it fires.
     pub fn cancellation(&self) -> &CancellationToken {

@@ -1,6 +1,8 @@
-//! A tool reads the HTTP head of the request that called it through
-//! `McpRequestContext::http_request`: each call its own headers, over a
-//! session and without one, and none over stdio.
+//! A tool reads the request that called it through `McpRequestContext`:
+//! the HTTP head (`http_request`), each call its own headers, over a
+//! session and without one, and none over stdio; and the request's id,
+//! progress token, protocol version and era, each call its own, in both
+//! eras.
 
 use std::net::SocketAddr;
 
@@ -36,6 +38,29 @@ fn registry() -> ToolRegistry {
                         drop(kept);
                     });
                     Ok::<_, ToolError>(caller)
+                })
+                .build(),
+        )
+        .unwrap();
+    registry
+        .register(
+            ToolDefinition::builder("request")
+                .description("Says what it sees of the MCP request that called it.")
+                .approval(ApprovalTier::Read)
+                .handler(|_: NoInput, ctx: ToolContext| async move {
+                    let mcp = ctx
+                        .host::<McpRequestContext>()
+                        .ok_or_else(|| ToolError::internal("not called over MCP"))?;
+                    Ok::<_, ToolError>(json!({
+                        "id": mcp.request_id(),
+                        "progressToken": mcp.progress_token(),
+                        "version": mcp.protocol_version().map(|v| v.to_string()),
+                        "stateless": mcp.is_stateless(),
+                        "client": mcp.peer().peer_info().map(|info| info.client_info.name.clone()),
+                        "elicitation": mcp
+                            .client_capabilities()
+                            .is_some_and(|caps| caps.elicitation.is_some()),
+                    }))
                 })
                 .build(),
         )
@@ -148,6 +173,91 @@ async fn over_stdio_there_is_no_request_head() {
         }
     }
     assert_eq!(text_of(&answer), "none", "{answer}");
+    drop(write);
+    drop(lines);
+    let _ = serving.await;
+}
+
+/// Each call sees its own request id and progress token; a 2025 session's
+/// calls see the session's version, client and capabilities, a stateless
+/// call those of its own `_meta`. The same session then keeps answering:
+/// what the call borrowed of rmcp's request context is handed back.
+#[tokio::test]
+async fn a_tool_sees_its_own_request_in_both_eras() {
+    let (client, server) = tokio::io::duplex(64 * 1024);
+    let (server_read, server_write) = tokio::io::split(server);
+    let serving = tokio::spawn(gonk_tools::adapters::mcp::serve_io(
+        registry(),
+        McpServerOptions::new("head", "1.0.0"),
+        server_read,
+        server_write,
+    ));
+    let (read, mut write) = tokio::io::split(client);
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut lines = tokio::io::BufReader::new(read).lines();
+    let mut send = async |message: Value| {
+        write
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    };
+    send(
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},
+        "clientInfo":{"name":"session-client","version":"1"}}}),
+    )
+    .await;
+    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"})).await;
+    let meta_2026 = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "stateless-client", "version": "1"},
+    });
+    let calls = [
+        (json!(1), json!({"progressToken": "p-1"}), false),
+        (json!("two"), json!({}), false),
+        (json!(3), meta_2026.clone(), true),
+        (json!(4), json!({"progressToken": 7}), false),
+    ];
+    for (id, meta, _) in &calls {
+        send(json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":"request","arguments":{},"_meta":meta}}))
+        .await;
+    }
+    let mut answers = std::collections::HashMap::new();
+    while answers.len() < calls.len() {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line())
+            .await
+            .expect("the server answers every call")
+            .unwrap()
+            .expect("the server answers every call");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message.get("id").is_some_and(|id| *id != json!(0)) {
+            answers.insert(message["id"].to_string(), message);
+        }
+    }
+    for (id, meta, stateless) in &calls {
+        let answer = &answers[&id.to_string()];
+        let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+        let seen: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(seen["id"], *id, "{answer}");
+        assert_eq!(seen["stateless"], *stateless, "{answer}");
+        if *stateless {
+            assert_eq!(seen["version"], "2026-07-28", "{answer}");
+            assert_eq!(seen["elicitation"], false, "{answer}");
+            assert_eq!(seen["progressToken"], Value::Null, "{answer}");
+        } else {
+            assert_eq!(seen["version"], "2025-06-18", "{answer}");
+            assert_eq!(seen["client"], "session-client", "{answer}");
+            assert_eq!(seen["elicitation"], true, "{answer}");
+            assert_eq!(
+                seen["progressToken"],
+                meta.get("progressToken").cloned().unwrap_or(Value::Null),
+                "{answer}"
+            );
+        }
+    }
+    drop(send);
     drop(write);
     drop(lines);
     let _ = serving.await;

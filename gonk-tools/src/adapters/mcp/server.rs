@@ -3,6 +3,7 @@
 //! [`ToolRegistry::invoke`].
 #![allow(deprecated)] // rmcp marks logging (SEP-2577) deprecated; 2025-era clients use it.
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
@@ -60,14 +61,16 @@ pub struct McpRequestContext {
     peer: Peer<RoleServer>,
     request_id: RequestId,
     progress_token: Option<ProgressToken>,
-    /// Lent by the call, like `stateless`: a deep copy of the head (its
-    /// header map, its extensions) cost more than the rest of the context.
-    http: Option<Arc<http::request::Parts>>,
+    /// The peer, the head and the `_meta` are moved in from rmcp's request
+    /// context and moved back when the call ends (`call_tool`): a copy of
+    /// the head (its header map, its extensions) cost more than the rest
+    /// of the context, and a clone of the peer is some twenty reference
+    /// count operations.
+    http: Option<http::request::Parts>,
     /// The request's own `_meta` in the stateless era (2026-07-28 on),
     /// where it names the protocol version and the client's capabilities;
-    /// `None` on a 2025 session, where the session's handshake did. Lent by
-    /// the call (see `McpServer::call`), not copied.
-    stateless: Option<Arc<RequestMetaObject>>,
+    /// `None` on a 2025 session, where the session's handshake did.
+    stateless: Option<RequestMetaObject>,
 }
 
 impl McpRequestContext {
@@ -90,7 +93,7 @@ impl McpRequestContext {
     /// The HTTP request head (method, URI, headers, extensions), over the
     /// streamable-HTTP transport.
     pub fn http_request(&self) -> Option<&http::request::Parts> {
-        self.http.as_deref()
+        self.http.as_ref()
     }
 
     /// The protocol version this request speaks: the one its `_meta`
@@ -431,8 +434,7 @@ impl McpServer {
     fn call<'a>(
         &'a self,
         request: CallToolRequestParams,
-        context: &'a mut RequestContext<RoleServer>,
-        http: Option<Arc<http::request::Parts>>,
+        lent: Lent<'a>,
     ) -> impl std::future::Future<Output = Result<Called, ErrorData>> + Send + 'a {
         let CallToolRequestParams {
             name,
@@ -441,7 +443,13 @@ impl McpServer {
             request_state: sealed_state,
             ..
         } = request;
+        let Lent {
+            session_meta,
+            ct,
+            mcp,
+        } = lent;
         async move {
+            let progress_token = mcp.progress_token.clone();
             let name: &str = &name;
             let shared = &self.shared;
             let Some(def) = tools::resolve(&shared.registry, name, &shared.options, shared.policy)
@@ -451,20 +459,12 @@ impl McpServer {
                     ErrorPlacement::Structured,
                 )));
             };
-            let request_state = http
-                .as_deref()
+            let request_state = mcp
+                .http
+                .as_ref()
                 .and_then(|parts| parts.extensions.get::<RequestState>());
-            let progress_token = context.meta.get_progress_token();
-            // A stateless-era request carries its own protocol version, client
-            // capabilities and log level; a 2025 session's are the session's.
-            // Moved, not cloned: a deep copy of the map was a fifth of a
-            // stateless call's instructions.
-            let stateless = context
-                .meta
-                .protocol_version()
-                .is_some_and(|version| !version.has_initialize())
-                .then(|| Arc::new(std::mem::take(&mut context.meta)));
-            let level = match &stateless {
+            let stateless = mcp.stateless.as_ref();
+            let level = match stateless {
                 // No `logLevel`, no log notifications.
                 Some(meta) => match meta.log_level() {
                     Some(level) => Arc::new(LevelFilter::at(Some(&level))),
@@ -477,7 +477,7 @@ impl McpServer {
             // request's, which a client's cancellation fires): the call's own,
             // so no child of it is made per call. Shared with the tool's context
             // behind one `Arc`: a token's own clone and drop take its lock.
-            let token = Arc::new(context.ct.clone());
+            let token = Arc::new(ct.clone());
             // A queue for what the tool logs and reports, only when some of it
             // can reach the client: a progress token to report against, or a
             // level that lets log lines through (a 2025 session's always may:
@@ -493,7 +493,7 @@ impl McpServer {
                 // What a sealed state is bound to: the arguments as the client sent
                 // them. Kept only when the call may ask (or brings a state).
                 // (A stateless request's `_meta` was moved out of `context`.)
-                let meta_kinds = kinds_in_meta(stateless.as_deref().unwrap_or(&context.meta));
+                let meta_kinds = kinds_in_meta(stateless.unwrap_or(session_meta));
                 let bound_arguments = (sealed_state.is_some() || !meta_kinds.is_empty())
                     .then(|| Value::Object(arguments.clone()));
                 let mut input = Value::Object(arguments);
@@ -504,12 +504,11 @@ impl McpServer {
                         .unwrap_or(Value::Null);
                 }
 
-                let stateless_meta = stateless.clone();
                 let base = self.base_context_shared(request_state, Arc::clone(&token));
                 // How this call may ask its client: a 2026 request by replay (the
                 // answers come with the retry), a 2025 session on the session.
                 let mut round = None;
-                let base = match &stateless {
+                let base = match stateless {
                     Some(_) => match bound_arguments {
                         Some(arguments) => {
                             let caller = jobs::owner_of(base.auth());
@@ -527,13 +526,7 @@ impl McpServer {
                             .await;
                             let opened = match opened {
                                 Ok(opened) => opened,
-                                Err(refused) => {
-                                    if let Some(meta) = stateless {
-                                        context.meta =
-                                            Arc::try_unwrap(meta).unwrap_or_else(|m| (*m).clone());
-                                    }
-                                    return Err(refused);
-                                }
+                                Err(refused) => return Err(refused),
                             };
                             let base =
                                 base.with_asker(Arc::clone(&opened.replay) as Arc<dyn Asker>);
@@ -543,13 +536,13 @@ impl McpServer {
                         None => base,
                     },
                     None => {
-                        let info = context.peer.peer_info();
+                        let info = mcp.peer.peer_info();
                         let kinds = declared_kinds(info.as_ref().map(|info| &info.capabilities));
                         if kinds.is_empty() {
                             base
                         } else {
                             base.with_asker(Arc::new(SessionAsker::new(
-                                context.peer.clone(),
+                                mcp.peer.clone(),
                                 kinds,
                                 shared.options.ask_timeout,
                             )))
@@ -565,20 +558,15 @@ impl McpServer {
                     // only, and notifications nowhere, as the queue would drop them.
                     None => base.with_shared_logger(tracing_log()).without_notify(),
                 };
-                let ctx: ToolContext = base.with_host(McpRequestContext {
-                    peer: context.peer.clone(),
-                    request_id: context.id.clone(),
-                    progress_token: progress_token.clone(),
-                    http: http.clone(),
-                    stateless: stateless_meta,
-                });
+                let ctx: ToolContext =
+                    base.with_shared_host(Arc::clone(mcp) as Arc<dyn Any + Send + Sync>);
 
                 let events = shared.registry.invoke_definition(def.clone(), input, ctx);
                 (events, round)
             };
             let mut relay = Relay {
                 notifier: None,
-                peer: &context.peer,
+                peer: &mcp.peer,
                 progress_token,
                 level,
                 def: &def,
@@ -623,12 +611,6 @@ impl McpServer {
                 .await;
             let (result, mut error) = outcome.into_parts();
             drop(events);
-            if let Some(meta) = stateless {
-                // Back where rmcp keeps it (`call_tool` reads the client's
-                // capabilities there). The tool's context is gone with its
-                // events unless a job kept it: then it is copied.
-                context.meta = Arc::try_unwrap(meta).unwrap_or_else(|meta| (*meta).clone());
-            }
             while let Some(out) = try_recv(outbound.as_deref()) {
                 relay.send(out.tool.as_deref(), &out.event).await;
             }
@@ -693,6 +675,16 @@ async fn recv(outbound: Option<&OutboundQueue>) -> Outbound {
         Some(outbound) => outbound.recv().await,
         None => std::future::pending().await,
     }
+}
+
+/// What `McpServer::call` borrows of the request's context.
+struct Lent<'a> {
+    /// A 2025 session's request's `_meta` (a stateless request's is in
+    /// `mcp`).
+    session_meta: &'a RequestMetaObject,
+    /// The handler's cancellation.
+    ct: &'a CancellationToken,
+    mcp: &'a Arc<McpRequestContext>,
 }
 
 /// What a `tools/call` came to: a result, or questions for the client
@@ -901,22 +893,51 @@ impl ServerHandler for McpServer {
         }
         let telemetry = ServerSpan::start("tools/call", Some(&request.name), &context);
         let span = telemetry.span().clone();
+        let http = context.extensions.remove::<http::request::Parts>();
+        let progress_token = context.meta.get_progress_token();
+        // A stateless-era request carries its own protocol version, client
+        // capabilities and log level; a 2025 session's are the session's.
+        // Moved, not cloned: a deep copy of the map was a fifth of a
+        // stateless call's instructions.
+        let stateless = context
+            .meta
+            .protocol_version()
+            .is_some_and(|version| !version.has_initialize())
+            .then(|| std::mem::take(&mut context.meta));
+        // What the tool sees of the request, shared with its context. The
+        // peer is moved in, not cloned (a clone is some twenty reference
+        // count operations), and handed back with the rest at the end.
+        let mcp = Arc::new(McpRequestContext {
+            peer: context.peer,
+            request_id: context.id.clone(),
+            progress_token,
+            http,
+            stateless,
+        });
+        let lent = Lent {
+            session_meta: &context.meta,
+            ct: &context.ct,
+            mcp: &mcp,
+        };
         // Boxed: rmcp moves its request future (sized by its largest
         // handler) into a task several times per request; inline, this
         // call's state made that ~80k instructions of memcpy per HTTP call.
-        // The HTTP head is lent to the call, not copied, and put back
-        // (`as_task` reads it): copied only if a job kept the tool's context.
-        let http = context
-            .extensions
-            .remove::<http::request::Parts>()
-            .map(Arc::new);
-        let called = Box::pin(self.call(request, &mut context, http.clone()))
-            .instrument(span)
-            .await;
+        let called = Box::pin(self.call(request, lent)).instrument(span).await;
+        // Back where rmcp keeps them (`as_task` reads the client's
+        // capabilities and the HTTP head there). The tool's context is gone
+        // with its events unless a job kept it: then they are copied.
+        let McpRequestContext {
+            peer,
+            http,
+            stateless,
+            ..
+        } = Arc::try_unwrap(mcp).unwrap_or_else(|mcp| (*mcp).clone());
+        context.peer = peer;
+        if let Some(stateless) = stateless {
+            context.meta = stateless;
+        }
         if let Some(parts) = http {
-            context
-                .extensions
-                .insert(Arc::try_unwrap(parts).unwrap_or_else(|parts| (*parts).clone()));
+            context.extensions.insert(parts);
         }
         let result = match called {
             // Questions for the client: the operation ends without an error.
