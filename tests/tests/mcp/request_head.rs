@@ -257,7 +257,6 @@ async fn a_tool_sees_its_own_request_in_both_eras() {
             );
         }
     }
-    drop(send);
     drop(write);
     drop(lines);
     let _ = serving.await;
