@@ -3,6 +3,7 @@
 //! `notifications/progress` and `notifications/message`.
 #![allow(deprecated)] // rmcp marks logging as deprecated by SEP-2577; 2025-era clients use it.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -121,7 +122,48 @@ pub(crate) struct OutboundQueue {
     ready: Notify,
 }
 
+thread_local! {
+    /// The queue of the last call on this thread to end with it empty and
+    /// unshared, for the next call to use.
+    static SPARE: Cell<Option<Arc<OutboundQueue>>> = const { Cell::new(None) };
+}
+
+/// A spare whose buffer grew past this many items is let go, not kept.
+const SPARE_CAPACITY: usize = 64;
+
 impl OutboundQueue {
+    /// An empty queue for one call: the one the last call on this thread
+    /// left, else a new one. Every call of a 2025 session has a queue (its
+    /// level may let log lines through), and few queue anything:
+    /// allocating and freeing the queue cost more than the rest of its
+    /// life.
+    pub(crate) fn for_call() -> Arc<Self> {
+        SPARE
+            .try_with(Cell::take)
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// Leaves a call's queue for the next call on this thread, when
+    /// nothing else holds it (the tool's context is gone, and no job kept
+    /// it) and it is empty.
+    pub(crate) fn recycle(mut queue: Arc<Self>) {
+        let Some(spare) = Arc::get_mut(&mut queue) else {
+            return;
+        };
+        let Ok(items) = spare.items.get_mut() else {
+            return;
+        };
+        if !items.is_empty() || items.capacity() > SPARE_CAPACITY {
+            return;
+        }
+        // A fresh `Notify`: no permit stored by this call's sends is left
+        // for the next call's relay.
+        spare.ready = Notify::new();
+        let _ = SPARE.try_with(|slot| slot.set(Some(queue)));
+    }
+
     pub(crate) fn send(&self, out: Outbound) {
         let mut items = self.items.lock().unwrap_or_else(|p| p.into_inner());
         items.push_back(out);
@@ -265,5 +307,54 @@ impl Notifier {
         if let Err(error) = self.peer.notify_logging_message(param).await {
             tracing::debug!(target: "gonk_tools::mcp", %error, "log notification not sent");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line() -> Outbound {
+        Outbound {
+            tool: None,
+            event: ToolEvent::progress(50.0, None),
+        }
+    }
+
+    #[test]
+    fn an_empty_unshared_queue_is_the_next_calls_queue() {
+        let first = OutboundQueue::for_call();
+        let address = Arc::as_ptr(&first);
+        first.send(line());
+        assert!(first.try_recv().is_some());
+        OutboundQueue::recycle(first);
+        let next = OutboundQueue::for_call();
+        assert_eq!(Arc::as_ptr(&next), address, "the spare is reused");
+        assert!(next.try_recv().is_none(), "and is empty");
+        // Taken: the slot is empty until the next recycle.
+        assert_ne!(Arc::as_ptr(&OutboundQueue::for_call()), address);
+    }
+
+    #[test]
+    fn a_queue_still_held_or_holding_items_is_not_reused() {
+        let held = OutboundQueue::for_call();
+        let kept = Arc::clone(&held);
+        OutboundQueue::recycle(held);
+        assert!(!has_spare(), "a queue a context still holds is not kept");
+        drop(kept);
+
+        let full = OutboundQueue::for_call();
+        full.send(line());
+        OutboundQueue::recycle(full);
+        assert!(!has_spare(), "a queue with items is dropped, not kept");
+    }
+
+    fn has_spare() -> bool {
+        SPARE.with(|slot| {
+            let spare = slot.take();
+            let some = spare.is_some();
+            slot.set(spare);
+            some
+        })
     }
 }

@@ -473,17 +473,12 @@ impl McpServer {
                 },
                 None => Arc::clone(&self.level),
             };
-            // The token rmcp made for this handler alone (a child of the
-            // request's, which a client's cancellation fires): the call's own,
-            // so no child of it is made per call. Shared with the tool's context
-            // behind one `Arc`: a token's own clone and drop take its lock.
-            let token = Arc::new(ct.clone());
             // A queue for what the tool logs and reports, only when some of it
             // can reach the client: a progress token to report against, or a
             // level that lets log lines through (a 2025 session's always may:
             // `logging/setLevel` can lower it while the call runs).
-            let outbound = (progress_token.is_some() || !level.is_silent())
-                .then(|| Arc::new(OutboundQueue::default()));
+            let outbound =
+                (progress_token.is_some() || !level.is_silent()).then(OutboundQueue::for_call);
             let is_stateless = stateless.is_some();
             // The tool's context, and the round of a call that may ask, are
             // made in a block: what they are made of is gone before the call
@@ -504,7 +499,7 @@ impl McpServer {
                         .unwrap_or(Value::Null);
                 }
 
-                let base = self.base_context_shared(request_state, Arc::clone(&token));
+                let base = self.base_context_shared(request_state, Arc::clone(ct));
                 // How this call may ask its client: a 2026 request by replay (the
                 // answers come with the retry), a 2025 session on the session.
                 let mut round = None;
@@ -605,7 +600,7 @@ impl McpServer {
                     &mut events,
                     &mut outcome,
                     outbound.as_deref(),
-                    &token,
+                    ct,
                     shutdown,
                 ))
                 .await;
@@ -615,6 +610,9 @@ impl McpServer {
                 relay.send(out.tool.as_deref(), &out.event).await;
             }
             drop(relay);
+            if let Some(outbound) = outbound {
+                OutboundQueue::recycle(outbound);
+            }
 
             // A run that stopped at a question ends with the question, whatever
             // the body made of it.
@@ -682,8 +680,12 @@ struct Lent<'a> {
     /// A 2025 session's request's `_meta` (a stateless request's is in
     /// `mcp`).
     session_meta: &'a RequestMetaObject,
-    /// The handler's cancellation.
-    ct: &'a CancellationToken,
+    /// The token rmcp made for this handler alone (a child of the
+    /// request's, which a client's cancellation fires): the call's own, so
+    /// no child of it is made per call. Moved behind one `Arc` shared with
+    /// the tool's context, and back: a token's own clone and drop take its
+    /// lock.
+    ct: &'a Arc<CancellationToken>,
     mcp: &'a Arc<McpRequestContext>,
 }
 
@@ -914,9 +916,10 @@ impl ServerHandler for McpServer {
             http,
             stateless,
         });
+        let ct = Arc::new(context.ct);
         let lent = Lent {
             session_meta: &context.meta,
-            ct: &context.ct,
+            ct: &ct,
             mcp: &mcp,
         };
         // Boxed: rmcp moves its request future (sized by its largest
@@ -933,6 +936,7 @@ impl ServerHandler for McpServer {
             ..
         } = Arc::try_unwrap(mcp).unwrap_or_else(|mcp| (*mcp).clone());
         context.peer = peer;
+        context.ct = Arc::try_unwrap(ct).unwrap_or_else(|ct| (*ct).clone());
         if let Some(stateless) = stateless {
             context.meta = stateless;
         }
