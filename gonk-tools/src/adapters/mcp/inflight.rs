@@ -3,7 +3,7 @@
 //! calls, let the running ones finish within a grace period, then cancel
 //! the rest — each still gets its terminal error).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::model::ErrorCode as JsonRpcCode;
@@ -46,9 +46,10 @@ pub(crate) struct InFlight {
     /// Woken when the last running call ends during a drain (only then:
     /// a call's own admission and release touch nothing but the counter).
     idle: Notify,
-    /// Cancelled when the server stops taking calls.
-    draining: CancellationToken,
-    /// Cancelled when the calls still running must stop.
+    /// Set when the server stops taking calls.
+    draining: AtomicBool,
+    /// Set, then cancelled, when the calls still running must stop.
+    aborted: AtomicBool,
     abort: CancellationToken,
 }
 
@@ -61,8 +62,10 @@ pub(crate) struct CallPermit<'a> {
 impl Drop for CallPermit<'_> {
     fn drop(&mut self) {
         let inflight = self.inflight;
-        let was = inflight.running.fetch_sub(1, Ordering::AcqRel);
-        if was == 1 && inflight.draining.is_cancelled() {
+        // SeqCst, with `drain`'s store and its wait's load of the count:
+        // either the drain sees this release, or this sees the drain.
+        let was = inflight.running.fetch_sub(1, Ordering::SeqCst);
+        if was == 1 && inflight.draining.load(Ordering::SeqCst) {
             inflight.idle.notify_waiters();
         }
     }
@@ -74,14 +77,19 @@ impl InFlight {
             max: max.max(1),
             running: AtomicUsize::new(0),
             idle: Notify::new(),
-            draining: CancellationToken::new(),
+            draining: AtomicBool::new(false),
+            aborted: AtomicBool::new(false),
             abort: CancellationToken::new(),
         }
     }
 
     /// Admits a call, or says why not (a JSON-RPC error for the client).
+    ///
+    /// Every call on every thread reads the shutdown state here and when
+    /// it ends: a flag, one load, where a token's `is_cancelled` takes the
+    /// token's lock (a lock shared by the whole server).
     pub(crate) fn admit(&self) -> Result<CallPermit<'_>, ErrorData> {
-        if self.draining.is_cancelled() {
+        if self.is_draining() {
             return Err(ErrorData::new(
                 SERVER_REFUSED,
                 "The server is shutting down and takes no new calls",
@@ -116,9 +124,15 @@ impl InFlight {
         &self.abort
     }
 
+    /// Whether running calls must stop ([`abort_token`](Self::abort_token)
+    /// is cancelled): a load, not the token's lock.
+    pub(crate) fn is_aborted(&self) -> bool {
+        self.aborted.load(Ordering::Acquire)
+    }
+
     /// Whether a drain has begun.
     pub(crate) fn is_draining(&self) -> bool {
-        self.draining.is_cancelled()
+        self.draining.load(Ordering::SeqCst)
     }
 
     /// Resolves once no call runs. Called only after `draining` is set,
@@ -130,7 +144,7 @@ impl InFlight {
     /// Stops taking calls, waits up to `grace` for the running ones, then
     /// cancels the rest and waits (bounded) for them to end.
     pub(crate) async fn drain(&self, grace: Duration) {
-        self.draining.cancel();
+        self.draining.store(true, Ordering::SeqCst);
         if tokio::time::timeout(grace, self.idle()).await.is_ok() {
             return;
         }
@@ -139,6 +153,7 @@ impl InFlight {
             running = self.running(),
             "shutdown grace period over; cancelling the calls still running"
         );
+        self.aborted.store(true, Ordering::Release);
         self.abort.cancel();
         if tokio::time::timeout(ABORT_BOUND, self.idle())
             .await
@@ -187,6 +202,7 @@ mod tests {
         assert_eq!(inflight.running(), 1);
         inflight.drain(Duration::from_secs(10)).await;
         assert!(inflight.abort_token().is_cancelled());
+        assert!(inflight.is_aborted());
         call.await.unwrap();
         assert_eq!(inflight.running(), 0);
         let refused = inflight.admit().unwrap_err();
@@ -198,5 +214,6 @@ mod tests {
         let inflight = InFlight::new(8);
         inflight.drain(Duration::from_secs(10)).await;
         assert!(!inflight.abort_token().is_cancelled());
+        assert!(!inflight.is_aborted());
     }
 }

@@ -574,7 +574,7 @@ impl McpServer {
             // in the loop's order (queued notifications first), and the
             // watchers of the loop below are armed only for a call that waits.
             let mut finished = false;
-            if !relay.is_gone() && !shutdown.is_cancelled() {
+            if !relay.is_gone() && !shared.inflight.is_aborted() {
                 loop {
                     while let Some(out) = try_recv(outbound.as_deref()) {
                         relay.send(out.tool.as_deref(), &out.event).await;
