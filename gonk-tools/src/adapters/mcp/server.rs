@@ -58,14 +58,14 @@ use crate::security::AuthContext;
 /// ```
 #[derive(Clone, Debug)]
 pub struct McpRequestContext {
+    // The peer, the HTTP head and a stateless request's `_meta` are moved
+    // in from rmcp's request context and moved back when the call ends
+    // (`call_tool`): a clone of the peer is some twenty reference-count
+    // operations, and a copy of the head (its header map, its extensions)
+    // cost more than the rest of the context.
     peer: Peer<RoleServer>,
     request_id: RequestId,
     progress_token: Option<ProgressToken>,
-    /// The peer, the head and the `_meta` are moved in from rmcp's request
-    /// context and moved back when the call ends (`call_tool`): a copy of
-    /// the head (its header map, its extensions) cost more than the rest
-    /// of the context, and a clone of the peer is some twenty reference
-    /// count operations.
     http: Option<http::request::Parts>,
     /// The request's own `_meta` in the stateless era (2026-07-28 on),
     /// where it names the protocol version and the client's capabilities;
@@ -686,6 +686,7 @@ struct Lent<'a> {
     /// the tool's context, and back: a token's own clone and drop take its
     /// lock.
     ct: &'a Arc<CancellationToken>,
+    /// What the tool sees of the request, shared with its context.
     mcp: &'a Arc<McpRequestContext>,
 }
 
