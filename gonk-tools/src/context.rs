@@ -730,6 +730,7 @@ impl ToolContext {
 
     /// [`with_host`](Self::with_host) with a host value the caller keeps a
     /// handle to.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn with_shared_host(mut self, host: Arc<dyn Any + Send + Sync>) -> Self {
         self.host = Some(host);
         self
