@@ -47,7 +47,7 @@ async fn run(
 #[tokio::test]
 async fn a_composed_call_is_a_child_span_of_its_parent() {
     let capture = SpanCapture::default();
-    let _guard = tracing::subscriber::set_default(capture.subscriber());
+    let _guard = capture.install();
     let registry = ToolRegistry::new();
     registry
         .register_all([
@@ -86,7 +86,7 @@ async fn a_composed_call_is_a_child_span_of_its_parent() {
 #[tokio::test]
 async fn a_failure_carries_its_code_as_error_type() {
     let capture = SpanCapture::default();
-    let _guard = tracing::subscriber::set_default(capture.subscriber());
+    let _guard = capture.install();
     let registry = ToolRegistry::new();
     registry
         .register(
@@ -120,7 +120,7 @@ async fn a_failure_carries_its_code_as_error_type() {
 #[tokio::test(start_paused = true)]
 async fn a_timeout_and_a_cancellation_are_events_on_the_call_span() {
     let capture = SpanCapture::default();
-    let _guard = tracing::subscriber::set_default(capture.subscriber());
+    let _guard = capture.install();
     let registry = ToolRegistry::new();
     registry
         .register_all([
@@ -175,7 +175,7 @@ async fn a_timeout_and_a_cancellation_are_events_on_the_call_span() {
 #[tokio::test]
 async fn a_streamed_log_line_is_an_event_in_the_call_span() {
     let capture = SpanCapture::default();
-    let _guard = tracing::subscriber::set_default(capture.subscriber());
+    let _guard = capture.install();
     let registry = ToolRegistry::new();
     registry
         .register(
@@ -206,7 +206,7 @@ const SECRET_INPUT: &str = "input-SECRET-8e2b";
 #[tokio::test]
 async fn an_authenticated_call_names_its_principal_and_gates_and_no_secret() {
     let capture = SpanCapture::default();
-    let _guard = tracing::subscriber::set_default(capture.subscriber());
+    let _guard = capture.install();
     let resolver = TestResolver::new(|req| {
         Ok(req.input.get("noteId").and_then(|v| v.as_str()).map(|id| {
             ResourceRef::new("note")

@@ -16,7 +16,7 @@ struct Empty {}
 #[tokio::test]
 async fn a_job_span_links_to_the_call_that_launched_it() {
     let capture = SpanCapture::default();
-    let _guard = tracing::subscriber::set_default(capture.subscriber());
+    let _guard = capture.install();
     let registry = ToolRegistry::new();
     registry
         .register(
