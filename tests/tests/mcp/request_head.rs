@@ -141,41 +141,75 @@ async fn each_call_reads_its_own_request_head() {
     }
 }
 
+/// The registry served by `serve_io` over an in-memory pipe: a client's
+/// end that writes lines and reads the answers.
+struct Stdio {
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    serving: tokio::task::JoinHandle<Result<(), gonk_tools::adapters::mcp::McpServeError>>,
+}
+
+impl Stdio {
+    fn start() -> Self {
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let (server_read, server_write) = tokio::io::split(server);
+        let serving = tokio::spawn(gonk_tools::adapters::mcp::serve_io(
+            registry(),
+            McpServerOptions::new("head", "1.0.0"),
+            server_read,
+            server_write,
+        ));
+        let (read, write) = tokio::io::split(client);
+        let lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(read));
+        Stdio {
+            write,
+            lines,
+            serving,
+        }
+    }
+
+    async fn send(&mut self, message: Value) {
+        tokio::io::AsyncWriteExt::write_all(&mut self.write, format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+
+    /// The next message from the server.
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(10), self.lines.next_line())
+            .await
+            .expect("the server answers")
+            .unwrap()
+            .expect("the server answers");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Ends the input and waits for the server to stop.
+    async fn close(self) {
+        drop(self.write);
+        drop(self.lines);
+        let _ = self.serving.await;
+    }
+}
+
 #[tokio::test]
 async fn over_stdio_there_is_no_request_head() {
-    let (client, server) = tokio::io::duplex(64 * 1024);
-    let (server_read, server_write) = tokio::io::split(server);
-    let serving = tokio::spawn(gonk_tools::adapters::mcp::serve_io(
-        registry(),
-        McpServerOptions::new("head", "1.0.0"),
-        server_read,
-        server_write,
-    ));
-    let (read, mut write) = tokio::io::split(client);
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let mut lines = tokio::io::BufReader::new(read).lines();
+    let mut stdio = Stdio::start();
     for message in [
         initialize(),
         json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
         call(1),
     ] {
-        write
-            .write_all(format!("{message}\n").as_bytes())
-            .await
-            .unwrap();
+        stdio.send(message).await;
     }
-    let mut answer = Value::Null;
-    while let Some(line) = lines.next_line().await.unwrap() {
-        let message: Value = serde_json::from_str(&line).unwrap();
+    let answer = loop {
+        let message = stdio.next().await;
         if message["id"] == 1 {
-            answer = message;
-            break;
+            break message;
         }
-    }
+    };
     assert_eq!(text_of(&answer), "none", "{answer}");
-    drop(write);
-    drop(lines);
-    let _ = serving.await;
+    stdio.close().await;
 }
 
 /// Each call sees its own request id and progress token; a 2025 session's
@@ -184,30 +218,17 @@ async fn over_stdio_there_is_no_request_head() {
 /// what the call borrowed of rmcp's request context is handed back.
 #[tokio::test]
 async fn a_tool_sees_its_own_request_in_both_eras() {
-    let (client, server) = tokio::io::duplex(64 * 1024);
-    let (server_read, server_write) = tokio::io::split(server);
-    let serving = tokio::spawn(gonk_tools::adapters::mcp::serve_io(
-        registry(),
-        McpServerOptions::new("head", "1.0.0"),
-        server_read,
-        server_write,
-    ));
-    let (read, mut write) = tokio::io::split(client);
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let mut lines = tokio::io::BufReader::new(read).lines();
-    let mut send = async |message: Value| {
-        write
-            .write_all(format!("{message}\n").as_bytes())
-            .await
-            .unwrap();
-    };
-    send(
-        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},
-        "clientInfo":{"name":"session-client","version":"1"}}}),
-    )
-    .await;
-    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"})).await;
+    let mut stdio = Stdio::start();
+    stdio
+        .send(
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},
+            "clientInfo":{"name":"session-client","version":"1"}}}),
+        )
+        .await;
+    stdio
+        .send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
+        .await;
     let meta_2026 = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -220,18 +241,14 @@ async fn a_tool_sees_its_own_request_in_both_eras() {
         (json!(4), json!({"progressToken": 7}), false),
     ];
     for (id, meta, _) in &calls {
-        send(json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
-            "params":{"name":"request","arguments":{},"_meta":meta}}))
-        .await;
+        stdio
+            .send(json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+                "params":{"name":"request","arguments":{},"_meta":meta}}))
+            .await;
     }
     let mut answers = std::collections::HashMap::new();
     while answers.len() < calls.len() {
-        let line = tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line())
-            .await
-            .expect("the server answers every call")
-            .unwrap()
-            .expect("the server answers every call");
-        let message: Value = serde_json::from_str(&line).unwrap();
+        let message = stdio.next().await;
         if message.get("id").is_some_and(|id| *id != json!(0)) {
             answers.insert(message["id"].to_string(), message);
         }
@@ -257,7 +274,5 @@ async fn a_tool_sees_its_own_request_in_both_eras() {
             );
         }
     }
-    drop(write);
-    drop(lines);
-    let _ = serving.await;
+    stdio.close().await;
 }
