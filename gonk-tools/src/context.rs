@@ -857,7 +857,9 @@ impl ToolContext {
     }
 
     /// Typed composition: calls tool `T` with its input and returns its
-    /// output, through the full dispatch path.
+    /// output, through the full dispatch path. A detached tool is waited
+    /// for, as the typed client waits: the caller wants the output, not a
+    /// job handle.
     ///
     /// (A boxed future rather than an `async fn`: when `T` is not a tool,
     /// the compiler reports that once, not once per use of the future.)
@@ -867,8 +869,8 @@ impl ToolContext {
         T::Input: Serialize + schemars::JsonSchema,
         T::Output: DeserializeOwned,
     {
-        // `None` fields are sent absent, as the input schema describes them.
-        let events = crate::schema::encode_input(&input)
+        // What the typed client sends: a detached tool is waited for.
+        let events = crate::client::typed_call_input::<T>(&input)
             .map(|input| self.invoke(T::NAME, input))
             .map_err(|e| {
                 ToolError::internal(format!(

@@ -227,18 +227,30 @@ where
     T::Input: Serialize + JsonSchema,
     T::Output: DeserializeOwned,
 {
-    let mut input = crate::schema::encode_input(&input).map_err(|source| ClientError::Encode {
+    let input = typed_call_input::<T>(&input).map_err(|source| ClientError::Encode {
         tool: T::NAME,
         source,
     })?;
-    // A typed call wants the typed output: a detached tool runs inline.
-    // (`launch` starts it as a background job instead.)
+    decode_outcome::<T::Output>(T::NAME, transport.invoke(T::NAME, input), on_event).await
+}
+
+/// The JSON a typed call of `T` sends: `input` with `None` fields absent
+/// (as the input schema describes them) and, for a detached tool, `wait`:
+/// a typed call wants the typed output, so the tool runs inline ([`launch`]
+/// starts it as a background job instead). The typed client and
+/// [`ToolContext::call`](crate::ToolContext::call) both send it.
+pub(crate) fn typed_call_input<T>(input: &T::Input) -> Result<Value, serde_json::Error>
+where
+    T: Tool,
+    T::Input: Serialize + JsonSchema,
+{
+    let mut input = crate::schema::encode_input(input)?;
     if T::DETACHED {
         if let Value::Object(object) = &mut input {
             object.insert("wait".into(), Value::Bool(true));
         }
     }
-    decode_outcome::<T::Output>(T::NAME, transport.invoke(T::NAME, input), on_event).await
+    Ok(input)
 }
 
 /// Starts detached tool `T` as a background job and returns its handle;

@@ -575,3 +575,42 @@ async fn a_jobs_run_is_counted_with_its_launch_not_again() {
         .unwrap_err();
     assert_eq!(refused.code, ErrorCode::RateLimited);
 }
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Doubling {
+    n: i64,
+}
+
+/// Doubles `n`, as a background job unless the caller waits.
+#[tool(name = "doubled", approval = "read", detached, type_name = Doubled)]
+async fn doubled(input: Doubling) -> i64 {
+    input.n * 2
+}
+
+#[tokio::test]
+async fn a_typed_call_of_a_detached_tool_waits_for_its_output_in_process_and_composed() {
+    let registry = ToolRegistry::new();
+    registry.register(Doubled::definition()).unwrap();
+    registry
+        .register(
+            ToolDefinition::builder("doubled.via")
+                .description("Calls doubled, typed.")
+                .handler(|input: Doubling, ctx: ToolContext| async move {
+                    ctx.call::<Doubled>(Doubling { n: input.n }).await
+                })
+                .build(),
+        )
+        .unwrap();
+    jobs::install(&registry, Arc::new(EmbeddedRunner::new())).unwrap();
+
+    // Untyped and without `wait`, a detached tool answers with a job handle.
+    let handle = call(&registry, "doubled", json!({ "n": 4 })).await.unwrap();
+    assert!(handle.data["jobId"].is_string(), "{}", handle.data);
+    // A typed caller wants the output: the typed client and a composing
+    // tool's `ctx.call` both wait for it.
+    let client = gonk_tools::client::InProcess::new(registry.clone());
+    let typed = gonk_tools::client::call::<Doubled>(&client, Doubling { n: 4 }).await;
+    assert_eq!(typed.unwrap(), 8);
+    let composed = call(&registry, "doubled.via", json!({ "n": 5 })).await;
+    assert_eq!(composed.unwrap().data, 10);
+}
