@@ -170,3 +170,147 @@ async fn dropping_the_http_response_cancels_the_running_call() {
         .expect("the handler was not dropped after the client hung up");
     server.shutdown().await.unwrap();
 }
+
+/// A stateless (`2026-07-28`) `tools/call` whose client hangs up: before
+/// the first message (the answer would have been plain JSON), both as the
+/// only answer open on the server and beside an open SSE stream (the
+/// server holds a request's serve loop differently in the two cases), and
+/// after a progress notification opened an SSE stream. Each time the
+/// request's handler is dropped, and the server keeps serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_call_whose_client_hangs_up_drops_its_handler() {
+    let dropped = Arc::new(Notify::new());
+    let started = Arc::new(Notify::new());
+    let registry = ToolRegistry::new();
+    let (signal, begun) = (Arc::clone(&dropped), Arc::clone(&started));
+    registry
+        .register(
+            ToolDefinition::builder("wait")
+                .description("Waits until cancelled, after progress if asked.")
+                .approval(ApprovalTier::Read)
+                .handler(move |input: Value, ctx: ToolContext| {
+                    let guard = Dropped(Arc::clone(&signal));
+                    let begun = Arc::clone(&begun);
+                    async move {
+                        let _guard = guard;
+                        if input["progress"] == true {
+                            ctx.progress(1.0, Some("waiting".to_owned()));
+                        }
+                        begun.notify_one();
+                        std::future::pending::<()>().await;
+                        Ok::<_, ToolError>(())
+                    }
+                })
+                .build(),
+        )
+        .unwrap();
+    let server = serve_http(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        registry,
+        McpHttpOptions::new(McpServerOptions::new("close-test", "1.0.0")),
+    )
+    .await
+    .unwrap();
+    let url = server.url();
+    let call = |id: u64, progress: bool| {
+        let mut meta = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        });
+        if progress {
+            meta["progressToken"] = json!(id);
+        }
+        // A client of its own per call: hanging up closes its connection.
+        reqwest::Client::new()
+            .post(&url)
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "wait")
+            .body(
+                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                    "name": "wait", "arguments": {"progress": progress}, "_meta": meta}})
+                .to_string(),
+            )
+            .send()
+    };
+    let bound = Duration::from_secs(20);
+    // Starts a call that waits and, once its handler runs, hands back the
+    // call's task: the test then awaits its response or aborts it.
+    #[allow(clippy::async_yields_async)]
+    let begin = |id: u64, progress: bool| {
+        let handler_started = started.notified();
+        let sent = tokio::spawn(call(id, progress));
+        async move {
+            tokio::time::timeout(bound, handler_started)
+                .await
+                .expect("the handler did not start");
+            sent
+        }
+    };
+    let hang_up_before_the_answer = |sent: tokio::task::JoinHandle<_>, why: &'static str| {
+        let handler_dropped = dropped.notified();
+        sent.abort();
+        async move {
+            tokio::time::timeout(bound, handler_dropped)
+                .await
+                .expect(why);
+        }
+    };
+
+    // Before the first message, the only answer open on the server.
+    let sent = begin(1, false).await;
+    hang_up_before_the_answer(sent, "not dropped: hung up before the answer, alone").await;
+
+    // After a progress notification: the answer is an SSE stream, kept
+    // open while another call hangs up before its answer.
+    let streaming = begin(2, true).await.await.unwrap().unwrap();
+    assert_eq!(
+        streaming.headers()[CONTENT_TYPE].to_str().unwrap(),
+        "text/event-stream"
+    );
+    let mut body = streaming.bytes_stream();
+    let mut seen = String::new();
+    while !seen.contains("waiting") {
+        let chunk = tokio::time::timeout(bound, body.next())
+            .await
+            .expect("the handler's progress notification did not arrive")
+            .expect("the stream stays open")
+            .unwrap();
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let sent = begin(3, false).await;
+    hang_up_before_the_answer(
+        sent,
+        "not dropped: hung up before the answer, beside another",
+    )
+    .await;
+    let handler_dropped = dropped.notified();
+    drop(body);
+    tokio::time::timeout(bound, handler_dropped)
+        .await
+        .expect("the handler was not dropped after the client hung up mid-stream");
+
+    // The server still answers.
+    let listed = reqwest::Client::new()
+        .post(&url)
+        .header(ACCEPT, "application/json, text/event-stream")
+        .header(CONTENT_TYPE, "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/list")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let listed: Value = listed.json().await.unwrap();
+    assert_eq!(listed["result"]["tools"][0]["name"], "wait", "{listed}");
+    server.shutdown().await.unwrap();
+}

@@ -67,9 +67,10 @@ struct StreamCount {
 }
 
 impl OpenStreams {
-    fn enter(&self) -> StreamGuard {
-        self.0.open.fetch_add(1, Ordering::SeqCst);
-        StreamGuard(Some(self.clone()))
+    /// Counts one more answer open; whether it is the only one.
+    fn enter(&self) -> (StreamGuard, bool) {
+        let before = self.0.open.fetch_add(1, Ordering::SeqCst);
+        (StreamGuard(Some(self.clone())), before == 0)
     }
 
     /// Waits until no response is streaming, at most `bound`.
@@ -215,7 +216,7 @@ pub(crate) async fn admit(admission: &Admission, request: Request, next: Next) -
         && parts.uri.path() == admission.path
         && (direct::is_stateless(&admission.server, &parts, &message)
             || (admission.sessionless && direct::is_sessionless_2025(&parts, &message)));
-    let guard = admission.streams.enter();
+    let (guard, alone) = admission.streams.enter();
     let response = if stateless {
         direct::serve_stateless(
             &admission.server,
@@ -223,6 +224,7 @@ pub(crate) async fn admit(admission: &Admission, request: Request, next: Next) -
             parts,
             admission.keep_alive,
             &admission.sessions_cancel,
+            alone,
         )
         .await
     } else if let Some(session) = direct {

@@ -36,7 +36,7 @@ use rmcp::model::{
     ClientCapabilities, ClientJsonRpcMessage, ClientRequest, ErrorCode, GetExtensions, GetMeta,
     Implementation, InitializeRequestParams, JsonRpcMessage, ProtocolVersion, ServerJsonRpcMessage,
 };
-use rmcp::service::serve_directly_with_ct;
+use rmcp::service::{serve_directly_with_ct, RunningService};
 use rmcp::transport::common::server_side_http::ServerSseMessage;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
@@ -239,12 +239,14 @@ fn mentions_param_header(schema: &Value) -> bool {
 /// session value, the request's `parts` in its extensions, the protocol
 /// version of its header as the peer's, and its own cancellation, fired
 /// when the client goes away before the first answer or drops the stream.
+/// `alone`: no other answer is open on the server.
 pub(crate) async fn serve_stateless(
     server: &McpServer,
     message: ClientJsonRpcMessage,
     parts: http::request::Parts,
     keep_alive: Option<Duration>,
     cancel: &CancellationToken,
+    alone: bool,
 ) -> Response {
     let JsonRpcMessage::Request(mut request) = message else {
         // `is_stateless` takes requests only.
@@ -271,15 +273,28 @@ pub(crate) async fn serve_stateless(
     let (transport, mut receiver) =
         OneshotTransport::<RoleServer>::new(ClientJsonRpcMessage::Request(request));
     let request_cancel = CancellationToken::new();
+    // Who holds the serve loop until it ends. The answer alone on the
+    // server gives it a task of its own, as rmcp does: that spawn moves the
+    // loop out of this worker's LIFO slot and wakes an idle worker to take
+    // it, which answers one connection sooner. With other answers open
+    // there is no idle worker to gain, and the wakes cost CPU: the request
+    // holds the loop itself. Dropping it cancels `request_cancel`, which
+    // is what every way out wants — the answer is complete, the client
+    // went away first, or the stream with the rest is dropped.
     let running = serve_directly_with_ct(
         server.new_session(),
         transport,
         Some(peer_info),
         request_cancel.clone(),
     );
-    tokio::spawn(async move {
-        let _ = running.waiting().await;
-    });
+    let running = if alone {
+        tokio::spawn(async move {
+            let _ = running.waiting().await;
+        });
+        None
+    } else {
+        Some(running)
+    };
     let mut gone = Some(request_cancel.clone().drop_guard());
     let first = tokio::select! {
         first = receiver.recv() => {
@@ -302,9 +317,8 @@ pub(crate) async fn serve_stateless(
     ) {
         // The whole answer: nothing the handler sends after it could be
         // delivered, so a handler still running stops. A 2025 request's
-        // answer is its handler's end, so there is nothing to stop, and
-        // cancelling would only wake the serve loop (as rmcp, which
-        // cancels in the 2026 era only).
+        // answer is its handler's end: only the serve loop is left, and it
+        // ends by itself (or when `running` is dropped on the way out).
         if !version.has_initialize() {
             request_cancel.cancel();
         }
@@ -325,6 +339,7 @@ pub(crate) async fn serve_stateless(
         CancelOnDrop {
             messages: Box::pin(messages),
             cancel: Some(request_cancel),
+            _running: running,
         },
         keep_alive,
         cancel.clone(),
@@ -357,10 +372,12 @@ fn status_of(message: &ServerJsonRpcMessage) -> StatusCode {
 }
 
 /// A stream that fires `cancel` when dropped before its end: the client
-/// went away mid-answer, so the request's handler is cancelled.
+/// went away mid-answer, so the request's handler is cancelled. When the
+/// request holds its serve loop, the stream keeps it while it runs.
 struct CancelOnDrop<S> {
     messages: Pin<Box<S>>,
     cancel: Option<CancellationToken>,
+    _running: Option<RunningService<RoleServer, McpServer>>,
 }
 
 impl<S: Stream> Stream for CancelOnDrop<S> {
