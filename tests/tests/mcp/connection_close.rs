@@ -80,37 +80,39 @@ impl Drop for Dropped {
     }
 }
 
+/// `wait`: sends progress when its input says `"progress": true` (it
+/// rides the request's own SSE stream; log notifications would go to a
+/// session's GET stream), notifies `started`, then waits until dropped,
+/// which notifies `dropped`.
+fn wait_tool(dropped: &Arc<Notify>, started: &Arc<Notify>) -> ToolDefinition {
+    let (dropped, started) = (Arc::clone(dropped), Arc::clone(started));
+    ToolDefinition::builder("wait")
+        .description("Waits until cancelled, after progress if asked.")
+        .approval(ApprovalTier::Read)
+        .handler(move |input: Value, ctx: ToolContext| {
+            let guard = Dropped(Arc::clone(&dropped));
+            let started = Arc::clone(&started);
+            async move {
+                let _guard = guard;
+                if input["progress"] == true {
+                    ctx.progress(1.0, Some("waiting".to_owned()));
+                }
+                started.notify_one();
+                std::future::pending::<()>().await;
+                Ok::<_, ToolError>(())
+            }
+        })
+        .build()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_http_response_cancels_the_running_call() {
     let dropped = Arc::new(Notify::new());
     let registry = ToolRegistry::new();
-    let signal = Arc::clone(&dropped);
     registry
-        .register(
-            ToolDefinition::builder("wait")
-                .description("Waits until cancelled.")
-                .approval(ApprovalTier::Read)
-                .handler(move |_: NoInput, ctx: ToolContext| {
-                    let guard = Dropped(Arc::clone(&signal));
-                    async move {
-                        let _guard = guard;
-                        // Progress rides the request's own SSE stream (log
-                        // notifications go to the session's GET stream).
-                        ctx.progress(1.0, Some("waiting".to_owned()));
-                        std::future::pending::<()>().await;
-                        Ok::<_, ToolError>(())
-                    }
-                })
-                .build(),
-        )
+        .register(wait_tool(&dropped, &Arc::new(Notify::new())))
         .unwrap();
-    let server = serve_http(
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-        registry,
-        McpHttpOptions::new(McpServerOptions::new("close-test", "1.0.0")),
-    )
-    .await
-    .unwrap();
+    let server = serve(registry).await;
     let url = server.url();
     let http = reqwest::Client::new();
     let post = |body: Value, session: Option<&str>| {
@@ -146,7 +148,7 @@ async fn dropping_the_http_response_cancels_the_running_call() {
     .unwrap();
     let call = post(
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": "wait", "arguments": {}, "_meta": {"progressToken": 7}}}),
+            "name": "wait", "arguments": {"progress": true}, "_meta": {"progressToken": 7}}}),
         Some(&session),
     )
     .await
@@ -154,15 +156,7 @@ async fn dropping_the_http_response_cancels_the_running_call() {
     assert!(call.status().is_success(), "{}", call.status());
     // Read the SSE stream until the handler's progress arrives, then hang up.
     let mut body = call.bytes_stream();
-    let mut seen = String::new();
-    while !seen.contains("waiting") {
-        let chunk = tokio::time::timeout(Duration::from_secs(30), body.next())
-            .await
-            .expect("the handler's progress notification did not arrive")
-            .expect("the stream stays open")
-            .unwrap();
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
+    read_until(&mut body, "waiting").await;
     let handler_dropped = dropped.notified();
     drop(body);
     tokio::time::timeout(Duration::from_secs(20), handler_dropped)
@@ -182,59 +176,15 @@ async fn a_stateless_call_whose_client_hangs_up_drops_its_handler() {
     let dropped = Arc::new(Notify::new());
     let started = Arc::new(Notify::new());
     let registry = ToolRegistry::new();
-    let (signal, begun) = (Arc::clone(&dropped), Arc::clone(&started));
-    registry
-        .register(
-            ToolDefinition::builder("wait")
-                .description("Waits until cancelled, after progress if asked.")
-                .approval(ApprovalTier::Read)
-                .handler(move |input: Value, ctx: ToolContext| {
-                    let guard = Dropped(Arc::clone(&signal));
-                    let begun = Arc::clone(&begun);
-                    async move {
-                        let _guard = guard;
-                        if input["progress"] == true {
-                            ctx.progress(1.0, Some("waiting".to_owned()));
-                        }
-                        begun.notify_one();
-                        std::future::pending::<()>().await;
-                        Ok::<_, ToolError>(())
-                    }
-                })
-                .build(),
-        )
-        .unwrap();
-    let server = serve_http(
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-        registry,
-        McpHttpOptions::new(McpServerOptions::new("close-test", "1.0.0")),
-    )
-    .await
-    .unwrap();
+    registry.register(wait_tool(&dropped, &started)).unwrap();
+    let server = serve(registry).await;
     let url = server.url();
     let call = |id: u64, progress: bool| {
-        let mut meta = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-        });
+        let mut params = json!({"name": "wait", "arguments": {"progress": progress}});
         if progress {
-            meta["progressToken"] = json!(id);
+            params["_meta"] = json!({"progressToken": id});
         }
-        // A client of its own per call: hanging up closes its connection.
-        reqwest::Client::new()
-            .post(&url)
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", "wait")
-            .body(
-                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-                    "name": "wait", "arguments": {"progress": progress}, "_meta": meta}})
-                .to_string(),
-            )
-            .send()
+        post_stateless(&url, id, "tools/call", params)
     };
     let bound = Duration::from_secs(20);
     // Starts a call that waits and, once its handler runs, hands back the
@@ -272,15 +222,7 @@ async fn a_stateless_call_whose_client_hangs_up_drops_its_handler() {
         "text/event-stream"
     );
     let mut body = streaming.bytes_stream();
-    let mut seen = String::new();
-    while !seen.contains("waiting") {
-        let chunk = tokio::time::timeout(bound, body.next())
-            .await
-            .expect("the handler's progress notification did not arrive")
-            .expect("the stream stays open")
-            .unwrap();
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
+    read_until(&mut body, "waiting").await;
     let sent = begin(3, false).await;
     hang_up_before_the_answer(
         sent,
@@ -294,23 +236,66 @@ async fn a_stateless_call_whose_client_hangs_up_drops_its_handler() {
         .expect("the handler was not dropped after the client hung up mid-stream");
 
     // The server still answers.
-    let listed = reqwest::Client::new()
-        .post(&url)
-        .header(ACCEPT, "application/json, text/event-stream")
-        .header(CONTENT_TYPE, "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/list")
-        .body(
-            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}}})
-            .to_string(),
-        )
-        .send()
+    let listed = post_stateless(&url, 4, "tools/list", json!({}))
         .await
         .unwrap();
     let listed: Value = listed.json().await.unwrap();
     assert_eq!(listed["result"]["tools"][0]["name"], "wait", "{listed}");
     server.shutdown().await.unwrap();
+}
+
+async fn serve(registry: ToolRegistry) -> gonk_tools::adapters::mcp::McpHttpServer {
+    serve_http(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        registry,
+        McpHttpOptions::new(McpServerOptions::new("close-test", "1.0.0")),
+    )
+    .await
+    .unwrap()
+}
+
+/// Reads an SSE body until `text` has arrived.
+async fn read_until<B: AsRef<[u8]>>(
+    body: &mut (impl futures::Stream<Item = reqwest::Result<B>> + Unpin),
+    text: &str,
+) {
+    let mut seen = String::new();
+    while !seen.contains(text) {
+        let chunk = tokio::time::timeout(Duration::from_secs(30), body.next())
+            .await
+            .unwrap_or_else(|_| panic!("{text:?} did not arrive"))
+            .expect("the stream stays open")
+            .unwrap();
+        seen.push_str(&String::from_utf8_lossy(chunk.as_ref()));
+    }
+}
+
+/// Posts a stateless (`2026-07-28`) request: the era's `_meta` joined to
+/// `params`' own, its headers. A client of its own per request, so that
+/// dropping the request closes its connection.
+fn post_stateless(
+    url: &str,
+    id: u64,
+    method: &str,
+    mut params: Value,
+) -> impl std::future::Future<Output = reqwest::Result<reqwest::Response>> {
+    let meta = params["_meta"].as_object().cloned().unwrap_or_default();
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    });
+    params["_meta"].as_object_mut().unwrap().extend(meta);
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header(ACCEPT, "application/json, text/event-stream")
+        .header(CONTENT_TYPE, "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if let Some(name) = params["name"].as_str() {
+        request = request.header("mcp-name", name);
+    }
+    request
+        .body(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string())
+        .send()
 }
