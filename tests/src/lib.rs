@@ -14,6 +14,7 @@ pub mod process;
 pub mod pty;
 pub mod security;
 pub mod span_capture;
+pub mod subscriber;
 pub mod workspace;
 
 /// The workspace `README.md`.

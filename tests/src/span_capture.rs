@@ -13,6 +13,8 @@ use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::Layer;
 
+use crate::subscriber::{set_scoped_default, ScopedGuard};
+
 /// One span as it ended up.
 #[derive(Clone, Debug, Default)]
 pub struct CapturedSpan {
@@ -52,12 +54,6 @@ impl Store {
     }
 }
 
-/// Keeps a [`SpanCapture`] installed ([`SpanCapture::install`]).
-pub struct CaptureGuard {
-    _inert: tracing::Dispatch,
-    _default: tracing::subscriber::DefaultGuard,
-}
-
 /// The captured spans and events; clone it before installing the layer.
 #[derive(Clone, Default)]
 pub struct SpanCapture(Arc<Mutex<Store>>);
@@ -80,19 +76,9 @@ impl SpanCapture {
     }
 
     /// Installs the capture as this thread's default subscriber while the
-    /// guard lives.
-    ///
-    /// With exactly one scoped subscriber in the process, tracing-core
-    /// decides the interest of a callsite another thread reaches first from
-    /// that thread's subscriber alone (none: never) and caches it, so a span
-    /// of this test that another test's thread reached first is not
-    /// recorded. A second, inert dispatcher kept with the guard makes it ask
-    /// every registered subscriber, this one included.
-    pub fn install(&self) -> CaptureGuard {
-        CaptureGuard {
-            _inert: tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()),
-            _default: tracing::subscriber::set_default(self.subscriber()),
-        }
+    /// guard lives ([`set_scoped_default`]).
+    pub fn install(&self) -> ScopedGuard {
+        set_scoped_default(self.subscriber())
     }
 
     /// Every span so far, in creation order.

@@ -223,7 +223,7 @@ async fn the_tracing_logger_emits_tool_and_call_stack_fields() {
         .with_ansi(false)
         .with_max_level(tracing::Level::DEBUG)
         .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = gonk_tools_tests::subscriber::set_scoped_default(subscriber);
 
     let registry = ToolRegistry::new();
     registry

@@ -81,7 +81,7 @@ async fn secrets_reach_no_event_receipt_or_log_line() {
         .with_writer(capture.clone())
         .with_ansi(false)
         .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = gonk_tools_tests::subscriber::set_scoped_default(subscriber);
 
     let mut events = Vec::new();
     let input = json!({"noteId": "n1", "text": SECRET_INPUT});

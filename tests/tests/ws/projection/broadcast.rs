@@ -88,7 +88,7 @@ async fn a_failing_broadcast_policy_or_emitter_never_masks_the_success_reply() {
         .with_writer(capture.clone())
         .with_ansi(false)
         .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = gonk_tools_tests::subscriber::set_scoped_default(subscriber);
 
     let f = fixture();
     let write = || request("note.write", json!({"text": "w"}));
