@@ -130,3 +130,135 @@ async fn the_typescript_sdk_works_without_a_session() {
     assert_eq!(report["call"]["content"][0]["text"], "\"ok\"", "{report}");
     server.shutdown().await.unwrap();
 }
+
+/// A tool that reports, logs, then tries its peer directly: a notification
+/// and a request to the client.
+#[allow(deprecated)] // 2025-era logging and roots, which the tool tries
+fn chatty() -> ToolRegistry {
+    use gonk_tools::adapters::mcp::rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+    use gonk_tools::adapters::mcp::McpRequestContext;
+
+    let registry = ToolRegistry::new();
+    registry
+        .register(
+            ToolDefinition::builder("chatty")
+                .description("Reports, logs, and tries its peer.")
+                .approval(ApprovalTier::Read)
+                .handler(|_: NoInput, ctx: ToolContext| async move {
+                    ctx.progress(50.0, Some("half".to_owned()));
+                    ctx.log().info("step one");
+                    let mcp = ctx
+                        .host::<McpRequestContext>()
+                        .ok_or_else(|| ToolError::internal("not called over MCP"))?;
+                    let notified = mcp
+                        .peer()
+                        .notify_logging_message(LoggingMessageNotificationParam::new(
+                            LoggingLevel::Info,
+                            json!("sent on the peer"),
+                        ))
+                        .await;
+                    // Bounded, so a peer that waits fails the test, not hangs it.
+                    let asked = tokio::time::timeout(
+                        std::time::Duration::from_secs(10),
+                        mcp.peer().list_roots(),
+                    )
+                    .await;
+                    Ok::<_, ToolError>(json!({
+                        "version": mcp.protocol_version().map(|v| v.to_string()),
+                        "notify_failed": notified.is_err(),
+                        "request_failed_at_once": matches!(asked, Ok(Err(_))),
+                    }))
+                })
+                .build(),
+        )
+        .unwrap();
+    registry
+}
+
+/// The JSON-RPC messages of an SSE answer, in order.
+async fn events(response: reqwest::Response) -> Vec<Value> {
+    assert_eq!(response.status(), 200);
+    let kind = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(kind.starts_with("text/event-stream"), "{kind}");
+    let text = response.text().await.unwrap();
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .filter(|data| !data.is_empty())
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
+}
+
+/// A request without a session (2025 with `sessions(false)`, and 2026) is
+/// served in its own task: what its tool reports and logs is in its answer,
+/// in the order sent, before the result; the tool's peer, which has no way
+/// back to the client, says so at once — a notification on it is refused,
+/// a request fails instead of waiting — and carries the request's version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_without_a_session_answers_with_its_reports_and_its_peer_refuses_at_once() {
+    let server = serve_http(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        chatty(),
+        McpHttpOptions::new(McpServerOptions::new("sessionless", "1.0.0")).sessions(false),
+    )
+    .await
+    .unwrap();
+    let url = server.url();
+    let sessionless = post(
+        &url,
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
+            "name":"chatty","arguments":{},"_meta":{"progressToken":"p-1"}}}),
+    )
+    .await;
+    let stateless = reqwest::Client::new()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "chatty")
+        .body(
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
+                "name":"chatty","arguments":{},"_meta":{
+                    "progressToken":"p-2",
+                    "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities":{},
+                    "io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},
+                    "io.modelcontextprotocol/logLevel":"info"}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    for (response, id, token, version) in [
+        (sessionless, 1, "p-1", "2025-06-18"),
+        (stateless, 2, "p-2", "2026-07-28"),
+    ] {
+        let events = events(response).await;
+        let methods: Vec<_> = events.iter().map(|event| &event["method"]).collect();
+        assert_eq!(
+            methods,
+            [
+                &json!("notifications/progress"),
+                &json!("notifications/message"),
+                &Value::Null
+            ],
+            "{events:?}"
+        );
+        assert_eq!(events[0]["params"]["progressToken"], token);
+        assert_eq!(events[0]["params"]["progress"], 50.0);
+        assert_eq!(events[1]["params"]["data"]["message"], "step one");
+        assert_eq!(events[2]["id"], id);
+        let result = &events[2]["result"];
+        assert_eq!(result["isError"], false, "{result}");
+        assert_eq!(
+            result["structuredContent"],
+            json!({"version": version, "notify_failed": true, "request_failed_at_once": true}),
+            "{result}"
+        );
+    }
+    server.shutdown().await.unwrap();
+}

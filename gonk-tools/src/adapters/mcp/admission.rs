@@ -51,6 +51,8 @@ pub(crate) struct Admission {
     /// `McpHttpOptions::sessions(false)`: no session is opened nor looked
     /// up; rmcp serves each 2025-era request on its own.
     pub(crate) sessionless: bool,
+    /// The peers of the requests served without a session.
+    pub(crate) detached_peers: direct::DetachedPeers,
 }
 
 /// A count of response bodies still being written. Entering and leaving
@@ -67,10 +69,9 @@ struct StreamCount {
 }
 
 impl OpenStreams {
-    /// Counts one more answer open; whether it is the only one.
-    fn enter(&self) -> (StreamGuard, bool) {
-        let before = self.0.open.fetch_add(1, Ordering::SeqCst);
-        (StreamGuard(Some(self.clone())), before == 0)
+    fn enter(&self) -> StreamGuard {
+        self.0.open.fetch_add(1, Ordering::SeqCst);
+        StreamGuard(Some(self.clone()))
     }
 
     /// Waits until no response is streaming, at most `bound`.
@@ -216,15 +217,15 @@ pub(crate) async fn admit(admission: &Admission, request: Request, next: Next) -
         && parts.uri.path() == admission.path
         && (direct::is_stateless(&admission.server, &parts, &message)
             || (admission.sessionless && direct::is_sessionless_2025(&parts, &message)));
-    let (guard, alone) = admission.streams.enter();
+    let guard = admission.streams.enter();
     let response = if stateless {
         direct::serve_stateless(
             &admission.server,
+            &admission.detached_peers,
             *message,
             parts,
             admission.keep_alive,
             &admission.sessions_cancel,
-            alone,
         )
         .await
     } else if let Some(session) = direct {

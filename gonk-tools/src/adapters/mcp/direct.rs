@@ -17,33 +17,37 @@
 //!   the era's `_meta` fields complete, its version known and the same in
 //!   the `MCP-Protocol-Version` header, one `Mcp-Method` (and for a call
 //!   one plain `Mcp-Name`) matching the body, a tool without `x-mcp-header`
-//!   annotations (so no `Mcp-Param-*` header to check), no session id. It
-//!   is served as rmcp serves it — a fresh session value, a one-shot
-//!   transport, the request's own cancellation — and a final answer that
-//!   comes first is plain JSON (rmcp's `json_response`), else SSE.
+//!   annotations (so no `Mcp-Param-*` header to check), no session id; and
+//!   with sessions off, a 2025 `tools/call` or `tools/list` rmcp would serve
+//!   the same way ([`is_sessionless_2025`]). Its handler runs in the
+//!   request's own task, with rmcp's checks but without rmcp's serve loop
+//!   (see [`serve_stateless`]); a final answer that comes first is plain
+//!   JSON (rmcp's `json_response`), else SSE.
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::response::Response;
-use futures::Stream;
+use futures::{FutureExt as _, Stream};
 use http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use http_body::Frame;
 use rmcp::model::{
     ClientCapabilities, ClientJsonRpcMessage, ClientRequest, ErrorCode, GetExtensions, GetMeta,
-    Implementation, InitializeRequestParams, JsonRpcMessage, ProtocolVersion, ServerJsonRpcMessage,
+    Implementation, InitializeRequestParams, JsonRpcMessage, JsonRpcRequest, ProtocolVersion,
+    ServerJsonRpcMessage,
 };
-use rmcp::service::{serve_directly_with_ct, RunningService};
+use rmcp::service::{serve_directly, Peer, RequestContext};
 use rmcp::transport::common::server_side_http::ServerSseMessage;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
-use rmcp::transport::OneshotTransport;
-use rmcp::RoleServer;
+use rmcp::{ErrorData, RoleServer, Service};
 use serde_json::Value;
 
+use super::notify::AnswerStream;
 use super::security::RequestState;
 use super::server::McpServer;
 use sse_stream::Sse;
@@ -235,25 +239,39 @@ fn mentions_param_header(schema: &Value) -> bool {
     }
 }
 
-/// Serves a request [`is_stateless`] took, as rmcp serves it: a fresh
-/// session value, the request's `parts` in its extensions, the protocol
-/// version of its header as the peer's, and its own cancellation, fired
-/// when the client goes away before the first answer or drops the stream.
-/// `alone`: no other answer is open on the server.
+/// Serves a request [`is_stateless`] or [`is_sessionless_2025`] took, with
+/// rmcp's checks and answers (`Service::handle_request`, as rmcp's serve
+/// loop calls it) but without the loop: the handler runs in this request's
+/// own task. rmcp would spawn a serve loop on a one-shot transport, spawn
+/// the handler from it, and spawn again to send the answer — three tasks
+/// and their cross-thread wake-ups for one call. Here the call's
+/// notifications go straight into the answer ([`AnswerStream`]); the peer
+/// its context holds is the server's detached one for the request's
+/// protocol version ([`DetachedPeers`]): its `peer_info` is the one rmcp's
+/// per-request session would have, and nothing sent on it is delivered,
+/// as no answer to a server → client request could come back to a request
+/// without a session.
+///
+/// The answer is plain JSON when it is the first thing the call sends
+/// (rmcp's `json_response`), else an SSE stream of the notifications and
+/// then the answer. The request's token is cancelled when the answer is
+/// complete or dropped: a client that goes away drops the handler with it.
 pub(crate) async fn serve_stateless(
     server: &McpServer,
+    peers: &DetachedPeers,
     message: ClientJsonRpcMessage,
     parts: http::request::Parts,
     keep_alive: Option<Duration>,
     cancel: &CancellationToken,
-    alone: bool,
 ) -> Response {
-    let JsonRpcMessage::Request(mut request) = message else {
+    let JsonRpcMessage::Request(JsonRpcRequest {
+        id, mut request, ..
+    }) = message
+    else {
         // `is_stateless` takes requests only.
         return internal_error("serve a stateless message", "it is not a request");
     };
     let version = request
-        .request
         .get_meta()
         .protocol_version()
         // A sessionless 2025 request names its version in the header only
@@ -266,43 +284,44 @@ pub(crate) async fn serve_stateless(
                 .cloned()
         })
         .unwrap_or(ProtocolVersion::V_2025_03_26);
-    let peer_info =
-        InitializeRequestParams::new(ClientCapabilities::default(), Implementation::default())
-            .with_protocol_version(version.clone());
-    request.request.extensions_mut().insert(parts);
-    let (transport, mut receiver) =
-        OneshotTransport::<RoleServer>::new(ClientJsonRpcMessage::Request(request));
-    let request_cancel = CancellationToken::new();
-    // Who holds the serve loop until it ends. The answer alone on the
-    // server gives it a task of its own, as rmcp does: that spawn moves the
-    // loop out of this worker's LIFO slot and wakes an idle worker to take
-    // it, which answers one connection sooner. With other answers open
-    // there is no idle worker to gain, and the wakes cost CPU: the request
-    // holds the loop itself. Dropping it cancels `request_cancel`, which
-    // is what every way out wants — the answer is complete, the client
-    // went away first, or the stream with the rest is dropped.
-    let running = serve_directly_with_ct(
-        server.new_session(),
-        transport,
-        Some(peer_info),
-        request_cancel.clone(),
-    );
-    let running = if alone {
-        tokio::spawn(async move {
-            let _ = running.waiting().await;
-        });
-        None
-    } else {
-        Some(running)
+    let Some(peer) = peers.get(server, &version) else {
+        return internal_error(
+            "serve a stateless message",
+            "its protocol version is unknown",
+        );
     };
-    let mut gone = Some(request_cancel.clone().drop_guard());
-    let first = tokio::select! {
-        first = receiver.recv() => {
-            if let Some(gone) = gone.take() {
-                let _ = gone.disarm();
-            }
-            first
+    let (answers, notes) = tokio::sync::mpsc::unbounded_channel();
+    let request_cancel = CancellationToken::new();
+    let mut context = RequestContext::new(id.clone(), peer);
+    context.ct = request_cancel.clone();
+    // The `_meta` first: it is kept in the extensions (as rmcp's loop does).
+    context.meta = std::mem::take(request.get_meta_mut());
+    context.extensions = std::mem::take(request.extensions_mut());
+    context.extensions.insert(parts);
+    context.extensions.insert(AnswerStream(answers));
+    let server = server.clone();
+    let handled = async move {
+        let handled = AssertUnwindSafe(Service::handle_request(&server, request, context));
+        match handled.catch_unwind().await {
+            Ok(Ok(result)) => ServerJsonRpcMessage::response(result, id),
+            Ok(Err(error)) => ServerJsonRpcMessage::error(error, Some(id)),
+            // Our code outside the tool (the tool's own panic is its
+            // `INTERNAL` result): rmcp's spawned handler would have ended
+            // the same way, with no answer.
+            Err(_) => ServerJsonRpcMessage::error(
+                ErrorData::internal_error("the request's handler panicked", None),
+                Some(id),
+            ),
         }
+    };
+    let mut answering = Answering {
+        notes,
+        handled: Some(Box::pin(handled)),
+        answer: None,
+        _cancel_on_drop: request_cancel.drop_guard(),
+    };
+    let first = tokio::select! {
+        first = futures::StreamExt::next(&mut answering) => first,
         () = cancel.cancelled() => None,
     };
     let Some(first) = first else {
@@ -315,13 +334,7 @@ pub(crate) async fn serve_stateless(
         first,
         ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)
     ) {
-        // The whole answer: nothing the handler sends after it could be
-        // delivered, so a handler still running stops. A 2025 request's
-        // answer is its handler's end: only the serve loop is left, and it
-        // ends by itself (or when `running` is dropped on the way out).
-        if !version.has_initialize() {
-            request_cancel.cancel();
-        }
+        // The whole answer: the handler has ended.
         let status = status_of(&first);
         let mut response =
             Response::new(Body::from(serde_json::to_vec(&first).unwrap_or_default()));
@@ -333,17 +346,105 @@ pub(crate) async fn serve_stateless(
     }
     use futures::StreamExt as _;
     let messages = futures::stream::iter(Some(first))
-        .chain(futures::stream::poll_fn(move |cx| receiver.poll_recv(cx)))
+        .chain(answering)
         .map(ServerSseMessage::from_message);
-    sse_response(
-        CancelOnDrop {
-            messages: Box::pin(messages),
-            cancel: Some(request_cancel),
-            _running: running,
-        },
-        keep_alive,
-        cancel.clone(),
-    )
+    sse_response(messages, keep_alive, cancel.clone())
+}
+
+/// A handler running in its request, as a stream: the notifications it
+/// sent, then its answer, then the end. Dropped before the end (the client
+/// went away, the SSE body was dropped), it drops the handler and cancels
+/// the request's token.
+struct Answering {
+    notes: tokio::sync::mpsc::UnboundedReceiver<ServerJsonRpcMessage>,
+    handled: Option<Pin<Box<dyn Future<Output = ServerJsonRpcMessage> + Send>>>,
+    /// The answer, held until the notifications sent before it are out.
+    answer: Option<ServerJsonRpcMessage>,
+    _cancel_on_drop: tokio_util::sync::DropGuard,
+}
+
+impl Stream for Answering {
+    type Item = ServerJsonRpcMessage;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if let Some(handled) = &mut this.handled {
+            if let Poll::Ready(answer) = handled.as_mut().poll(cx) {
+                this.handled = None;
+                this.answer = Some(answer);
+            }
+        }
+        // What the handler sent comes first; its answer is last.
+        match this.notes.try_recv() {
+            Ok(note) => Poll::Ready(Some(note)),
+            Err(_) if this.handled.is_none() => Poll::Ready(this.answer.take()),
+            Err(_) => match this.notes.poll_recv(cx) {
+                Poll::Ready(Some(note)) => Poll::Ready(Some(note)),
+                _ => Poll::Pending,
+            },
+        }
+    }
+}
+
+/// One peer per protocol version for the requests served in their own
+/// task (see [`serve_stateless`]): a peer can only be made by rmcp's
+/// service, so each is made once, by a service on a transport that is
+/// closed from the start, with the `peer_info` rmcp gives a stateless
+/// request of that version (default capabilities and client info).
+#[derive(Default)]
+pub(crate) struct DetachedPeers([std::sync::OnceLock<Peer<RoleServer>>; KNOWN_VERSIONS]);
+
+const KNOWN_VERSIONS: usize = ProtocolVersion::KNOWN_VERSIONS.len();
+
+impl DetachedPeers {
+    /// The peer for `version`; `None` for a version rmcp does not know.
+    fn get(&self, server: &McpServer, version: &ProtocolVersion) -> Option<Peer<RoleServer>> {
+        let index = ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .position(|known| known == version)?;
+        let peer = self.0[index].get_or_init(|| {
+            let info = InitializeRequestParams::new(
+                ClientCapabilities::default(),
+                Implementation::default(),
+            )
+            .with_protocol_version(version.clone());
+            serve_directly(server.clone(), Closed, Some(info))
+                .peer()
+                .clone()
+        });
+        Some(peer.clone())
+    }
+}
+
+impl std::fmt::Debug for DetachedPeers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DetachedPeers").finish_non_exhaustive()
+    }
+}
+
+/// The transport of a detached peer: nothing comes in, nothing goes out.
+struct Closed;
+
+impl rmcp::transport::Transport<RoleServer> for Closed {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        _item: rmcp::service::TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        std::future::ready(Err(std::io::Error::new(
+            std::io::ErrorKind::NotConnected,
+            "a request without a session has no channel back to its client",
+        )))
+    }
+
+    async fn receive(&mut self) -> Option<rmcp::service::RxJsonRpcMessage<RoleServer>> {
+        None
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
 }
 
 /// rmcp's `500` (its words, so a log or a client sees the same).
@@ -368,35 +469,6 @@ fn status_of(message: &ServerJsonRpcMessage) -> StatusCode {
         | ErrorCode::HEADER_MISMATCH => StatusCode::BAD_REQUEST,
         ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
         _ => StatusCode::OK,
-    }
-}
-
-/// A stream that fires `cancel` when dropped before its end: the client
-/// went away mid-answer, so the request's handler is cancelled. When the
-/// request holds its serve loop, the stream keeps it while it runs.
-struct CancelOnDrop<S> {
-    messages: Pin<Box<S>>,
-    cancel: Option<CancellationToken>,
-    _running: Option<RunningService<RoleServer, McpServer>>,
-}
-
-impl<S: Stream> Stream for CancelOnDrop<S> {
-    type Item = S::Item;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
-        let polled = self.messages.as_mut().poll_next(cx);
-        if let Poll::Ready(None) = polled {
-            self.cancel = None;
-        }
-        polled
-    }
-}
-
-impl<S> Drop for CancelOnDrop<S> {
-    fn drop(&mut self) {
-        if let Some(cancel) = self.cancel.take() {
-            cancel.cancel();
-        }
     }
 }
 

@@ -413,6 +413,7 @@ impl Endpoint {
             keep_alive: options.sse_keep_alive,
             sessions_cancel: cancel,
             sessionless: !options.sessions,
+            detached_peers: Default::default(),
         };
         let security = Security {
             authenticator: options.authenticator.clone(),

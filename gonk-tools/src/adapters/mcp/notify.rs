@@ -9,10 +9,11 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    LoggingLevel, LoggingMessageNotificationParam, MetaObject, NotificationMetaObject,
-    ProgressNotificationParam, ProgressToken,
+    LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParam, MetaObject,
+    NotificationMetaObject, ProgressNotification, ProgressNotificationParam, ProgressToken,
+    ServerJsonRpcMessage, ServerNotification,
 };
-use rmcp::service::Peer;
+use rmcp::service::{Peer, ServiceError};
 use rmcp::RoleServer;
 use serde_json::{json, Map, Value};
 use tokio::sync::Notify;
@@ -227,9 +228,34 @@ impl NotifySink for OutboundQueue {
     }
 }
 
-/// Sends one call's progress and log notifications to the peer.
+/// The answer stream of a stateless HTTP request its handler runs in
+/// (`direct::serve_stateless`): what the call sends goes straight into the
+/// response, before its answer. Put in the request's extensions.
+#[derive(Clone, Debug)]
+pub(crate) struct AnswerStream(pub(crate) tokio::sync::mpsc::UnboundedSender<ServerJsonRpcMessage>);
+
+/// Where a call's notifications go.
+pub(crate) enum Delivery {
+    /// Through the session's serve loop.
+    Peer(Peer<RoleServer>),
+    /// Into the answer of the request the call runs in.
+    Answer(AnswerStream),
+}
+
+impl Delivery {
+    async fn send(&self, notification: ServerNotification) -> Result<(), ServiceError> {
+        match self {
+            Delivery::Peer(peer) => peer.send_notification(notification).await,
+            Delivery::Answer(AnswerStream(answer)) => answer
+                .send(ServerJsonRpcMessage::notification(notification))
+                .map_err(|_| ServiceError::TransportClosed),
+        }
+    }
+}
+
+/// Sends one call's progress and log notifications to its client.
 pub(crate) struct Notifier {
-    pub(crate) peer: Peer<RoleServer>,
+    pub(crate) to: Delivery,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) level: Arc<LevelFilter>,
     pub(crate) tool: Arc<str>,
@@ -238,13 +264,13 @@ pub(crate) struct Notifier {
 
 impl Notifier {
     pub(crate) fn new(
-        peer: Peer<RoleServer>,
+        to: Delivery,
         progress_token: Option<ProgressToken>,
         level: Arc<LevelFilter>,
         tool: Arc<str>,
     ) -> Self {
         Notifier {
-            peer,
+            to,
             progress_token,
             level,
             tool,
@@ -280,7 +306,9 @@ impl Notifier {
             param.total = Some(100.0);
         }
         param.message = message.clone();
-        if let Err(error) = self.peer.notify_progress(param).await {
+        let notification =
+            ServerNotification::ProgressNotification(ProgressNotification::new(param));
+        if let Err(error) = self.to.send(notification).await {
             tracing::debug!(target: "gonk_tools::mcp", %error, "progress notification not sent");
         }
     }
@@ -304,7 +332,9 @@ impl Notifier {
             );
             param.meta = Some(NotificationMetaObject(MetaObject(meta)));
         }
-        if let Err(error) = self.peer.notify_logging_message(param).await {
+        let notification =
+            ServerNotification::LoggingMessageNotification(LoggingMessageNotification::new(param));
+        if let Err(error) = self.to.send(notification).await {
             tracing::debug!(target: "gonk_tools::mcp", %error, "log notification not sent");
         }
     }

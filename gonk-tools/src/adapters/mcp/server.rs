@@ -24,7 +24,9 @@ use super::asking::{declared_kinds, kinds_in_meta, Round, SessionAsker};
 use super::content::{error_result, success_result, unknown_tool, ErrorPlacement};
 use super::inflight::InFlight;
 use super::listing::Listings;
-use super::notify::{tracing_log, LevelFilter, Notifier, Outbound, OutboundQueue};
+use super::notify::{
+    tracing_log, AnswerStream, Delivery, LevelFilter, Notifier, Outbound, OutboundQueue,
+};
 use super::request_state::{RequestStateKeys, Sealer};
 use super::resources::{self, Subscriptions};
 use super::security::RequestState;
@@ -76,6 +78,15 @@ pub struct McpRequestContext {
 impl McpRequestContext {
     /// The client peer: send it requests (`create_message`,
     /// `create_elicitation`) or notifications.
+    ///
+    /// A request served over HTTP without a session (the 2026 era, or
+    /// `McpHttpOptions::sessions(false)`) has no channel back to its client
+    /// outside its own answer: its peer carries the client's protocol
+    /// version in `peer_info`, and what is sent on it fails with
+    /// `TransportClosed`. Report progress and logs through the
+    /// [`ToolContext`](crate::ToolContext), which puts them in the answer,
+    /// and ask the client with `ctx.ask` (a 2026 request asks by
+    /// `input_required`).
     pub fn peer(&self) -> &Peer<RoleServer> {
         &self.peer
     }
@@ -447,6 +458,7 @@ impl McpServer {
             session_meta,
             ct,
             mcp,
+            answer,
         } = lent;
         async move {
             let progress_token = mcp.progress_token.clone();
@@ -562,6 +574,7 @@ impl McpServer {
             let mut relay = Relay {
                 notifier: None,
                 peer: &mcp.peer,
+                answer,
                 progress_token,
                 level,
                 def: &def,
@@ -688,6 +701,9 @@ struct Lent<'a> {
     ct: &'a Arc<CancellationToken>,
     /// What the tool sees of the request, shared with its context.
     mcp: &'a Arc<McpRequestContext>,
+    /// The answer the call's notifications go into, when it runs in its
+    /// HTTP request (else they go through the peer).
+    answer: Option<&'a AnswerStream>,
 }
 
 /// What a `tools/call` came to: a result, or questions for the client
@@ -735,6 +751,7 @@ struct Relay<'a> {
     /// Boxed: made only by a call that sends.
     notifier: Option<Box<Notifier>>,
     peer: &'a Peer<RoleServer>,
+    answer: Option<&'a AnswerStream>,
     progress_token: Option<ProgressToken>,
     level: Arc<LevelFilter>,
     def: &'a ToolDefinition,
@@ -773,6 +790,7 @@ impl Relay<'_> {
         let Relay {
             notifier,
             peer,
+            answer,
             progress_token,
             level,
             def,
@@ -781,7 +799,10 @@ impl Relay<'_> {
         } = self;
         let notifier = notifier.get_or_insert_with(|| {
             Box::new(Notifier::new(
-                (*peer).clone(),
+                match answer {
+                    Some(answer) => Delivery::Answer((*answer).clone()),
+                    None => Delivery::Peer((*peer).clone()),
+                },
                 progress_token.take(),
                 Arc::clone(level),
                 match tools::mcp_name(def) {
@@ -897,6 +918,7 @@ impl ServerHandler for McpServer {
         let telemetry = ServerSpan::start("tools/call", Some(&request.name), &context);
         let span = telemetry.span().clone();
         let http = context.extensions.remove::<http::request::Parts>();
+        let answer = context.extensions.remove::<AnswerStream>();
         let progress_token = context.meta.get_progress_token();
         // A stateless-era request carries its own protocol version, client
         // capabilities and log level; a 2025 session's are the session's.
@@ -922,6 +944,7 @@ impl ServerHandler for McpServer {
             session_meta: &context.meta,
             ct: &ct,
             mcp: &mcp,
+            answer: answer.as_ref(),
         };
         // Boxed: rmcp moves its request future (sized by its largest
         // handler) into a task several times per request; inline, this
