@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 
-use gonk_tools::adapters::mcp::{serve_http, McpHttpOptions, McpServerOptions};
+use gonk_tools::adapters::mcp::{serve_http, McpHttpOptions, McpHttpServer, McpServerOptions};
 use gonk_tools::prelude::*;
 use serde_json::{json, Value};
 
@@ -22,6 +22,17 @@ fn registry() -> ToolRegistry {
     registry
 }
 
+/// `registry` served over HTTP with `sessions(false)`.
+async fn serve_sessionless(registry: ToolRegistry) -> McpHttpServer {
+    serve_http(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        registry,
+        McpHttpOptions::new(McpServerOptions::new("sessionless", "1.0.0")).sessions(false),
+    )
+    .await
+    .unwrap()
+}
+
 async fn post(url: &str, body: Value) -> reqwest::Response {
     reqwest::Client::new()
         .post(url)
@@ -36,13 +47,7 @@ async fn post(url: &str, body: Value) -> reqwest::Response {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2025_client_is_served_without_a_session() {
-    let server = serve_http(
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-        registry(),
-        McpHttpOptions::new(McpServerOptions::new("sessionless", "1.0.0")).sessions(false),
-    )
-    .await
-    .unwrap();
+    let server = serve_sessionless(registry()).await;
     let url = server.url();
     let init = post(
         &url,
@@ -109,13 +114,7 @@ async fn a_2025_client_is_served_without_a_session() {
 /// against a sessionless server, holding no session id.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typescript_sdk_works_without_a_session() {
-    let server = serve_http(
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-        registry(),
-        McpHttpOptions::new(McpServerOptions::new("sessionless", "1.0.0")).sessions(false),
-    )
-    .await
-    .unwrap();
+    let server = serve_sessionless(registry()).await;
     let url = server.url();
     let output = tokio::task::spawn_blocking(move || {
         crate::support::run_node("ts_sessionless.mjs", &[&url, "quick"])
@@ -199,13 +198,7 @@ async fn events(response: reqwest::Response) -> Vec<Value> {
 /// a request fails instead of waiting — and carries the request's version.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_without_a_session_answers_with_its_reports_and_its_peer_refuses_at_once() {
-    let server = serve_http(
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-        chatty(),
-        McpHttpOptions::new(McpServerOptions::new("sessionless", "1.0.0")).sessions(false),
-    )
-    .await
-    .unwrap();
+    let server = serve_sessionless(chatty()).await;
     let url = server.url();
     let sessionless = post(
         &url,
