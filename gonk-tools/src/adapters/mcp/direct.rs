@@ -305,9 +305,9 @@ pub(crate) async fn serve_stateless(
         match handled.catch_unwind().await {
             Ok(Ok(result)) => ServerJsonRpcMessage::response(result, id),
             Ok(Err(error)) => ServerJsonRpcMessage::error(error, Some(id)),
-            // Our code outside the tool (the tool's own panic is its
-            // `INTERNAL` result): rmcp's spawned handler would have ended
-            // the same way, with no answer.
+            // Our code outside the tool panicked (the tool's own panic is
+            // its `INTERNAL` result). rmcp's spawned handler would have died
+            // without an answer; this client gets an error instead.
             Err(_) => ServerJsonRpcMessage::error(
                 ErrorData::internal_error("the request's handler panicked", None),
                 Some(id),
