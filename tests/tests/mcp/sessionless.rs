@@ -172,7 +172,25 @@ fn chatty() -> ToolRegistry {
         )
         .unwrap();
     registry
+        .register(
+            ToolDefinition::builder("steady")
+                .description("Reports progress 150 times.")
+                .approval(ApprovalTier::Read)
+                .handler(|_: NoInput, ctx: ToolContext| async move {
+                    for step in 1..=STEPS {
+                        ctx.progress(step as f64 * 100.0 / STEPS as f64, None);
+                        tokio::task::yield_now().await;
+                    }
+                    Ok::<_, ToolError>("done")
+                })
+                .build(),
+        )
+        .unwrap();
+    registry
 }
+
+/// More progress reports than an answer holds before its call waits.
+const STEPS: usize = 150;
 
 /// The JSON-RPC messages of an SSE answer, in order.
 async fn events(response: reqwest::Response) -> Vec<Value> {
@@ -253,5 +271,36 @@ async fn a_call_without_a_session_answers_with_its_reports_and_its_peer_refuses_
             "{result}"
         );
     }
+    server.shutdown().await.unwrap();
+}
+
+/// A call that reports more than its answer holds waits for its client to
+/// read, and loses nothing: every report arrives, in order, then the result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_without_a_session_that_reports_more_than_its_answer_holds_loses_nothing() {
+    let server = serve_sessionless(chatty()).await;
+    let url = server.url();
+    let call = post(
+        &url,
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
+            "name":"steady","arguments":{},"_meta":{"progressToken":"p"}}}),
+    );
+    // Bounded: a call stuck on its full answer fails here, not by hanging.
+    let events = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        events(call.await).await
+    })
+    .await
+    .expect("the answer ends");
+    assert_eq!(events.len(), STEPS + 1, "{events:?}");
+    let progress: Vec<f64> = events[..STEPS]
+        .iter()
+        .map(|event| event["params"]["progress"].as_f64().unwrap())
+        .collect();
+    assert!(
+        progress.windows(2).all(|pair| pair[0] < pair[1]),
+        "{progress:?}"
+    );
+    assert_eq!(progress[STEPS - 1], 100.0);
+    assert_eq!(events[STEPS]["result"]["isError"], false, "{events:?}");
     server.shutdown().await.unwrap();
 }

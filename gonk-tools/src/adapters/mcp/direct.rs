@@ -47,7 +47,7 @@ use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
 use rmcp::{ErrorData, RoleServer, Service};
 use serde_json::Value;
 
-use super::notify::AnswerStream;
+use super::notify::{AnswerStream, ANSWER_STREAM_CAPACITY};
 use super::security::RequestState;
 use super::server::McpServer;
 use sse_stream::Sse;
@@ -290,7 +290,7 @@ pub(crate) async fn serve_stateless(
             "its protocol version is unknown",
         );
     };
-    let (answers, notes) = tokio::sync::mpsc::unbounded_channel();
+    let (answers, notes) = tokio::sync::mpsc::channel(ANSWER_STREAM_CAPACITY);
     let request_cancel = CancellationToken::new();
     let mut context = RequestContext::new(id.clone(), peer);
     context.ct = request_cancel.clone();
@@ -356,7 +356,7 @@ pub(crate) async fn serve_stateless(
 /// went away, the SSE body was dropped), it drops the handler and cancels
 /// the request's token.
 struct Answering {
-    notes: tokio::sync::mpsc::UnboundedReceiver<ServerJsonRpcMessage>,
+    notes: tokio::sync::mpsc::Receiver<ServerJsonRpcMessage>,
     handled: Option<Pin<Box<dyn Future<Output = ServerJsonRpcMessage> + Send>>>,
     /// The answer, held until the notifications sent before it are out.
     answer: Option<ServerJsonRpcMessage>,

@@ -230,9 +230,15 @@ impl NotifySink for OutboundQueue {
 
 /// The answer stream of a stateless HTTP request its handler runs in
 /// (`direct::serve_stateless`): what the call sends goes straight into the
-/// response, before its answer. Put in the request's extensions.
+/// response, before its answer. Put in the request's extensions. Bounded,
+/// as rmcp's sink is: a call that streams faster than its client reads
+/// waits for it.
 #[derive(Clone, Debug)]
-pub(crate) struct AnswerStream(pub(crate) tokio::sync::mpsc::UnboundedSender<ServerJsonRpcMessage>);
+pub(crate) struct AnswerStream(pub(crate) tokio::sync::mpsc::Sender<ServerJsonRpcMessage>);
+
+/// How many notifications an answer holds before the call waits (rmcp's
+/// sink holds as many).
+pub(crate) const ANSWER_STREAM_CAPACITY: usize = 64;
 
 /// Where a call's notifications go.
 pub(crate) enum Delivery {
@@ -248,6 +254,7 @@ impl Delivery {
             Delivery::Peer(peer) => peer.send_notification(notification).await,
             Delivery::Answer(AnswerStream(answer)) => answer
                 .send(ServerJsonRpcMessage::notification(notification))
+                .await
                 .map_err(|_| ServiceError::TransportClosed),
         }
     }
