@@ -17,6 +17,8 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 use tokio::sync::Notify;
 
+use crate::support::stateless::post_stateless;
+
 #[test]
 fn closing_stdin_cancels_the_running_call() {
     let dir = tempfile::tempdir().unwrap();
@@ -268,34 +270,4 @@ async fn read_until<B: AsRef<[u8]>>(
             .unwrap();
         seen.push_str(&String::from_utf8_lossy(chunk.as_ref()));
     }
-}
-
-/// Posts a stateless (`2026-07-28`) request: the era's `_meta` joined to
-/// `params`' own, its headers. A client of its own per request, so that
-/// dropping the request closes its connection.
-fn post_stateless(
-    url: &str,
-    id: u64,
-    method: &str,
-    mut params: Value,
-) -> impl std::future::Future<Output = reqwest::Result<reqwest::Response>> {
-    let meta = params["_meta"].as_object().cloned().unwrap_or_default();
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-    });
-    params["_meta"].as_object_mut().unwrap().extend(meta);
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header(ACCEPT, "application/json, text/event-stream")
-        .header(CONTENT_TYPE, "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method);
-    if let Some(name) = params["name"].as_str() {
-        request = request.header("mcp-name", name);
-    }
-    request
-        .body(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string())
-        .send()
 }

@@ -8,6 +8,8 @@ use gonk_tools::adapters::mcp::{serve_http, McpHttpOptions, McpHttpServer, McpSe
 use gonk_tools::prelude::*;
 use serde_json::{json, Value};
 
+use crate::support::stateless::{post_stateless, sse_messages};
+
 fn registry() -> ToolRegistry {
     let registry = ToolRegistry::new();
     registry
@@ -200,13 +202,7 @@ async fn events(response: reqwest::Response) -> Vec<Value> {
         .unwrap()
         .to_owned();
     assert!(kind.starts_with("text/event-stream"), "{kind}");
-    let text = response.text().await.unwrap();
-    text.lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .map(str::trim)
-        .filter(|data| !data.is_empty())
-        .map(|data| serde_json::from_str(data).unwrap())
-        .collect()
+    sse_messages(&response.text().await.unwrap())
 }
 
 /// A request without a session (2025 with `sessions(false)`, and 2026) is
@@ -224,26 +220,15 @@ async fn a_call_without_a_session_answers_with_its_reports_and_its_peer_refuses_
             "name":"chatty","arguments":{},"_meta":{"progressToken":"p-1"}}}),
     )
     .await;
-    let stateless = reqwest::Client::new()
-        .post(&url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "chatty")
-        .body(
-            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
-                "name":"chatty","arguments":{},"_meta":{
-                    "progressToken":"p-2",
-                    "io.modelcontextprotocol/protocolVersion":"2026-07-28",
-                    "io.modelcontextprotocol/clientCapabilities":{},
-                    "io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},
-                    "io.modelcontextprotocol/logLevel":"info"}}})
-            .to_string(),
-        )
-        .send()
-        .await
-        .unwrap();
+    let stateless = post_stateless(
+        &url,
+        2,
+        "tools/call",
+        json!({"name":"chatty","arguments":{},"_meta":{
+            "progressToken":"p-2","io.modelcontextprotocol/logLevel":"info"}}),
+    )
+    .await
+    .unwrap();
     for (response, id, token, version) in [
         (sessionless, 1, "p-1", "2025-06-18"),
         (stateless, 2, "p-2", "2026-07-28"),

@@ -35,8 +35,10 @@ pub(crate) struct Admission {
     pub(crate) max_body_bytes: usize,
     pub(crate) sessions: Arc<LocalSessionManager>,
     pub(crate) max_sessions: usize,
-    /// The server (for its shutdown state).
-    pub(crate) server: McpServer,
+    /// The server: it serves the requests without a session, and holds
+    /// the shutdown state. Shared, so such a request takes one count, not
+    /// a clone of each of the server's parts.
+    pub(crate) server: Arc<McpServer>,
     /// `POST` responses still streaming.
     pub(crate) streams: OpenStreams,
     /// One `initialize` at a time, so the session cap is exact.

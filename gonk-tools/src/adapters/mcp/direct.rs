@@ -27,6 +27,7 @@
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -257,7 +258,7 @@ fn mentions_param_header(schema: &Value) -> bool {
 /// then the answer. The request's token is cancelled when the answer is
 /// complete or dropped: a client that goes away drops the handler with it.
 pub(crate) async fn serve_stateless(
-    server: &McpServer,
+    server: &Arc<McpServer>,
     peers: &DetachedPeers,
     message: ClientJsonRpcMessage,
     parts: http::request::Parts,
@@ -299,9 +300,9 @@ pub(crate) async fn serve_stateless(
     context.extensions = std::mem::take(request.extensions_mut());
     context.extensions.insert(parts);
     context.extensions.insert(AnswerStream(answers));
-    let server = server.clone();
+    let server = Arc::clone(server);
     let handled = async move {
-        let handled = AssertUnwindSafe(Service::handle_request(&server, request, context));
+        let handled = AssertUnwindSafe(Service::handle_request(&*server, request, context));
         match handled.catch_unwind().await {
             Ok(Ok(result)) => ServerJsonRpcMessage::response(result, id),
             Ok(Err(error)) => ServerJsonRpcMessage::error(error, Some(id)),

@@ -406,7 +406,7 @@ impl Endpoint {
             max_body_bytes: options.max_body_bytes,
             sessions: Arc::clone(&sessions),
             max_sessions: options.max_sessions,
-            server: server.clone(),
+            server: Arc::new(server.clone()),
             streams: streams.clone(),
             initializing: tokio::sync::Mutex::new(()),
             path: options.path.clone(),

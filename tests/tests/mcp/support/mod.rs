@@ -1,5 +1,6 @@
 //! Shared by the MCP tests: the independent MCP clients (installed
-//! once by `.ci/install-mcp-clients`), and raw JSON-RPC over HTTP and stdio.
+//! once by `.ci/install-mcp-clients`), raw JSON-RPC over HTTP and stdio, and
+//! stateless-era requests.
 
 use std::path::PathBuf;
 use std::process::Output;
@@ -10,6 +11,7 @@ use gonk_tools_tests::clients::{install, run_node_in, run_python_with};
 pub mod malformed;
 pub mod raw_http;
 pub mod raw_stdio;
+pub mod stateless;
 
 /// The independent clients: a Python venv with `mcp`, and a Node project
 /// with `@modelcontextprotocol/sdk` and `@modelcontextprotocol/conformance`.
