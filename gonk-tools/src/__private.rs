@@ -74,7 +74,7 @@ use std::marker::PhantomData;
 use futures::Stream;
 
 use crate::definition::{ApprovalSpec, ToolBuilder};
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 
 /// Picks [`Typed`] when `I` and `O` satisfy the handler bounds.
 pub struct Select<I, O>(PhantomData<fn() -> (I, O)>);

@@ -18,10 +18,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::definition::ToolDefinition;
-use crate::dispatch::ToolEventStream;
+use crate::event::ToolEventStream;
 use crate::error::ToolError;
 use crate::event::{LogLevel, ToolEvent};
-use crate::outcome::collect_tool_outcome;
+use crate::event::collect_tool_outcome;
 use crate::registry::ToolRegistry;
 use crate::scope::ScopeStore;
 use crate::security::{AuthContext, AuthSlot};

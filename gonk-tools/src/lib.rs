@@ -99,7 +99,7 @@
 //!   call stack, composition, duplex input; [`state`] — [`State<T>`];
 //!   [`scope`] — the five-tier scope store.
 //! * [`event`] — [`ToolEvent`] and [`ToolDisplay`] in their JSON wire shape;
-//!   [`error`] — [`ToolError`] and [`ErrorCode`]; [`outcome`] —
+//!   [`error`] — [`ToolError`] and [`ErrorCode`]; [`event`] —
 //!   [`ToolOutput`] and [`collect_tool_outcome`].
 //! * [`registry`] — [`ToolRegistry`]: register, sources, merge / extract /
 //!   filter; [`dispatch`] — [`ToolRegistry::invoke`], the one path every
@@ -181,7 +181,6 @@ pub mod error;
 pub mod event;
 pub mod jobs;
 pub mod metrics;
-pub mod outcome;
 mod primitives;
 pub mod prompt;
 pub mod rate_limit;
@@ -199,10 +198,9 @@ pub mod tool;
 
 pub use context::ToolContext;
 pub use definition::ToolDefinition;
-pub use dispatch::ToolEventStream;
 pub use error::{ErrorCode, ToolError, ValidationIssue};
 pub use event::{DisplayBlock, LogLevel, ToolDisplay, ToolEvent};
-pub use outcome::{collect_tool_outcome, ToolOutput};
+pub use event::{collect_tool_outcome, ToolEventStream, ToolOutput};
 pub use primitives::{CompletionTarget, PrimitiveChanges, ResourceNotifier, ResourceUpdates};
 pub use registry::{RegistryError, ToolRegistry};
 pub use state::State;
@@ -230,7 +228,7 @@ pub mod prelude {
     };
     pub use crate::error::{ErrorCode, ToolError};
     pub use crate::event::{DisplayBlock, LogLevel, ToolDisplay, ToolEvent};
-    pub use crate::outcome::{collect_tool_outcome, ToolOutput};
+    pub use crate::event::{collect_tool_outcome, ToolOutput};
     pub use crate::registry::ToolRegistry;
     pub use crate::state::State;
     pub use crate::tool::{MethodTool, NoInput, StaticTool, Tool};

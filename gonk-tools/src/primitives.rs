@@ -15,7 +15,7 @@ use crate::completion::{Completion, CompletionRequest};
 use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
-use crate::outcome::collect_tool_outcome;
+use crate::event::collect_tool_outcome;
 use crate::prompt::{PromptDefinition, PromptResult};
 use crate::registry::{RegistryError, ToolRegistry};
 use crate::resource::{ResourceContents, ResourceDefinition, UriTemplate};

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::Transport;
 use crate::context::ToolContext;
-use crate::dispatch::ToolEventStream;
+use crate::event::ToolEventStream;
 use crate::event::ToolEvent;
 use crate::registry::ToolRegistry;
 

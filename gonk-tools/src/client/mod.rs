@@ -47,9 +47,9 @@ use serde_json::Value;
 pub use error::ClientError;
 pub use in_process::{InProcess, Tap};
 
-use crate::dispatch::ToolEventStream;
+use crate::event::ToolEventStream;
 use crate::event::ToolEvent;
-use crate::outcome::{collect_tool_outcome, ToolOutput};
+use crate::event::{collect_tool_outcome, ToolOutput};
 use crate::resource::{Resource, ResourceContents};
 use crate::tool::{ClientInput, ClientOutput, Tool};
 

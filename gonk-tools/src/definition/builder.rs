@@ -18,7 +18,7 @@ use super::{
 use crate::context::ToolContext;
 use crate::error::{ToolError, ValidationIssue};
 use crate::event::ToolEvent;
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 use crate::schema;
 
 /// Builds a [`ToolDefinition`]. Start with [`ToolDefinition::builder`].

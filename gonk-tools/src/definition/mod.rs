@@ -28,7 +28,7 @@ pub use metadata::*;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::event::ToolEvent;
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 use crate::schema::CompiledSchema;
 
 /// What a type-erased handler returns when called.

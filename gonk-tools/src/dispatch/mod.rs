@@ -41,7 +41,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::Stream;
 use serde_json::Value;
 use tokio::time::Instant;
 use tracing::Instrument as _;
@@ -51,17 +50,10 @@ use self::metric::CallMetric;
 use crate::context::{Cancellation, ToolContext};
 use crate::definition::{HandlerCall, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
-use crate::event::ToolEvent;
+use crate::event::{ToolEvent, ToolEventStream};
 use crate::registry::ToolRegistry;
 use crate::security::{AuthSlot, Gate};
 use crate::telemetry;
-
-/// The event stream of one call. Every adapter consumes exactly this.
-///
-/// It ends with exactly one outcome event, last: a `result` or an
-/// `error`. Before it a streaming handler's `log`, `progress` and `data`
-/// events pass through in order. See [`ToolRegistry::invoke`] for the rule.
-pub type ToolEventStream = Pin<Box<dyn Stream<Item = ToolEvent> + Send + 'static>>;
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
     payload

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::definition::{ToolDefinition, ValidateOutput};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 
 /// What to do with one event of a streaming handler.
 pub(super) enum Step {

@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::ToolError;
 use crate::event::ToolDisplay;
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 
 /// The caller's opt-in to blocking: `wait: true` or `sync: true` runs the
 /// call inline; neither (the default) detaches it.

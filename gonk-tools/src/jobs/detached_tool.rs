@@ -15,7 +15,7 @@ use super::runner::JobLaunch;
 use super::tools::runner;
 use crate::definition::{ErasedHandler, HandlerCall, ToolBuilder, ToolMetadata};
 use crate::event::ToolEvent;
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 
 impl ToolBuilder {
     /// Makes the tool detached by default (what `#[tool(detached)]` sets):

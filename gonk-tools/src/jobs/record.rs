@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::ask::InputRequest;
 use crate::error::ToolError;
 use crate::event::LogLevel;
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 
 /// Where a job is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]

@@ -23,7 +23,7 @@ use crate::ask::InputRequest;
 use crate::context::ToolContext;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 use crate::registry::ToolRegistry;
 use crate::security::AuthContext;
 

@@ -13,7 +13,7 @@ use super::{JobRecord, JobRunner, JobStatus};
 use crate::context::ToolContext;
 use crate::definition::{ApprovalTier, CliHints, McpAnnotations, McpHints, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 use crate::registry::{RegistryError, ToolRegistry};
 
 /// The runner a registry's detached tools launch on (registry state).

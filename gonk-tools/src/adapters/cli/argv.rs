@@ -367,7 +367,7 @@ fn parse_input(text: &str) -> Result<Value, InputError> {
 mod tests {
     use super::*;
     use crate::definition::CliHints;
-    use crate::outcome::ToolOutput;
+    use crate::event::ToolOutput;
     use serde_json::json;
 
     fn def(schema: Value, positional: &[&str]) -> ToolDefinition {

@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{DisplayBlock, ResourceContents, ToolDisplay};
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 
 /// `_meta` key carrying non-object data next to a display, so the client
 /// transport gets the data back losslessly.

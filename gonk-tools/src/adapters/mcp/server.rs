@@ -40,7 +40,7 @@ use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
 use crate::jobs;
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 use crate::registry::ToolRegistry;
 use crate::security::AuthContext;
 

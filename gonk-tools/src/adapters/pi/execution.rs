@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 use crate::context::{LogRecord, LogSink, ToolContext};
 use crate::error::ToolError;
 use crate::event::{DisplayBlock, ResourceContents, ToolDisplay, ToolEvent};
-use crate::outcome::{collect_tool_outcome, ToolOutput};
+use crate::event::{collect_tool_outcome, ToolOutput};
 use crate::registry::ToolRegistry;
 
 /// One content item of a Pi tool result or update.

@@ -12,7 +12,7 @@ use crate::adapters::render::block_text;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::event::{DisplayBlock, ToolDisplay};
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 
 /// Anthropic Messages API tools. The input schema is the schema dispatch
 /// enforces (Anthropic takes JSON Schema as it is), its root an object.

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
 use crate::error::{ToolError, ValidationIssue};
-use crate::outcome::{collect_tool_outcome, ToolOutput};
+use crate::event::{collect_tool_outcome, ToolOutput};
 use crate::registry::ToolRegistry;
 use crate::schema::{wrap_non_object, WRAPPED_INPUT_KEY};
 

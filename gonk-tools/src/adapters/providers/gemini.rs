@@ -11,7 +11,7 @@ use super::{
 use crate::adapters::names::SurfaceNameRules;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 
 /// Gemini API `functionDeclarations`. Parameters are converted to the
 /// OpenAPI subset Gemini's `Schema` accepts; a schema the subset cannot

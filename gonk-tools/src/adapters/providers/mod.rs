@@ -158,7 +158,7 @@ use serde_json::Value;
 use crate::adapters::names::SurfaceNameRules;
 use crate::definition::{SurfaceProfile, ToolDefinition};
 use crate::error::ToolError;
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 
 /// One model provider's tool format: how a definition is offered, how a
 /// call is read, how a result is written. Implemented by [`OpenAi`],

@@ -12,7 +12,7 @@ use super::{
 use crate::adapters::names::SurfaceNameRules;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 
 /// OpenAI function tools for the Chat Completions API
 /// ([`chat_completions`](OpenAi::chat_completions)) or the Responses API

@@ -11,7 +11,7 @@ use crate::adapters::names::{NameMap, SurfaceNameError};
 use crate::context::ToolContext;
 use crate::definition::{CapabilityStatus, ToolDefinition};
 use crate::error::ToolError;
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 use crate::registry::ToolRegistry;
 
 /// A registry's tools offered to one provider `P` ([`OpenAi`](super::OpenAi),

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::adapters::render::{display_text, error_text};
 use crate::error::ToolError;
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 
 /// A result's text: its display rendered ([`crate::adapters::render`]), else its data
 /// (a string as it is, anything else as compact JSON).

@@ -52,7 +52,7 @@ use crate::adapters::providers::{self, Filter};
 use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
-use crate::outcome::ToolOutput;
+use crate::event::ToolOutput;
 use crate::registry::ToolRegistry;
 
 /// The names rig tools get: what every model provider accepts.

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::adapters::ws::{WsBroadcast, WsOutbound, WsReply, WsRequest};
 use crate::client::Transport;
-use crate::dispatch::ToolEventStream;
+use crate::event::ToolEventStream;
 use crate::error::ToolError;
 use crate::event::ToolEvent;
 

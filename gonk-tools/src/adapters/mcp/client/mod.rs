@@ -36,7 +36,7 @@ use super::content::result_to_outcome;
 use super::notify::to_mcp_level;
 use super::tools::WRAPPED_INPUT_META_KEY;
 use crate::ask::{InputKind, InputRequest};
-use crate::dispatch::ToolEventStream;
+use crate::event::ToolEventStream;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{LogLevel, ToolEvent};
 pub use answers::ElicitationRequest;

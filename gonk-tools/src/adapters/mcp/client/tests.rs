@@ -27,7 +27,7 @@ use crate::ask::{Elicited, Root, SamplingMessage, SamplingRequest};
 use crate::definition::{ApprovalTier, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{LogLevel, ToolEvent};
-use crate::outcome::collect_tool_outcome;
+use crate::event::collect_tool_outcome;
 use crate::registry::ToolRegistry;
 
 /// rmcp's own server with a few tools, counting its listings.

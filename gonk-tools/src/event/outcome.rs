@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ErrorCode, ToolError};
-use crate::event::{ToolDisplay, ToolEvent};
+use super::{ToolDisplay, ToolEvent};
 
 /// A tool's result: its data, and optionally how to show it to a human.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

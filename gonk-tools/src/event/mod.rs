@@ -1,11 +1,27 @@
-//! [`ToolEvent`] and [`ToolDisplay`]: what a call streams back, in one
-//! JSON wire shape (`{"type": "progress", "percent": 50}`; absent optionals
-//! are absent keys, never `null`).
+//! What a call streams back and what it comes to: [`ToolEvent`] and
+//! [`ToolDisplay`] in one JSON wire shape (`{"type": "progress", "percent":
+//! 50}`; absent optionals are absent keys, never `null`), the
+//! [`ToolEventStream`] every surface consumes, and its outcome
+//! ([`ToolOutput`], folded by [`collect_tool_outcome`]).
 
+mod outcome;
+
+use std::pin::Pin;
+
+use futures::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use self::outcome::{collect_tool_outcome, ToolOutput};
 use crate::error::{ErrorCode, ToolError};
+
+/// The event stream of one call. Every adapter consumes exactly this.
+///
+/// It ends with exactly one outcome event, last: a `result` or an
+/// `error`. Before it a streaming handler's `log`, `progress` and `data`
+/// events pass through in order. See
+/// [`ToolRegistry::invoke`](crate::ToolRegistry::invoke) for the rule.
+pub type ToolEventStream = Pin<Box<dyn Stream<Item = ToolEvent> + Send + 'static>>;
 
 /// One event of a tool call. `T` is the result's data type: handlers stream
 /// `ToolEvent<O>`, the registry streams `ToolEvent<Value>`.
@@ -112,10 +128,10 @@ impl<T> ToolEvent<T> {
     // Inline: it is on every call's path, and out of line it moves the
     // outcome once more.
     #[inline]
-    pub(crate) fn into_outcome(self) -> Option<Result<crate::outcome::ToolOutput<T>, ToolError>> {
+    pub(crate) fn into_outcome(self) -> Option<Result<crate::event::ToolOutput<T>, ToolError>> {
         match self {
             ToolEvent::Result { data, display } => {
-                Some(Ok(crate::outcome::ToolOutput { data, display }))
+                Some(Ok(crate::event::ToolOutput { data, display }))
             }
             ToolEvent::Error {
                 code,
