@@ -1,7 +1,7 @@
 //! Completion of prompt arguments and resource-template variables (MCP's
 //! `completion/complete`): a completer attached with
-//! [`ResourceBuilder::complete`](crate::resource::ResourceBuilder::complete)
-//! or [`PromptBuilder::complete`](crate::prompt::PromptBuilder::complete)
+//! `ResourceBuilder::complete`
+//! or `PromptBuilder::complete`
 //! (`complete(var = fn)` in the macros), run through dispatch like a
 //! handler — authorization, cancellation, time limit, panic isolation, one
 //! metric.

@@ -19,7 +19,7 @@ use crate::event::collect_tool_outcome;
 use crate::prompt::{PromptDefinition, PromptResult};
 use crate::registry::{RegistryError, ToolRegistry};
 use crate::resource::{ResourceContents, ResourceDefinition, UriTemplate};
-use crate::security::Gate;
+use crate::security::{AuthSlot, Gate};
 
 /// The resources and prompts of a registry (shared by the registries
 /// derived from it).
@@ -70,7 +70,7 @@ impl Primitives {
     }
 
     /// A resource changed here: this process's subscribers and the bus.
-    fn resource_updated(&self, uri: String) {
+    pub(crate) fn resource_updated(&self, uri: String) {
         if self.bus.read().unwrap_or_else(|p| p.into_inner()).is_some() {
             self.publish(SharedChange::ResourceUpdated { uri: uri.clone() });
         }
@@ -324,7 +324,7 @@ impl ToolRegistry {
             .filter_map(|r| r.read_definition().cloned())
             .collect();
         let visible = Gate::new(&self.inner.security)
-            .discoverable(reads, ctx.auth.as_ref())
+            .discoverable(reads, AuthSlot::of(ctx).as_ref())
             .await;
         all.into_iter()
             .filter(|r| {
@@ -345,7 +345,7 @@ impl ToolRegistry {
             .filter_map(|p| p.get_definition().cloned())
             .collect();
         let visible = Gate::new(&self.inner.security)
-            .discoverable(gets, ctx.auth.as_ref())
+            .discoverable(gets, AuthSlot::of(ctx).as_ref())
             .await;
         all.into_iter()
             .filter(|p| {
@@ -455,7 +455,7 @@ impl ToolRegistry {
         let owner = owner.ok_or_else(|| missing.clone())?;
         if ctx.auth.is_some() {
             let visible = Gate::new(&self.inner.security)
-                .discoverable(vec![owner], ctx.auth.as_ref())
+                .discoverable(vec![owner], AuthSlot::of(&ctx).as_ref())
                 .await;
             if visible.is_empty() {
                 return Err(missing);

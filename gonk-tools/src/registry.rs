@@ -5,6 +5,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use indexmap::IndexMap;
 
+use crate::context::ToolContext;
 use crate::definition::{validate_tool_name, ToolDefinition};
 use crate::metrics::{MetricsSink, NoopMetrics};
 use crate::security::SecurityOptions;
@@ -241,6 +242,19 @@ impl std::fmt::Debug for ToolRegistry {
         f.debug_struct("ToolRegistry")
             .field("tools", &self.names())
             .finish_non_exhaustive()
+    }
+}
+
+impl ToolContext {
+    /// The registry running this call (set by dispatch), for code built on
+    /// the registry rather than on one call: a job runner launching on it,
+    /// a meta-tool searching its catalog. A handler composes tools through
+    /// [`invoke`](ToolContext::invoke) and [`call`](ToolContext::call), and
+    /// reads application state through [`state`](ToolContext::state).
+    pub fn registry(&self) -> Option<ToolRegistry> {
+        let dispatcher = Arc::clone(self.dispatcher.as_ref()?);
+        let inner = dispatcher.into_any().downcast::<RegistryInner>().ok()?;
+        Some(ToolRegistry { inner })
     }
 }
 

@@ -7,9 +7,9 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 /// Application state of type `T`, provided to the registry with
-/// [`ToolRegistryBuilder::state`](crate::registry::ToolRegistryBuilder::state)
-/// or [`ToolRegistry::insert_state`](crate::registry::ToolRegistry::insert_state)
-/// and extracted in a handler with [`ToolContext::state`](crate::context::ToolContext::state)
+/// `ToolRegistryBuilder::state` or
+/// [`ToolRegistry::insert_state`](crate::ToolRegistry::insert_state) and
+/// extracted in a handler with [`ToolContext::state`](crate::ToolContext::state)
 /// (or a `State<T>` parameter of a `#[tool]` fn).
 #[derive(Debug)]
 pub struct State<T: ?Sized>(pub Arc<T>);
@@ -42,6 +42,11 @@ impl StateMap {
         self.values
             .get(&TypeId::of::<T>())
             .and_then(|v| Arc::clone(v).downcast::<T>().ok())
+    }
+
+    /// The value of type `id`, not yet downcast.
+    pub(crate) fn get_any(&self, id: TypeId) -> Option<Arc<dyn Any + Send + Sync>> {
+        self.values.get(&id).cloned()
     }
 
     pub(crate) fn contains(&self, id: TypeId) -> bool {

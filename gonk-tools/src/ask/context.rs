@@ -165,29 +165,6 @@ impl ToolContext {
         Ok(value)
     }
 
-    /// What a job launched from this call may ask: the kinds this call's
-    /// caller answers and the answers it already gave. `None` when it
-    /// answers nothing.
-    pub(crate) fn job_asking(&self) -> Option<crate::jobs::JobAsking> {
-        let slot = self.asker()?;
-        let kinds: Vec<InputKind> = [
-            InputKind::Elicitation,
-            InputKind::Sampling,
-            InputKind::Roots,
-        ]
-        .into_iter()
-        .filter(|kind| slot.asker.can_ask(*kind))
-        .collect();
-        if kinds.is_empty() {
-            return None;
-        }
-        Some(crate::jobs::JobAsking {
-            kinds,
-            answers: slot.asker.answers(),
-            timeout: None,
-        })
-    }
-
     /// The key of the call's next unnamed question of `prefix`.
     pub(crate) fn next_question_key(&self, prefix: &str) -> String {
         match self.asker() {

@@ -51,7 +51,7 @@ use crate::event::ToolEventStream;
 use crate::event::ToolEvent;
 use crate::event::{collect_tool_outcome, ToolOutput};
 use crate::resource::{Resource, ResourceContents};
-use crate::tool::{ClientInput, ClientOutput, Tool};
+use crate::tool::{typed_call_input, ClientInput, ClientOutput, Tool};
 
 /// How a client reaches tools: one call is a name and a JSON input in, the
 /// call's event stream out (logs, progress, data chunks, then a `result` or
@@ -232,46 +232,6 @@ where
         source,
     })?;
     decode_outcome::<T::Output>(T::NAME, transport.invoke(T::NAME, input), on_event).await
-}
-
-/// The JSON a typed call of `T` sends: `input` with `None` fields absent
-/// (as the input schema describes them) and, for a detached tool, `wait`:
-/// a typed call wants the typed output, so the tool runs inline ([`launch`]
-/// starts it as a background job instead). The typed client and
-/// [`ToolContext::call`](crate::ToolContext::call) both send it.
-pub(crate) fn typed_call_input<T>(input: &T::Input) -> Result<Value, serde_json::Error>
-where
-    T: Tool,
-    T::Input: Serialize + JsonSchema,
-{
-    let mut input = crate::schema::encode_input(input)?;
-    if T::DETACHED {
-        if let Value::Object(object) = &mut input {
-            object.insert("wait".into(), Value::Bool(true));
-        }
-    }
-    Ok(input)
-}
-
-/// Starts detached tool `T` as a background job and returns its handle;
-/// `jobs.result` with the handle's id gives the output later. For a tool
-/// that is not detached this runs the call and fails with
-/// [`ClientError::Decode`], there being no handle.
-pub async fn launch<T>(
-    transport: &(impl Transport + ?Sized),
-    input: T::Input,
-) -> Result<crate::jobs::JobHandle, ClientError>
-where
-    T: Tool,
-    T::Input: Serialize + JsonSchema,
-{
-    let input = crate::schema::encode_input(&input).map_err(|source| ClientError::Encode {
-        tool: T::NAME,
-        source,
-    })?;
-    decode_outcome(T::NAME, transport.invoke(T::NAME, input), |_| {})
-        .await
-        .map(|output| output.data)
 }
 
 /// Collects the event stream of a call to `tool` into its typed outcome:

@@ -22,12 +22,16 @@ use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use super::metric::CallMetric;
 use super::outcome::{returned, settled, Outcome, Step};
-use super::{check_cycle, panicked, start, validate_input, Authenticated, Prepared, TimeLimit};
+use super::{
+    check_cycle, child_stack, enter, panicked, start, validate_input, Authenticated, Prepared,
+    TimeLimit,
+};
 use crate::context::{Cancellation, ToolContext};
 use crate::definition::{HandlerCall, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
 use crate::registry::ToolRegistry;
+use crate::security::AuthSlot;
 use crate::telemetry;
 
 /// The event stream of one call: see [`ToolRegistry::invoke`] for the
@@ -168,7 +172,7 @@ impl Call {
             unreachable!()
         };
         let registry = &self.registry;
-        match ctx.auth.take() {
+        match ctx.auth.take().map(AuthSlot::from_caller) {
             None if !registry.counts_rate(&ctx) => {
                 // Nothing to wait for: the gates run here, on the context
                 // in place.
@@ -176,7 +180,7 @@ impl Call {
                 if let Err(error) = checked {
                     return Poll::Ready(Some(refused(error, &mut self.metric)));
                 }
-                ctx.enter(registry, &def);
+                enter(&mut ctx, registry, &def);
                 self.start(def, input, ctx, cx)
             }
             None => {
@@ -188,7 +192,7 @@ impl Call {
                 if let Err(error) = check_cycle(&def, &ctx) {
                     return Poll::Ready(Some(refused(error, &mut self.metric)));
                 }
-                let stack = ctx.child_stack(&def);
+                let stack = child_stack(&ctx, &def);
                 let counts_rate = registry.counts_rate(&ctx);
                 let asker = ctx.ask_slot().cloned();
                 let gates =
@@ -358,9 +362,9 @@ impl Call {
                         stack,
                         slot,
                     }) => {
-                        ctx.enter_with_stack(&self.registry, stack);
+                        ctx.enter(self.registry.dispatcher(), stack);
                         telemetry::record_principal(&slot.auth().principal().id);
-                        ctx.auth = Some(slot);
+                        ctx.auth = Some(slot.into_caller());
                         self.start(def, input, ctx, cx)
                     }
                     Err(error) => Poll::Ready(Some(refused(error, &mut self.metric))),

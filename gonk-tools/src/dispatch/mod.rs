@@ -47,11 +47,11 @@ use tracing::Instrument as _;
 
 use self::call::Call;
 use self::metric::CallMetric;
-use crate::context::{Cancellation, ToolContext};
+use crate::context::{Cancellation, Dispatcher, ToolContext};
 use crate::definition::{HandlerCall, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{ToolEvent, ToolEventStream};
-use crate::registry::ToolRegistry;
+use crate::registry::{RegistryInner, ToolRegistry};
 use crate::security::{AuthSlot, Gate};
 use crate::telemetry;
 
@@ -232,7 +232,7 @@ impl ToolRegistry {
         mut ctx: ToolContext,
     ) -> Result<Prepared, ToolError> {
         validate_input(&def, &input)?;
-        ctx.enter(self, &def);
+        enter(&mut ctx, self, &def);
         Ok(Prepared { def, input, ctx })
     }
 
@@ -331,9 +331,61 @@ impl ToolRegistry {
     /// `tools/list`) use this, so hidden tools stay hidden.
     pub async fn list_discoverable(&self, ctx: &ToolContext) -> Vec<ToolDefinition> {
         Gate::new(&self.inner.security)
-            .discoverable(self.list(), ctx.auth.as_ref())
+            .discoverable(self.list(), AuthSlot::of(ctx).as_ref())
             .await
     }
+
+    /// This registry as the contexts of the calls it runs reach it.
+    #[inline(always)]
+    pub(crate) fn dispatcher(&self) -> Arc<dyn Dispatcher> {
+        Arc::clone(&self.inner) as Arc<dyn Dispatcher>
+    }
+}
+
+/// The registry is what a handler's context composes, reads state and
+/// announces resource updates through.
+impl Dispatcher for RegistryInner {
+    fn invoke(self: Arc<Self>, name: &str, input: Value, ctx: ToolContext) -> ToolEventStream {
+        ToolRegistry { inner: self }.invoke(name, input, ctx)
+    }
+
+    fn state(&self, type_id: std::any::TypeId) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+        self.state
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_any(type_id)
+    }
+
+    fn notify_resource_updated(&self, uri: String) {
+        self.primitives.resource_updated(uri);
+    }
+
+    fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
+        self
+    }
+}
+
+/// Makes `ctx` the context a handler of `def` runs with: bound to
+/// `registry`, with the tool's name pushed on the call stack.
+#[inline(always)]
+fn enter(ctx: &mut ToolContext, registry: &ToolRegistry, def: &ToolDefinition) {
+    let stack = child_stack(ctx, def);
+    ctx.enter(registry.dispatcher(), stack);
+}
+
+/// `ctx`'s call stack with `def`'s name pushed. A root call's stack is the
+/// definition's own `[name]`, shared, not allocated.
+#[inline(always)]
+fn child_stack(ctx: &ToolContext, def: &ToolDefinition) -> Arc<[Arc<str>]> {
+    let stack = ctx.call_stack();
+    if stack.is_empty() {
+        return Arc::clone(&def.inner.root_stack);
+    }
+    stack
+        .iter()
+        .cloned()
+        .chain(std::iter::once(Arc::clone(def.name_arc())))
+        .collect()
 }
 
 /// A started call: its token, the pending handler and its time limit, if

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::runner::EmbeddedRunner;
 use crate::ask::{AskError, Asker, InputKind, InputRequest};
+use crate::context::ToolContext;
 
 /// How long a job waits for an answer by default: 10 minutes, then the
 /// question goes unanswered (`INPUT_UNAVAILABLE`, or an approval
@@ -26,6 +27,31 @@ pub struct JobAsking {
     pub answers: Map<String, Value>,
     /// How long the job waits for an answer.
     pub timeout: Option<Duration>,
+}
+
+impl JobAsking {
+    /// What a job launched from the call of `ctx` may ask: the kinds that
+    /// call's caller answers and the answers it already gave. `None` when
+    /// it answers nothing.
+    pub(crate) fn of(ctx: &ToolContext) -> Option<JobAsking> {
+        let slot = ctx.asker()?;
+        let kinds: Vec<InputKind> = [
+            InputKind::Elicitation,
+            InputKind::Sampling,
+            InputKind::Roots,
+        ]
+        .into_iter()
+        .filter(|kind| slot.asker.can_ask(*kind))
+        .collect();
+        if kinds.is_empty() {
+            return None;
+        }
+        Some(JobAsking {
+            kinds,
+            answers: slot.asker.answers(),
+            timeout: None,
+        })
+    }
 }
 
 /// The asker of a job on the embedded runner.

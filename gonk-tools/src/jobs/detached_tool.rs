@@ -168,7 +168,8 @@ fn wrap(name: Arc<str>, handler: ErasedHandler) -> ErasedHandler {
         // registered is used.
         let installed = || {
             let registry = ctx.registry()?;
-            Some((registry.clone(), runner(registry)?))
+            let runner = runner(&registry)?;
+            Some((registry, runner))
         };
         match flags.route(installed) {
             Route::Inline(run) => handler(input, ctx).map(|call| mark_call(call, run)),
@@ -181,7 +182,7 @@ fn wrap(name: Arc<str>, handler: ErasedHandler) -> ErasedHandler {
                     }
                     let launch = JobLaunch::new(registry, &*tool, input)
                         .auth(ctx.auth().cloned())
-                        .asking(ctx.job_asking());
+                        .asking(super::JobAsking::of(&ctx));
                     let handle = runner.launch(launch).await?;
                     Ok(default_async_output(&tool, &handle))
                 })))

@@ -87,6 +87,7 @@
 mod asking;
 mod detach;
 mod detached_tool;
+mod launch;
 #[cfg(feature = "jobs-nats")]
 mod nats;
 mod record;
@@ -100,6 +101,7 @@ pub use detach::{
     DetachedWithWait, InlineRun, JobHandle, WaitFlags,
 };
 pub use detached_tool::detached_output_schema;
+pub use launch::launch;
 #[cfg(feature = "jobs-nats")]
 pub use nats::{NatsJobConfig, NatsJobError, NatsJobRunner, WorkerLoss};
 pub use record::{JobLog, JobProgress, JobRecord, JobStatus};

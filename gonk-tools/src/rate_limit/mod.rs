@@ -7,7 +7,7 @@
 //! [`LocalRateLimiter`] (feature `rate-limit`, in this process, on
 //! governor's GCRA) or [`RedisRateLimiter`] (feature `redis`: one budget
 //! shared by every process on one Redis). Install it with
-//! [`ToolRegistryBuilder::rate_limits`](crate::registry::ToolRegistryBuilder::rate_limits).
+//! `ToolRegistryBuilder::rate_limits`.
 //!
 //! ```
 //! # #[cfg(feature = "rate-limit")] {

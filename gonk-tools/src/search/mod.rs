@@ -194,7 +194,7 @@ async fn search(
     let registry = ctx
         .registry()
         .ok_or_else(|| ToolError::internal(format!("{SEARCH_TOOL} runs only through dispatch")))?;
-    let index = index_of(registry, cache);
+    let index = index_of(&registry, cache);
     let visible: std::collections::HashSet<String> = registry
         .list_discoverable(ctx)
         .await

@@ -1,7 +1,9 @@
 //! [`AuthContext`]: the authenticated principal and the policy that
-//! authorizes it — what a host puts into a [`ToolContext`](crate::ToolContext)
-//! with `with_auth`.
+//! authorizes it — what a host puts into a [`ToolContext`] with
+//! [`with_auth`](ToolContext::with_auth), and how the context carries it
+//! (a [`Caller`] it does not open).
 
+use std::any::Any;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
@@ -10,6 +12,7 @@ use super::keys::{persistent_grant_key, security_context_key};
 use super::policy::AuthorizationPolicy;
 use super::principal::{AuthenticatedPrincipal, PrincipalError};
 use super::receipt::ReceiptBase;
+use crate::context::{Caller, ToolContext};
 
 /// The principal and what dispatch derives from it, computed once per
 /// auth context (the principal is immutable once inside).
@@ -108,10 +111,80 @@ impl AuthContext {
     }
 }
 
-/// The auth slot a [`ToolContext`](crate::ToolContext) carries: what the
-/// host provided, or what dispatch captured from it at the root (immutable
-/// from then on). The context holds it opaquely and asks it the questions
-/// below; only the gates look inside.
+impl ToolContext {
+    /// Makes the call authenticated: `auth`'s principal is validated,
+    /// authorized by its policy, gated by the registry's approval settings
+    /// and recorded in receipts. See [`crate::security`].
+    ///
+    /// Dispatch captures the auth context once, at the root call; composed
+    /// calls inherit it. On a context dispatch already captured (a
+    /// handler's), the principal cannot be replaced: this keeps the
+    /// captured one (and logs a warning).
+    pub fn with_auth(mut self, auth: AuthContext) -> Self {
+        if self.auth.as_deref().is_some_and(|caller| caller.as_any().is::<CapturedAuth>()) {
+            tracing::warn!(target: "gonk_tools::security", "with_auth ignored: this context's principal was captured by dispatch and cannot be replaced");
+        } else {
+            self.auth = Some(AuthSlot::Provided(auth).into_caller());
+        }
+        self
+    }
+
+    /// The auth context: the captured one inside a handler, the provided
+    /// one before dispatch; `None` on the unauthenticated (trusted
+    /// internal) path.
+    pub fn auth(&self) -> Option<&AuthContext> {
+        let caller = self.auth.as_deref()?.as_any();
+        match caller.downcast_ref::<CapturedAuth>() {
+            Some(captured) => Some(&captured.auth),
+            None => caller.downcast_ref::<Provided>().map(|provided| &provided.0),
+        }
+    }
+}
+
+/// An auth context the host provided, as a [`ToolContext`] carries it
+/// until dispatch captures it.
+struct Provided(AuthContext);
+
+impl Caller for Provided {
+    fn request_id(&self) -> Option<&str> {
+        None
+    }
+
+    fn security_context_key(&self) -> Option<&str> {
+        None
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
+    }
+}
+
+impl Caller for CapturedAuth {
+    fn request_id(&self) -> Option<&str> {
+        Some(&self.request_id)
+    }
+
+    fn security_context_key(&self) -> Option<&str> {
+        Some(&self.base.security_context_key)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
+    }
+}
+
+/// What the gates see of a call's caller: what the host provided, or what
+/// dispatch captured from it at the root (immutable from then on). A
+/// [`ToolContext`] carries it as a [`Caller`]; only the security layer
+/// looks inside.
 #[derive(Clone)]
 pub(crate) enum AuthSlot {
     Provided(AuthContext),
@@ -119,32 +192,38 @@ pub(crate) enum AuthSlot {
 }
 
 impl AuthSlot {
+    /// The slot as a context carries it.
+    pub(crate) fn into_caller(self) -> Arc<dyn Caller> {
+        match self {
+            AuthSlot::Provided(auth) => Arc::new(Provided(auth)),
+            AuthSlot::Captured(captured) => captured,
+        }
+    }
+
+    /// The slot a context's caller is. Only this module makes callers (the
+    /// trait is the crate's own), so it is always one of the two.
+    pub(crate) fn from_caller(caller: Arc<dyn Caller>) -> AuthSlot {
+        match caller.into_any().downcast::<CapturedAuth>() {
+            Ok(captured) => AuthSlot::Captured(captured),
+            Err(other) => {
+                let provided = other
+                    .downcast::<Provided>()
+                    .unwrap_or_else(|_| unreachable!("every Caller is made by AuthSlot::into_caller"));
+                AuthSlot::Provided(provided.0.clone())
+            }
+        }
+    }
+
+    /// The slot of `ctx`, when its call is authenticated.
+    pub(crate) fn of(ctx: &ToolContext) -> Option<AuthSlot> {
+        ctx.auth.clone().map(AuthSlot::from_caller)
+    }
+
     /// The auth context, provided or captured.
     pub(crate) fn auth(&self) -> &AuthContext {
         match self {
             AuthSlot::Provided(auth) => auth,
             AuthSlot::Captured(captured) => &captured.auth,
-        }
-    }
-
-    /// Whether dispatch captured it (a handler's context).
-    pub(crate) fn is_captured(&self) -> bool {
-        matches!(self, AuthSlot::Captured(_))
-    }
-
-    /// The request id, once captured.
-    pub(crate) fn request_id(&self) -> Option<&str> {
-        match self {
-            AuthSlot::Captured(captured) => Some(captured.request_id()),
-            AuthSlot::Provided(_) => None,
-        }
-    }
-
-    /// The security context key, once captured.
-    pub(crate) fn security_context_key(&self) -> Option<&str> {
-        match self {
-            AuthSlot::Captured(captured) => Some(captured.security_context_key()),
-            AuthSlot::Provided(_) => None,
         }
     }
 }

@@ -313,7 +313,7 @@ impl<'a> Gate<'a> {
 
         // 5. Approval from the declaration and the validated input.
         let approval = resolve(def.approval.as_ref(), input);
-        crate::telemetry::record_approval_tier(approval.tier);
+        crate::telemetry::record_approval_tier(approval.tier.as_str());
 
         // resources[0] is the tool; resources[1..] the related resources.
         let tool = def.policy_resource(Some(approval.tier));

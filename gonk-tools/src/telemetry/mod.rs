@@ -6,7 +6,7 @@
 //!
 //! # What is recorded
 //!
-//! Every call through [`ToolRegistry::invoke`](crate::registry::ToolRegistry::invoke)
+//! Every call through [`ToolRegistry::invoke`](crate::ToolRegistry::invoke)
 //! runs inside one `execute_tool {tool}` span (target `gonk_tools::dispatch`):
 //! a composed call's span is a child of its parent's, the authorization and
 //! approval gates get child spans of their own, a cancellation or a timeout
@@ -34,7 +34,6 @@ mod trace_context;
 use tracing::Span;
 
 pub use self::trace_context::{TraceContext, BAGGAGE, TRACEPARENT, TRACESTATE};
-use crate::definition::ApprovalTier;
 use crate::error::ErrorCode;
 use crate::event::{LogLevel, ToolEvent};
 use crate::metrics::MetricOutcome;
@@ -116,16 +115,16 @@ pub(crate) fn record_principal(id: &str) {
 
 /// Records the approval tier the current call resolved to, on the
 /// `authorize tool.invoke` gate span that resolves it.
-pub(crate) fn record_approval_tier(tier: ApprovalTier) {
+pub(crate) fn record_approval_tier(tier: &'static str) {
     // As in `record_principal`: the gate's span is an INFO span.
     if tracing::level_enabled!(tracing::Level::INFO) {
-        Span::current().record(attributes::GONK_APPROVAL_TIER, tier.as_str());
+        Span::current().record(attributes::GONK_APPROVAL_TIER, tier);
     }
 }
 
 /// A `log` event a streaming handler yielded, as a `tracing` event in the
 /// call's span (target `gonk_tools::tool`, like
-/// [`TracingLog`](crate::context::TracingLog)'s lines).
+/// `TracingLog`'s lines).
 #[inline]
 pub(crate) fn passed(event: &ToolEvent) {
     if let ToolEvent::Log { level, message, .. } = event {

@@ -1,10 +1,13 @@
 //! The [`Tool`] trait: a tool known at compile time, as `#[tool]` makes it,
 //! and the two ways to get its definition ([`StaticTool`] for free
 //! functions, [`MethodTool`] for `&self` methods of a `#[tools]` impl);
-//! what its types must be ([`DeserializeInput`], [`SerializeOutput`], …).
+//! what its types must be ([`DeserializeInput`], [`SerializeOutput`], …);
+//! and typed composition by it ([`ToolContext::call`](crate::ToolContext::call)).
 
+mod call;
 mod requirements;
 
+pub(crate) use call::typed_call_input;
 pub use requirements::{
     ClientInput, ClientOutput, DeserializeInput, InputSchema, IntoToolError, OutputSchema,
     SerializeOutput,
@@ -23,8 +26,7 @@ use crate::definition::ToolDefinition;
 ///
 /// `#[tool]` implements it on a generated type (`notes_search` →
 /// `NotesSearch`). Typed composition
-/// ([`ToolContext::call`](crate::context::ToolContext::call)) and typed
-/// clients ([`client`](crate::client)) take a `Tool` type parameter, so a
+/// ([`ToolContext::call`](crate::ToolContext::call)) and typed clients (`gonk_tools::client`) take a `Tool` type parameter, so a
 /// call cannot name a tool that does not exist and its input and output
 /// are checked by the compiler.
 #[diagnostic::on_unimplemented(

@@ -1,185 +1,40 @@
 //! [`ToolContext`]: what a handler gets — cancellation, a logger, cwd and
 //! env, scope, the call stack, composition, duplex input, notifications,
 //! host values and application state.
+//!
+//! The context sits below everything that runs a call: it reaches the
+//! registry running it only through [`Dispatcher`] (composition, state,
+//! resource updates), and carries the caller's identity as a [`Caller`] it
+//! does not open. The layers above add their own methods to it: asking in
+//! [`crate::ask`], `with_auth`/`auth` in the security layer, `call::<T>` beside
+//! the `Tool` trait.
 
-use std::any::Any;
-use std::cell::Cell;
+mod caller;
+mod cancellation;
+mod dispatcher;
+mod input;
+mod log;
+mod notify;
+
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use futures::future::BoxFuture;
-use futures::Stream;
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::definition::ToolDefinition;
-use crate::event::ToolEventStream;
+pub(crate) use self::caller::Caller;
+pub(crate) use self::cancellation::Cancellation;
+pub(crate) use self::dispatcher::Dispatcher;
+pub use self::input::{InputChunk, InputStream};
+pub use self::log::{LogRecord, LogSink, Logger, NoopLog, TracingLog};
+pub use self::notify::{NotifyFn, NotifySink};
 use crate::error::ToolError;
-use crate::event::{LogLevel, ToolEvent};
-use crate::event::collect_tool_outcome;
-use crate::registry::ToolRegistry;
+use crate::event::{ToolEvent, ToolEventStream};
 use crate::scope::ScopeStore;
-use crate::security::{AuthContext, AuthSlot};
 use crate::state::State;
-use crate::tool::Tool;
-
-/// One chunk of a duplex tool's input stream.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(
-    tag = "type",
-    rename_all = "lowercase",
-    rename_all_fields = "camelCase"
-)]
-pub enum InputChunk {
-    /// Audio samples, base64-encoded.
-    Audio {
-        /// MIME type (`"audio/pcm"`).
-        mime_type: String,
-        /// Base64 data.
-        data: String,
-    },
-    /// Text typed by the user.
-    Text {
-        /// The text.
-        text: String,
-    },
-    /// A control message (`"interrupt"`, `"end"`).
-    Control {
-        /// The action.
-        action: String,
-        /// Parameters.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        value: Option<Value>,
-    },
-    /// Anything else.
-    Raw {
-        /// The payload.
-        value: Value,
-    },
-}
-
-/// A duplex input stream.
-pub type InputStream = Pin<Box<dyn Stream<Item = InputChunk> + Send>>;
-
-/// A callback that receives progress and log events from a non-streaming
-/// handler (see [`ToolContext::notify`]).
-pub type NotifyFn = dyn Fn(&ToolEvent) + Send + Sync;
-
-/// Where a call's notifications go: a [`NotifyFn`] callback, or a
-/// surface's own queue shared as it is (no closure to allocate around it).
-pub(crate) trait NotifySink: Send + Sync {
-    fn notify(&self, event: &ToolEvent);
-}
-
-impl<F: Fn(&ToolEvent) + Send + Sync> NotifySink for F {
-    fn notify(&self, event: &ToolEvent) {
-        self(event)
-    }
-}
-
-/// One log line, as a [`LogSink`] receives it.
-#[derive(Debug)]
-pub struct LogRecord<'a> {
-    /// Severity.
-    pub level: LogLevel,
-    /// The message.
-    pub message: &'a str,
-    /// Structured fields.
-    pub meta: Option<&'a Value>,
-    /// The tool that logged (the top of the call stack).
-    pub tool: Option<&'a str>,
-    /// The whole call stack, root first.
-    pub call_stack: &'a [Arc<str>],
-}
-
-/// Where a context's logger writes. Tools never write stdout themselves.
-pub trait LogSink: Send + Sync {
-    /// Receives one line.
-    fn log(&self, record: &LogRecord<'_>);
-}
-
-/// Drops every line (what the base context does when no logger is set).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoopLog;
-
-impl LogSink for NoopLog {
-    fn log(&self, _record: &LogRecord<'_>) {}
-}
-
-/// Emits each line as a `tracing` event with `tool` and `call_stack`
-/// fields (target `gonk_tools::tool`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TracingLog;
-
-impl LogSink for TracingLog {
-    fn log(&self, record: &LogRecord<'_>) {
-        let tool = record.tool.unwrap_or("");
-        let stack = record.call_stack.join(" -> ");
-        let meta = record.meta.map(|m| m.to_string()).unwrap_or_default();
-        let message = record.message;
-        match record.level {
-            LogLevel::Debug => {
-                tracing::debug!(target: "gonk_tools::tool", tool, call_stack = %stack, meta = %meta, "{message}")
-            }
-            LogLevel::Info => {
-                tracing::info!(target: "gonk_tools::tool", tool, call_stack = %stack, meta = %meta, "{message}")
-            }
-            LogLevel::Warn => {
-                tracing::warn!(target: "gonk_tools::tool", tool, call_stack = %stack, meta = %meta, "{message}")
-            }
-            LogLevel::Error => {
-                tracing::error!(target: "gonk_tools::tool", tool, call_stack = %stack, meta = %meta, "{message}")
-            }
-        }
-    }
-}
-
-/// A handle for logging from a handler: `ctx.log().info("indexing")`.
-pub struct Logger<'a> {
-    ctx: &'a ToolContext,
-}
-
-impl Logger<'_> {
-    /// Logs at `level` with optional structured `meta`.
-    pub fn log(&self, level: LogLevel, message: &str, meta: Option<&Value>) {
-        let Some(sink) = &self.ctx.log_sink else {
-            return;
-        };
-        let stack = self.ctx.call_stack();
-        sink.log(&LogRecord {
-            level,
-            message,
-            meta,
-            tool: stack.last().map(|s| &**s),
-            call_stack: stack,
-        });
-    }
-
-    /// Logs at debug level.
-    pub fn debug(&self, message: &str) {
-        self.log(LogLevel::Debug, message, None);
-    }
-
-    /// Logs at info level.
-    pub fn info(&self, message: &str) {
-        self.log(LogLevel::Info, message, None);
-    }
-
-    /// Logs at warn level.
-    pub fn warn(&self, message: &str) {
-        self.log(LogLevel::Warn, message, None);
-    }
-
-    /// Logs at error level.
-    pub fn error(&self, message: &str) {
-        self.log(LogLevel::Error, message, None);
-    }
-}
 
 /// Where a call runs, when the host says so: its working directory and
 /// environment (each defaults to the process's); and whether the host
@@ -188,6 +43,7 @@ impl Logger<'_> {
 #[derive(Clone, Default)]
 pub(crate) struct Place {
     cwd: Option<PathBuf>,
+    scope: Option<Arc<dyn ScopeStore>>,
     env: Option<HashMap<String, String>>,
     rate_limit_charged: bool,
     /// Which delivery of a durable job this call is (1 = first); 0 = not
@@ -208,7 +64,6 @@ pub struct ToolContext {
     // these rarely read fields keep the context at 128 bytes, which the
     // compiler copies inline; a context is moved several times per call.
     pub(crate) place: Option<Arc<Place>>,
-    pub(crate) scope: Option<Arc<dyn ScopeStore>>,
     /// `None` until dispatch enters a call: a base context's stack is
     /// empty, and holds no pointer to make or drop.
     pub(crate) call_stack: Option<Arc<[Arc<str>]>>,
@@ -217,8 +72,11 @@ pub struct ToolContext {
     /// thin pointer for all three (most calls have none).
     pub(crate) exchange: Option<Arc<Exchange>>,
     pub(crate) host: Option<Arc<dyn Any + Send + Sync>>,
-    pub(crate) registry: Option<ToolRegistry>,
-    pub(crate) auth: Option<AuthSlot>,
+    /// The registry running the call, as the call reaches it (set by
+    /// dispatch).
+    pub(crate) dispatcher: Option<Arc<dyn Dispatcher>>,
+    /// Who calls, when the call is authenticated.
+    pub(crate) auth: Option<Arc<dyn Caller>>,
     /// When this call must end (set by dispatch when a timeout applies;
     /// composed calls inherit it). Behind a thin pointer: most calls have
     /// none.
@@ -256,133 +114,6 @@ impl Exchange {
     }
 }
 
-/// A call's cancellation: a token the caller gave, or one made the first
-/// time something needs it — a handler that reads
-/// [`ToolContext::cancellation`], or dispatch once the handler waits.
-/// Most calls finish without either, and a token costs two allocations
-/// and a lock when it is dropped (a child also a lock on its parent).
-/// Clones share it, made or not.
-#[derive(Clone)]
-pub(crate) enum Cancellation {
-    /// The caller's token (a surface may hold the same `Arc`).
-    Token(Arc<CancellationToken>),
-    /// Made on first use.
-    Lazy(LazyCell),
-}
-
-/// A token made on first use: a fresh one, or a child of `parent`'s.
-pub(crate) struct LazyToken {
-    parent: Option<Cancellation>,
-    token: OnceLock<CancellationToken>,
-}
-
-thread_local! {
-    /// The cell of the last call on this thread to finish, for the next
-    /// one to start.
-    static SPARE: Cell<Option<Arc<LazyToken>>> = const { Cell::new(None) };
-}
-
-/// A handle on a [`LazyToken`], shared by clones. The last handle dropped
-/// leaves the cell, emptied, for the next call on this thread: most calls
-/// never make their token, and allocating and freeing the cell cost more
-/// than the rest of its life.
-pub(crate) struct LazyCell(
-    /// `None` only while it is dropped.
-    Option<Arc<LazyToken>>,
-);
-
-impl LazyCell {
-    fn new(parent: Option<Cancellation>) -> Self {
-        if let Some(mut spare) = SPARE.try_with(Cell::take).ok().flatten() {
-            // A spare is empty, and unique: only this thread's slot held it.
-            if parent.is_none() {
-                return LazyCell(Some(spare));
-            }
-            if let Some(cell) = Arc::get_mut(&mut spare) {
-                cell.parent = parent;
-                return LazyCell(Some(spare));
-            }
-        }
-        LazyCell(Some(Arc::new(LazyToken {
-            parent,
-            token: OnceLock::new(),
-        })))
-    }
-
-    fn get(&self) -> &LazyToken {
-        self.0
-            .as_deref()
-            .expect("a lazy token cell is only taken when dropped")
-    }
-}
-
-impl Clone for LazyCell {
-    fn clone(&self) -> Self {
-        LazyCell(self.0.clone())
-    }
-}
-
-impl Drop for LazyCell {
-    fn drop(&mut self) {
-        let Some(mut cell) = self.0.take() else {
-            return;
-        };
-        if Arc::strong_count(&cell) > 1 {
-            return;
-        }
-        // The last handle: no one can read the cell any more, so it is
-        // emptied and kept (an earlier spare is freed).
-        if let Some(lazy) = Arc::get_mut(&mut cell) {
-            lazy.parent = None;
-            lazy.token.take();
-            let _ = SPARE.try_with(|spare| spare.set(Some(cell)));
-        }
-    }
-}
-
-impl Cancellation {
-    /// A token of its own, made on first use.
-    fn fresh() -> Self {
-        Cancellation::Lazy(LazyCell::new(None))
-    }
-
-    /// A child of this token, made on first use: cancelled when this one
-    /// is, and cancelling it leaves this one alone.
-    pub(crate) fn child(&self) -> Self {
-        Cancellation::Lazy(LazyCell::new(Some(self.clone())))
-    }
-
-    /// The token, made now if it was not yet.
-    pub(crate) fn token(&self) -> &CancellationToken {
-        match self {
-            Cancellation::Token(token) => token,
-            Cancellation::Lazy(lazy) => {
-                let lazy = lazy.get();
-                lazy.token.get_or_init(|| match &lazy.parent {
-                    None => CancellationToken::new(),
-                    Some(parent) => parent.token().child_token(),
-                })
-            }
-        }
-    }
-
-    /// Whether it was cancelled (a token not made yet is cancelled only
-    /// through its parent).
-    #[inline]
-    pub(crate) fn is_cancelled(&self) -> bool {
-        match self {
-            Cancellation::Token(token) => token.is_cancelled(),
-            Cancellation::Lazy(lazy) => {
-                let lazy = lazy.get();
-                match lazy.token.get() {
-                    Some(token) => token.is_cancelled(),
-                    None => lazy.parent.as_ref().is_some_and(Cancellation::is_cancelled),
-                }
-            }
-        }
-    }
-}
-
 impl Default for ToolContext {
     fn default() -> Self {
         Self::new()
@@ -394,7 +125,7 @@ impl fmt::Debug for ToolContext {
         f.debug_struct("ToolContext")
             .field("cancelled", &self.cancellation.is_cancelled())
             .field("call_stack", &self.call_stack())
-            .field("has_scope", &self.scope.is_some())
+            .field("has_scope", &self.scope().is_some())
             .field("has_input", &self.has_input())
             .field("authenticated", &self.auth.is_some())
             .field("request_id", &self.request_id())
@@ -432,9 +163,21 @@ impl ToolContext {
     }
 
     /// [`from_cancellation`](Self::from_cancellation) with a token the
-    /// caller keeps a handle to (see
-    /// [`with_shared_cancellation`](Self::with_shared_cancellation)).
-    pub(crate) fn from_shared_cancellation(token: Arc<CancellationToken>) -> Self {
+    /// caller keeps a handle to: a surface that also watches or cancels the
+    /// call's token (when its peer sends a cancel, or goes away) clones the
+    /// `Arc`, with no lock, instead of the token.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use gonk_tools::ToolContext;
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// let token = Arc::new(CancellationToken::new());
+    /// let ctx = ToolContext::from_shared_cancellation(Arc::clone(&token));
+    /// token.cancel(); // the peer cancelled the request
+    /// assert!(ctx.is_cancelled());
+    /// ```
+    pub fn from_shared_cancellation(token: Arc<CancellationToken>) -> Self {
         Self::from_cancellation_state(Cancellation::Token(token))
     }
 
@@ -443,38 +186,13 @@ impl ToolContext {
             cancellation,
             log_sink: None,
             place: None,
-            scope: None,
             call_stack: None,
             exchange: None,
             host: None,
-            registry: None,
+            dispatcher: None,
             auth: None,
             deadline: None,
         }
-    }
-
-    /// Makes the call authenticated: `auth`'s principal is validated,
-    /// authorized by its policy, gated by the registry's approval settings
-    /// and recorded in receipts. See [`crate::security`].
-    ///
-    /// Dispatch captures the auth context once, at the root call; composed
-    /// calls inherit it. On a context dispatch already captured (a
-    /// handler's), the principal cannot be replaced: this keeps the
-    /// captured one (and logs a warning).
-    pub fn with_auth(mut self, auth: AuthContext) -> Self {
-        if self.auth.as_ref().is_some_and(AuthSlot::is_captured) {
-            tracing::warn!(target: "gonk_tools::security", "with_auth ignored: this context's principal was captured by dispatch and cannot be replaced");
-        } else {
-            self.auth = Some(AuthSlot::Provided(auth));
-        }
-        self
-    }
-
-    /// The auth context: the captured one inside a handler, the provided
-    /// one before dispatch; `None` on the unauthenticated (trusted
-    /// internal) path.
-    pub fn auth(&self) -> Option<&AuthContext> {
-        self.auth.as_ref().map(AuthSlot::auth)
     }
 
     /// Whether the call is authenticated.
@@ -485,13 +203,13 @@ impl ToolContext {
     /// The request id of an authenticated call (shared by the root call and
     /// every composed child), once dispatch has captured the auth context.
     pub fn request_id(&self) -> Option<&str> {
-        self.auth.as_ref()?.request_id()
+        self.auth.as_deref()?.request_id()
     }
 
     /// The security context key (`gsk:v1:…`) of an authenticated call,
     /// once dispatch has captured the auth context.
     pub fn security_context_key(&self) -> Option<&str> {
-        self.auth.as_ref()?.security_context_key()
+        self.auth.as_deref()?.security_context_key()
     }
 
     /// Uses `token` for cancellation; cancelling it aborts the call.
@@ -510,11 +228,10 @@ impl ToolContext {
             cancellation: self.cancellation.child(),
             log_sink: self.log_sink.clone(),
             place: self.place.clone(),
-            scope: self.scope.clone(),
             call_stack: self.call_stack.clone(),
             exchange: self.exchange.clone(),
             host: self.host.clone(),
-            registry: self.registry.clone(),
+            dispatcher: self.dispatcher.clone(),
             auth: self.auth.clone(),
             deadline: self.deadline.clone(),
         }
@@ -522,9 +239,10 @@ impl ToolContext {
 
     /// [`with_cancellation`](Self::with_cancellation) with a token the
     /// caller shares: a surface that also watches or cancels the call's
-    /// token clones the `Arc` (no lock) instead of the token.
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn with_shared_cancellation(mut self, token: Arc<CancellationToken>) -> Self {
+    /// token clones the `Arc` (no lock) instead of the token. A surface
+    /// whose host made the base context starts from it here (see
+    /// [`from_shared_cancellation`](Self::from_shared_cancellation)).
+    pub fn with_shared_cancellation(mut self, token: Arc<CancellationToken>) -> Self {
         self.cancellation = Cancellation::Token(token);
         self
     }
@@ -644,7 +362,9 @@ impl ToolContext {
 
     /// Binds a scope store.
     pub fn with_scope(mut self, scope: Arc<dyn ScopeStore>) -> Self {
-        self.scope = Some(scope);
+        let mut place = self.place.as_deref().cloned().unwrap_or_default();
+        place.scope = Some(scope);
+        self.place = Some(Arc::new(place));
         self
     }
 
@@ -674,18 +394,38 @@ impl ToolContext {
         self.with_notify_sink(Arc::new(notify))
     }
 
-    /// [`with_notify`](Self::with_notify) with a sink already shared.
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn with_notify_sink(mut self, sink: Arc<dyn NotifySink>) -> Self {
+    /// [`with_notify`](Self::with_notify) with a sink already shared: a
+    /// surface whose per-call queue receives the call's notifications
+    /// hands the queue itself, with no closure allocated around it.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use gonk_tools::context::NotifySink;
+    /// use gonk_tools::{ToolContext, ToolEvent};
+    ///
+    /// #[derive(Default)]
+    /// struct Outbound(Mutex<Vec<ToolEvent>>);
+    /// impl NotifySink for Outbound {
+    ///     fn notify(&self, event: &ToolEvent) {
+    ///         self.0.lock().unwrap().push(event.clone());
+    ///     }
+    /// }
+    ///
+    /// let queue = Arc::new(Outbound::default());
+    /// let ctx = ToolContext::new().with_notify_sink(queue.clone());
+    /// ctx.progress(50.0, None);
+    /// assert_eq!(queue.0.lock().unwrap().len(), 1);
+    /// ```
+    pub fn with_notify_sink(mut self, sink: Arc<dyn NotifySink>) -> Self {
         self.exchange = Exchange::changed(self.exchange.as_ref(), |e| e.notify = Some(sink));
         self
     }
 
     /// Drops the notification callback: a surface that forwards nothing
-    /// of a call's notifications sends them nowhere, as its own callback
-    /// would have. (Only the MCP adapter does.)
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn without_notify(mut self) -> Self {
+    /// of a call's notifications (an MCP request without a progress token)
+    /// sends them nowhere, as its own callback would have, and the
+    /// handler's reports cost nothing.
+    pub fn without_notify(mut self) -> Self {
         if self.exchange.as_ref().is_some_and(|e| e.notify.is_some()) {
             self.exchange = Exchange::changed(self.exchange.as_ref(), |e| e.notify = None);
         }
@@ -729,9 +469,21 @@ impl ToolContext {
     }
 
     /// [`with_host`](Self::with_host) with a host value the caller keeps a
-    /// handle to.
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn with_shared_host(mut self, host: Arc<dyn Any + Send + Sync>) -> Self {
+    /// handle to: a surface that shares one request handle with the call
+    /// hands the `Arc` it already holds. [`host`](Self::host) finds it by
+    /// its concrete type.
+    ///
+    /// ```
+    /// use std::any::Any;
+    /// use std::sync::Arc;
+    /// use gonk_tools::ToolContext;
+    ///
+    /// struct Request { id: u64 }
+    /// let request: Arc<dyn Any + Send + Sync> = Arc::new(Request { id: 7 });
+    /// let ctx = ToolContext::new().with_shared_host(Arc::clone(&request));
+    /// assert_eq!(ctx.host::<Request>().map(|r| r.id), Some(7));
+    /// ```
+    pub fn with_shared_host(mut self, host: Arc<dyn Any + Send + Sync>) -> Self {
         self.host = Some(host);
         self
     }
@@ -770,7 +522,7 @@ impl ToolContext {
 
     /// The scope store, when bound.
     pub fn scope(&self) -> Option<&Arc<dyn ScopeStore>> {
-        self.scope.as_ref()
+        self.place.as_deref()?.scope.as_ref()
     }
 
     /// Names of the tools on the call stack, root first; the last is the
@@ -815,7 +567,8 @@ impl ToolContext {
 
     /// Application state `T` from the registry running this call.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
-        self.registry.as_ref()?.state::<T>().map(State)
+        let value = self.dispatcher.as_ref()?.state(TypeId::of::<T>())?;
+        value.downcast::<T>().ok().map(State)
     }
 
     /// When this call will be stopped with `TIMEOUT`, if a timeout applies
@@ -826,17 +579,12 @@ impl ToolContext {
         self.deadline.as_deref().copied()
     }
 
-    /// The registry running this call (set by dispatch).
-    pub fn registry(&self) -> Option<&ToolRegistry> {
-        self.registry.as_ref()
-    }
-
     /// Tells the subscribers of the resource at `uri` that it changed
-    /// ([`ToolRegistry::notify_resource_updated`]); nothing outside a call
-    /// dispatch runs.
+    /// ([`ToolRegistry::notify_resource_updated`](crate::ToolRegistry::notify_resource_updated));
+    /// nothing outside a call dispatch runs.
     pub fn notify_resource_updated(&self, uri: impl Into<String>) {
-        if let Some(registry) = &self.registry {
-            registry.notify_resource_updated(uri);
+        if let Some(dispatcher) = &self.dispatcher {
+            dispatcher.notify_resource_updated(uri.into());
         }
     }
 
@@ -846,44 +594,14 @@ impl ToolContext {
     /// keeps the captured principal and request id and is authorized again
     /// (invoke, resource, approval — not discover).
     pub fn invoke(&self, name: &str, input: Value) -> ToolEventStream {
-        match &self.registry {
-            Some(registry) => registry.invoke(name, input, self.for_child()),
+        match &self.dispatcher {
+            Some(dispatcher) => Arc::clone(dispatcher).invoke(name, input, self.for_child()),
             None => Box::pin(futures::stream::once(async {
                 ToolEvent::error(ToolError::internal(
                     "ctx.invoke needs a context made by dispatch; call registry.invoke instead",
                 ))
             })),
         }
-    }
-
-    /// Typed composition: calls tool `T` with its input and returns its
-    /// output, through the full dispatch path. A detached tool is waited
-    /// for, as the typed client waits: the caller wants the output, not a
-    /// job handle.
-    ///
-    /// (A boxed future rather than an `async fn`: when `T` is not a tool,
-    /// the compiler reports that once, not once per use of the future.)
-    pub fn call<T>(&self, input: T::Input) -> BoxFuture<'static, Result<T::Output, ToolError>>
-    where
-        T: Tool,
-        T::Input: Serialize + schemars::JsonSchema,
-        T::Output: DeserializeOwned,
-    {
-        // What the typed client sends: a detached tool is waited for.
-        let events = crate::client::typed_call_input::<T>(&input)
-            .map(|input| self.invoke(T::NAME, input))
-            .map_err(|e| {
-                ToolError::internal(format!(
-                    "the input of {} could not be serialized to JSON: {e}",
-                    T::NAME
-                ))
-            });
-        Box::pin(async move {
-            let output = collect_tool_outcome(events?, |_| {}).await?;
-            serde_json::from_value(output.data).map_err(|e| {
-                ToolError::internal(format!("output of {} did not match its type: {e}", T::NAME))
-            })
-        })
     }
 
     /// The context a composed call starts from: everything but the duplex
@@ -898,36 +616,13 @@ impl ToolContext {
         child
     }
 
-    /// Makes this the context a handler of `def` runs with: bound to
-    /// `registry`, with the tool's name pushed on the call stack. In
-    /// place: a context is 128 bytes, and dispatch moves it enough.
+    /// Makes this the context a handler runs with: bound to the registry
+    /// that runs it, with the call stack it runs on. In place: a context is
+    /// 128 bytes, and dispatch moves it enough.
     #[inline(always)]
-    pub(crate) fn enter(&mut self, registry: &ToolRegistry, def: &ToolDefinition) {
-        let stack = self.child_stack(def);
-        self.enter_with_stack(registry, stack);
-    }
-
-    /// This context's call stack with `def`'s name pushed. A root call's
-    /// stack is the definition's own `[name]`, shared, not allocated.
-    #[inline(always)]
-    pub(crate) fn child_stack(&self, def: &ToolDefinition) -> Arc<[Arc<str>]> {
-        let stack = self.call_stack();
-        if stack.is_empty() {
-            return Arc::clone(&def.inner.root_stack);
-        }
-        stack
-            .iter()
-            .cloned()
-            .chain(std::iter::once(Arc::clone(def.name_arc())))
-            .collect()
-    }
-
-    /// [`enter`](Self::enter) with a stack made by
-    /// [`child_stack`](Self::child_stack).
-    #[inline(always)]
-    pub(crate) fn enter_with_stack(&mut self, registry: &ToolRegistry, stack: Arc<[Arc<str>]>) {
+    pub(crate) fn enter(&mut self, dispatcher: Arc<dyn Dispatcher>, stack: Arc<[Arc<str>]>) {
         self.call_stack = Some(stack);
-        self.registry = Some(registry.clone());
+        self.dispatcher = Some(dispatcher);
     }
 }
 
