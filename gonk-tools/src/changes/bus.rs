@@ -11,14 +11,12 @@
 //! hear it). A client that must not miss one re-reads when its stream
 //! reconnects. Nothing on the call path waits for the bus.
 
-use std::sync::{Arc, Weak};
 
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
-use crate::registry::{RegistryInner, ToolRegistry};
 
 /// A change that crosses processes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,7 +106,7 @@ impl ChangeBus for InMemoryChangeBus {
 /// Why a registry could not be attached to a bus.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct ChangeBusError(String);
+pub struct ChangeBusError(pub(crate) String);
 
 /// A registry's attachment to a [`ChangeBus`], from
 /// [`ToolRegistry::share_changes`]: while it is alive the registry
@@ -117,8 +115,9 @@ pub struct ChangeBusError(String);
 #[must_use = "dropping the attachment detaches the registry from the bus at once"]
 pub struct SharedChanges {
     origin: String,
-    primitives: Weak<crate::primitives::Primitives>,
     task: tokio::task::JoinHandle<()>,
+    /// Detaches the registry from the bus (it stops publishing).
+    detach: Option<Box<dyn FnOnce(&str) + Send + Sync>>,
 }
 
 impl std::fmt::Debug for SharedChanges {
@@ -130,6 +129,20 @@ impl std::fmt::Debug for SharedChanges {
 }
 
 impl SharedChanges {
+    /// The attachment `origin` of the registry whose receiving task is
+    /// `task`; `detach` runs once, when it is dropped.
+    pub(crate) fn new(
+        origin: String,
+        task: tokio::task::JoinHandle<()>,
+        detach: impl FnOnce(&str) + Send + Sync + 'static,
+    ) -> Self {
+        SharedChanges {
+            origin,
+            task,
+            detach: Some(Box::new(detach)),
+        }
+    }
+
     /// This attachment's id on the bus: the `origin` of what it publishes.
     pub fn origin(&self) -> &str {
         &self.origin
@@ -139,72 +152,8 @@ impl SharedChanges {
 impl Drop for SharedChanges {
     fn drop(&mut self) {
         self.task.abort();
-        if let Some(primitives) = self.primitives.upgrade() {
-            primitives.detach_bus(&self.origin);
+        if let Some(detach) = self.detach.take() {
+            detach(&self.origin);
         }
-    }
-}
-
-/// A fresh attachment id: the process id and a random part, so two
-/// processes (or two attachments in one) never share one.
-fn new_origin() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    format!(
-        "{}-{nanos:x}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-impl ToolRegistry {
-    /// Shares this registry's change notifications through `bus`: its
-    /// resource updates, catalog changes and resource/prompt list changes
-    /// are published, and those other processes publish are raised here as
-    /// if they were local — so every surface that notifies its clients
-    /// (MCP `subscriptions/listen`, 2025 sessions) hears the whole
-    /// deployment's changes. Registries derived from this one share it.
-    ///
-    /// Needs a Tokio runtime (it spawns the receiving task). Keep the
-    /// returned attachment alive as long as the server runs.
-    pub fn share_changes(&self, bus: Arc<dyn ChangeBus>) -> Result<SharedChanges, ChangeBusError> {
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
-            ChangeBusError(
-                "share_changes needs a Tokio runtime: call it from inside one (e.g. in an async main)"
-                    .to_owned(),
-            )
-        })?;
-        let origin = new_origin();
-        let primitives = Arc::clone(&self.inner.primitives);
-        primitives.attach_bus(origin.clone(), Arc::clone(&bus));
-        let mut messages = bus.subscribe();
-        let registry: Weak<RegistryInner> = Arc::downgrade(&self.inner);
-        let own = origin.clone();
-        let task = runtime.spawn(async move {
-            while let Some(message) = messages.next().await {
-                if message.origin == own {
-                    continue;
-                }
-                let Some(inner) = registry.upgrade() else {
-                    return;
-                };
-                let registry = ToolRegistry { inner };
-                match message.change {
-                    SharedChange::ResourceUpdated { uri } => {
-                        registry.primitives().raise_resource_updated(uri);
-                    }
-                    SharedChange::ToolsChanged => registry.raise_catalog_changed(),
-                    SharedChange::PrimitivesChanged => registry.primitives().raise_list_changed(),
-                }
-            }
-        });
-        Ok(SharedChanges {
-            origin,
-            primitives: Arc::downgrade(&primitives),
-            task,
-        })
     }
 }

@@ -291,7 +291,7 @@ impl ToolBuilder {
 
     /// Stops a call that runs longer than `limit`: its handler is dropped
     /// and the call ends with a `TIMEOUT` error. Overrides the registry's
-    /// [default](crate::registry::ToolRegistryBuilder::default_timeout); a
+    /// default (`ToolRegistryBuilder::default_timeout`); a
     /// composed call also stops when its parent's time is up.
     /// (`#[tool(timeout = "30s")]` sets it from the macro.)
     ///
@@ -344,7 +344,7 @@ impl ToolBuilder {
 
     /// How long a client may keep a listing that shows this tool (MCP's
     /// `ttlMs` on `tools/list`); overrides the registry's
-    /// [default](crate::registry::ToolRegistryBuilder::default_cache_ttl).
+    /// default (`ToolRegistryBuilder::default_cache_ttl`).
     /// Zero asks clients not to keep it. (`#[tool(cache_ttl = "5m")]` sets
     /// it from the macro.)
     pub fn cache_ttl(mut self, ttl: std::time::Duration) -> Self {

@@ -94,7 +94,7 @@ pub struct ToolMetadata {
     pub degraded_description: Option<String>,
     /// How long a call may run before its handler is dropped and the call
     /// ends with `TIMEOUT`; `None` uses the registry's default
-    /// ([`ToolRegistryBuilder::default_timeout`](crate::registry::ToolRegistryBuilder::default_timeout)),
+    /// (`ToolRegistryBuilder::default_timeout`),
     /// if any. Not advertised.
     pub timeout: Option<std::time::Duration>,
     /// Detached by default: a call returns a job handle at once unless it
@@ -105,9 +105,9 @@ pub struct ToolMetadata {
     /// How long a client may keep a listing that shows this tool before
     /// asking again (`#[tool(cache_ttl = "5m")]`,
     /// [`ToolBuilder::cache_ttl`]); `None` uses the registry's default
-    /// ([`ToolRegistryBuilder::default_cache_ttl`](crate::registry::ToolRegistryBuilder::default_cache_ttl)).
+    /// (`ToolRegistryBuilder::default_cache_ttl`).
     /// A listing lasts as long as its shortest-lived tool
-    /// ([`ToolRegistry::listing_cache_ttl`](crate::registry::ToolRegistry::listing_cache_ttl)).
+    /// ([`ToolRegistry::listing_cache_ttl`](crate::ToolRegistry::listing_cache_ttl)).
     pub cache_ttl: Option<std::time::Duration>,
     /// Input properties an MCP client also sends as `Mcp-Param-<Name>`
     /// headers, so gateways route on them without parsing the body
@@ -364,33 +364,4 @@ impl fmt::Debug for ToolDefinition {
 pub fn validate_tool_name(name: &str) -> Result<(), String> {
     name::check_tool_name(name)
         .map_err(|error| format!("{} ({})", error.describe(name), name::NAME_RULE))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::registry::ToolRegistry;
-
-    fn add() -> ToolBuilder {
-        ToolDefinition::builder("add")
-            .description("Adds.")
-            .handler(|(a, b): (i64, i64), _ctx| async move { Ok::<_, crate::ToolError>(a + b) })
-    }
-
-    #[test]
-    fn derived_schemas_compile_on_first_use_not_at_registration() {
-        let def = add().build();
-        ToolRegistry::new().register(def.clone()).unwrap();
-        assert!(def.inner.compiled.get().is_none());
-        assert!(def.compiled().is_ok());
-    }
-
-    #[test]
-    fn hand_written_schemas_compile_at_registration() {
-        let def = add()
-            .input_json_schema(serde_json::json!({"type": "object"}))
-            .build();
-        ToolRegistry::new().register(def.clone()).unwrap();
-        assert!(def.inner.compiled.get().is_some());
-    }
 }

@@ -2,7 +2,7 @@
 //! `docs/contract.md#gates`) — capture and discover before input
 //! validation; approval resolution, resource resolution, invoke
 //! authorization and the approval gate after it. It is the one seam
-//! between dispatch and security: [`crate::dispatch`] calls it; every
+//! between dispatch and security: dispatch calls it; every
 //! outcome here is a receipt and, on refusal, the `ToolError` the caller
 //! sees.
 

@@ -191,11 +191,6 @@ pub trait Provider: Send + Sync + 'static {
     }
 }
 
-/// The search meta-tool's name (`crate::search`), never deferred.
-pub(crate) const SEARCH_TOOL: &str = "tools.search";
-
-/// The call meta-tool's name (`crate::search`), never deferred.
-pub(crate) const CALL_TOOL: &str = "tools.call";
 
 /// Adds `defer_loading: true` at the top of a tool entry (where Anthropic
 /// and both OpenAI APIs read it).

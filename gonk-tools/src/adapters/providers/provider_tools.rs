@@ -13,6 +13,7 @@ use crate::definition::{CapabilityStatus, ToolDefinition};
 use crate::error::ToolError;
 use crate::event::ToolOutput;
 use crate::registry::ToolRegistry;
+use crate::search::{CALL_TOOL, SEARCH_TOOL};
 
 /// A registry's tools offered to one provider `P` ([`OpenAi`](super::OpenAi),
 /// [`Anthropic`](super::Anthropic), [`Gemini`](super::Gemini)).
@@ -221,11 +222,11 @@ impl<P: Provider> ProviderTools<P> {
                 })
                 .collect(),
         };
-        if self.defer_loading && !projections.iter().any(|p| p.tool == super::SEARCH_TOOL) {
+        if self.defer_loading && !projections.iter().any(|p| p.tool == SEARCH_TOOL) {
             tracing::warn!(
                 provider = rules.surface(),
                 "deferring every tool, but {} is not offered: install gonk_tools::search first",
-                super::SEARCH_TOOL
+                SEARCH_TOOL
             );
         }
         let entries = projections.iter().map(|p| p.entry.clone()).collect();
@@ -242,7 +243,7 @@ impl<P: Provider> ProviderTools<P> {
         let mut projection = self
             .provider
             .project(def, name, def.advertised_description());
-        if self.defer_loading && def.name != super::SEARCH_TOOL && def.name != super::CALL_TOOL {
+        if self.defer_loading && def.name != SEARCH_TOOL && def.name != CALL_TOOL {
             self.provider.defer_loading(&mut projection.entry);
         }
         for note in &projection.notes {

@@ -10,14 +10,14 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
-use crate::changes::bus::{BusMessage, ChangeBus, SharedChange};
+use crate::changes::{BusMessage, ChangeBus, SharedChange};
 use crate::completion::{Completion, CompletionRequest};
 use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::collect_tool_outcome;
 use crate::prompt::{PromptDefinition, PromptResult};
-use crate::registry::{RegistryError, ToolRegistry};
+use super::{RegistryError, ToolRegistry};
 use crate::resource::{ResourceContents, ResourceDefinition, UriTemplate};
 use crate::security::{AuthSlot, Gate};
 

@@ -1,5 +1,16 @@
 //! [`ToolRegistry`]: the catalog of tools — registration, source catalogs,
-//! lookup and composition of registries.
+//! lookup and composition of registries — beside its resources and prompts
+//! ([`primitives`](self#resources-and-prompts)) and its change
+//! notifications, shared between processes ([`ToolRegistry::share_changes`]).
+//!
+//! # Resources and prompts
+//!
+//! MCP's other two primitives are registered on the same registry and run
+//! through the same dispatch: [`ToolRegistry::register_resource`],
+//! [`ToolRegistry::register_prompt`], and the read, get and complete calls.
+
+mod primitives;
+mod shared;
 
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -10,6 +21,8 @@ use crate::definition::{validate_tool_name, ToolDefinition};
 use crate::metrics::{MetricsSink, NoopMetrics};
 use crate::security::SecurityOptions;
 use crate::state::StateMap;
+
+pub use self::primitives::{CompletionTarget, PrimitiveChanges, ResourceNotifier, ResourceUpdates};
 
 /// Why a registration (or a registry operation) failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -199,7 +212,7 @@ pub(crate) struct RegistryInner {
     pub(crate) listeners: Arc<crate::changes::ChangeListeners>,
     /// Resources and prompts; shared with the registries derived from
     /// this one.
-    pub(crate) primitives: Arc<crate::primitives::Primitives>,
+    pub(crate) primitives: Arc<primitives::Primitives>,
     /// The rate-limit gate's policy (`None`: no gate, no cost).
     pub(crate) rate_limits: Option<Arc<crate::rate_limit::RateLimits>>,
 }
@@ -838,5 +851,34 @@ impl ToolRegistry {
         }
         drop(current);
         self.derived(catalog)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::definition::{ToolBuilder, ToolDefinition};
+
+    fn add() -> ToolBuilder {
+        ToolDefinition::builder("add")
+            .description("Adds.")
+            .handler(|(a, b): (i64, i64), _ctx| async move { Ok::<_, crate::ToolError>(a + b) })
+    }
+
+    #[test]
+    fn derived_schemas_compile_on_first_use_not_at_registration() {
+        let def = add().build();
+        ToolRegistry::new().register(def.clone()).unwrap();
+        assert!(def.inner.compiled.get().is_none());
+        assert!(def.compiled().is_ok());
+    }
+
+    #[test]
+    fn hand_written_schemas_compile_at_registration() {
+        let def = add()
+            .input_json_schema(serde_json::json!({"type": "object"}))
+            .build();
+        ToolRegistry::new().register(def.clone()).unwrap();
+        assert!(def.inner.compiled.get().is_some());
     }
 }
