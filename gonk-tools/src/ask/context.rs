@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{
-    elicitation_schema, unavailable, AskSlot, Asker, Elicited, InputKind, InputRequest, Root,
+    elicitation_schema, AskError, AskSlot, Asker, Elicited, InputKind, InputRequest, Root,
     SamplingMessage, SamplingRequest,
 };
 use crate::context::ToolContext;
@@ -35,6 +35,13 @@ impl ToolContext {
         self.asker()
     }
 
+    /// Whether an asker is installed on this context. A surface that can
+    /// ask installs its own only when the host did not: the host's asker
+    /// wins.
+    pub fn has_asker(&self) -> bool {
+        self.asker().is_some()
+    }
+
     /// Asks several questions at once (key → request) and returns the
     /// client's answers in the same order. Over MCP `2026-07-28` the keys
     /// are the `inputRequests` keys the client sees; keep them stable from
@@ -49,7 +56,7 @@ impl ToolContext {
     ) -> Result<Vec<Value>, ToolError> {
         let Some(slot) = self.asker() else {
             let kinds: Vec<InputKind> = questions.iter().map(|(_, q)| q.kind).collect();
-            return Err(unavailable(&kinds).into());
+            return Err(AskError::unavailable(&kinds).into());
         };
         Ok(slot.asker.ask(&questions).await?)
     }

@@ -36,7 +36,7 @@
 
 mod context;
 mod elicitation;
-pub(crate) mod pending;
+mod pending;
 mod replay;
 
 use std::fmt;
@@ -50,6 +50,7 @@ use serde_json::{Map, Value};
 use crate::error::{ErrorCode, ToolError};
 
 pub use elicitation::{elicitation_schema, ElicitationSchemaError, Elicited};
+pub use pending::{AnswerRefused, AskFailures, PendingQuestions};
 pub use replay::ReplayAsker;
 
 /// What kind of answer a question wants: the three requests MCP lets a
@@ -368,8 +369,10 @@ impl AskSlot {
 }
 
 /// `Ok` when `asker` can ask every kind in `questions`; else the
-/// `Unavailable` error naming the kinds it cannot (each asker's first step).
-pub(crate) fn answerable(
+/// [`Unavailable`](AskError::Unavailable) error naming the kinds it cannot.
+/// The first step of every [`Asker::ask`]: a call is told at once that its
+/// caller cannot answer, before anything is sent.
+pub fn answerable(
     asker: &dyn Asker,
     questions: &[(String, InputRequest)],
 ) -> Result<(), AskError> {
@@ -381,18 +384,22 @@ pub(crate) fn answerable(
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(unavailable(&missing))
+        Err(AskError::unavailable(&missing))
     }
 }
 
-/// The error of a question the surface cannot ask at all.
-pub(crate) fn unavailable(kinds: &[InputKind]) -> AskError {
-    let names: Vec<&str> = kinds.iter().map(|kind| kind.capability()).collect();
-    AskError::Unavailable {
-        message: format!(
-            "This call needs the caller to answer ({}), and this surface or its client cannot ask",
-            names.join(", ")
-        ),
-        kinds: kinds.to_vec(),
+impl AskError {
+    /// The error of questions of `kinds` that the surface, or its client,
+    /// cannot ask at all (`INPUT_UNAVAILABLE`, with the capabilities it
+    /// lacks in the details).
+    pub fn unavailable(kinds: &[InputKind]) -> AskError {
+        let names: Vec<&str> = kinds.iter().map(|kind| kind.capability()).collect();
+        AskError::Unavailable {
+            message: format!(
+                "This call needs the caller to answer ({}), and this surface or its client cannot ask",
+                names.join(", ")
+            ),
+            kinds: kinds.to_vec(),
+        }
     }
 }

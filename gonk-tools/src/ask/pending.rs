@@ -1,9 +1,9 @@
-//! The questions a surface sent over its own connection (the WebSocket
-//! projection, the Pi bridge) that wait for answers. The surface keeps one
-//! table per connection: the call's asker puts questions in it, the
-//! connection's answer messages take them out, and closing the connection
-//! fails every waiting call at once instead of letting it wait out its
-//! bound.
+//! [`PendingQuestions`]: the questions a surface sent over its own
+//! connection (the WebSocket projection, the Pi bridge, any surface written
+//! outside this crate) that wait for answers. The surface keeps one table
+//! per connection: the call's asker puts questions in it, the connection's
+//! answer messages take them out, and closing the connection fails every
+//! waiting call at once instead of letting it wait out its bound.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -21,9 +21,10 @@ struct Waiting {
     answer: oneshot::Sender<Value>,
 }
 
-/// Why an answer was not taken.
+/// Why an answer was not taken ([`PendingQuestions::answer`]).
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum AnswerRefused {
+#[non_exhaustive]
+pub enum AnswerRefused {
     /// No question of that id waits: it was answered, it expired, or its
     /// call ended.
     NotWaiting,
@@ -32,30 +33,68 @@ pub(crate) enum AnswerRefused {
     WrongShape(InputKind),
 }
 
-/// The JSON shape an answer to `kind` must have, as an error shows it.
-pub(crate) fn answer_shape(kind: InputKind) -> &'static str {
-    match kind {
-        InputKind::Elicitation => {
-            "{\"action\": \"accept\" | \"decline\" | \"cancel\", \"content\"?: {…}}"
+impl InputKind {
+    /// The JSON shape an answer to this kind must have, as an error shows
+    /// it to a client that sent the wrong one.
+    pub fn answer_shape(self) -> &'static str {
+        match self {
+            InputKind::Elicitation => {
+                "{\"action\": \"accept\" | \"decline\" | \"cancel\", \"content\"?: {…}}"
+            }
+            InputKind::Sampling => "{\"role\", \"content\", …}",
+            InputKind::Roots => "{\"roots\": […]}",
         }
-        InputKind::Sampling => "{\"role\", \"content\", …}",
-        InputKind::Roots => "{\"roots\": […]}",
     }
 }
 
-/// How a surface words the ways asking can fail.
-pub(crate) struct AskFailures {
+/// How a surface words the ways asking can fail: each becomes the
+/// `AskError::Failed` message the asking call sees.
+#[derive(Clone, Copy, Debug)]
+pub struct AskFailures {
     /// The connection is closing before the question is sent.
-    pub(crate) closing: &'static str,
+    pub closing: &'static str,
     /// The question could not be sent.
-    pub(crate) not_sent: &'static str,
+    pub not_sent: &'static str,
     /// The connection closed while the question waited.
-    pub(crate) closed_before_answer: &'static str,
+    pub closed_before_answer: &'static str,
 }
 
 /// One connection's questions waiting for answers.
+///
+/// A surface that asks over its own connection keeps one per connection:
+/// its [`Asker`](super::Asker) calls [`ask`](Self::ask) with a `send` that
+/// writes each question to the peer under the id it is given; the
+/// connection's reader hands each answer to [`answer`](Self::answer) by
+/// that id; and the connection's end calls [`close`](Self::close), which
+/// fails every waiting call at once.
+///
+/// ```
+/// use std::time::Duration;
+/// use gonk_tools::ask::{AskFailures, InputRequest, PendingQuestions};
+/// use serde_json::json;
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// const FAILURES: AskFailures = AskFailures {
+///     closing: "the connection is closing",
+///     not_sent: "the question could not be sent",
+///     closed_before_answer: "the connection closed before the answer",
+/// };
+/// let table = PendingQuestions::default();
+/// let (sent, mut outbox) = tokio::sync::mpsc::unbounded_channel();
+/// let questions = [("confirm".to_owned(), InputRequest::elicit("Go?", json!({"type": "object"})))];
+/// let asking = table.ask(&questions, Duration::from_secs(5), &FAILURES, |id, _key, _question| {
+///     sent.send(id).is_ok() // write the question to the peer
+/// });
+/// let answering = async {
+///     let id = outbox.recv().await.unwrap(); // the peer's answer comes back by id
+///     table.answer(&id, json!({"action": "accept", "content": {}})).unwrap();
+/// };
+/// let (answers, ()) = tokio::join!(asking, answering);
+/// assert_eq!(answers.unwrap()[0]["action"], "accept");
+/// # }
+/// ```
 #[derive(Default)]
-pub(crate) struct PendingQuestions {
+pub struct PendingQuestions {
     waiting: Mutex<HashMap<String, Waiting>>,
     next: AtomicU64,
     closed: AtomicBool,
@@ -67,12 +106,13 @@ impl PendingQuestions {
     }
 
     /// How many questions wait for answers.
-    pub(crate) fn waiting(&self) -> usize {
+    pub fn waiting(&self) -> usize {
         self.lock().len()
     }
 
-    /// Hands `answer` to the question `id`.
-    pub(crate) fn answer(&self, id: &str, answer: Value) -> Result<(), AnswerRefused> {
+    /// Hands `answer` to the question `id`; a refused answer leaves the
+    /// table as it was.
+    pub fn answer(&self, id: &str, answer: Value) -> Result<(), AnswerRefused> {
         let mut waiting = self.lock();
         let Some(question) = waiting.get(id) else {
             return Err(AnswerRefused::NotWaiting);
@@ -89,13 +129,13 @@ impl PendingQuestions {
 
     /// The connection ended: every waiting question fails, and no new
     /// question is asked.
-    pub(crate) fn close(&self) {
+    pub fn close(&self) {
         self.closed.store(true, Ordering::Relaxed);
         self.lock().clear();
     }
 
     /// Whether the connection ended.
-    pub(crate) fn is_closed(&self) -> bool {
+    pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Relaxed)
     }
 
@@ -103,7 +143,7 @@ impl PendingQuestions {
     /// when it cannot go out) and waits, at most `timeout`, for all the
     /// answers, in the questions' order. The questions leave the table
     /// however the wait ends, the future being dropped included.
-    pub(crate) async fn ask(
+    pub async fn ask(
         &self,
         questions: &[(String, InputRequest)],
         timeout: Duration,

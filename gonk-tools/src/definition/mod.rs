@@ -197,7 +197,6 @@ pub(crate) struct DefinitionInner {
     /// Whether the enforced input schema is neither an object nor an open
     /// schema, so MCP calls arrive wrapped as `{value}` (decided once; the
     /// metadata does not change after `build`).
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) input_wrapped: bool,
     pub(crate) handler: Option<ErasedHandler>,
     pub(crate) required_state: Vec<(TypeId, &'static str)>,
@@ -294,6 +293,27 @@ impl ToolDefinition {
     /// Whether a handler was attached.
     pub fn has_handler(&self) -> bool {
         self.inner.handler.is_some()
+    }
+
+    /// Whether a surface whose arguments must be an object (MCP, the model
+    /// providers) receives this tool's input wrapped as `{"value": …}`: its
+    /// enforced schema is neither an object nor an open schema
+    /// ([`object_input_schema`](crate::schema::object_input_schema)
+    /// decides, once, when the definition is built). Such a surface
+    /// advertises the wrapped schema and unwraps each call's arguments
+    /// before dispatch.
+    ///
+    /// ```
+    /// use gonk_tools::prelude::*;
+    ///
+    /// let tag = ToolDefinition::builder("tag")
+    ///     .description("Tag a note.")
+    ///     .handler(|tag: String, _ctx| async move { Ok::<_, ToolError>(tag) })
+    ///     .build();
+    /// assert!(tag.input_is_wrapped()); // a string, not an object
+    /// ```
+    pub fn input_is_wrapped(&self) -> bool {
+        self.inner.input_wrapped
     }
 
     /// The metadata.

@@ -125,13 +125,23 @@ impl<T> ToolEvent<T> {
 
     /// What an outcome event amounts to: a `result` event's output or an
     /// `error` event's error; `None` for every other event.
+    ///
+    /// ```
+    /// use gonk_tools::{ErrorCode, ToolError, ToolEvent};
+    ///
+    /// let result = ToolEvent::result(serde_json::json!(5));
+    /// assert_eq!(result.into_outcome().unwrap().unwrap().data, 5);
+    /// let error: ToolEvent = ToolEvent::error(ToolError::not_found("x"));
+    /// assert_eq!(error.into_outcome().unwrap().unwrap_err().code, ErrorCode::ToolNotFound);
+    /// assert!(ToolEvent::<serde_json::Value>::progress(50.0, None).into_outcome().is_none());
+    /// ```
     // Inline: it is on every call's path, and out of line it moves the
     // outcome once more.
     #[inline]
-    pub(crate) fn into_outcome(self) -> Option<Result<crate::event::ToolOutput<T>, ToolError>> {
+    pub fn into_outcome(self) -> Option<Result<ToolOutput<T>, ToolError>> {
         match self {
             ToolEvent::Result { data, display } => {
-                Some(Ok(crate::event::ToolOutput { data, display }))
+                Some(Ok(ToolOutput { data, display }))
             }
             ToolEvent::Error {
                 code,

@@ -165,26 +165,27 @@ pub fn set_parent(span: &Span, parent: &TraceContext) {
     let _ = (span, parent);
 }
 
-/// One MCP server operation, as `mcp.server.operation.duration` records it.
-// Made by the MCP adapter, read by the OTLP exporter.
-#[cfg_attr(not(all(feature = "mcp", feature = "otel")), allow(dead_code))]
-pub(crate) struct McpOperation<'a> {
+/// One MCP server operation, as `mcp.server.operation.duration` records it
+/// ([`record_mcp_operation`]). An MCP server, ours or one written outside
+/// this crate, describes each request it answered with one.
+#[derive(Clone, Copy, Debug)]
+pub struct McpOperation<'a> {
     /// `tools/call`, `tools/list`, …
-    pub(crate) method: &'a str,
+    pub method: &'a str,
     /// The tool of a `tools/call`.
-    pub(crate) tool: Option<&'a str>,
+    pub tool: Option<&'a str>,
     /// The protocol version the request speaks.
-    pub(crate) protocol_version: Option<&'a str>,
+    pub protocol_version: Option<&'a str>,
     /// `pipe` or `tcp`.
-    pub(crate) transport: &'static str,
+    pub transport: &'static str,
     /// Why it failed (`tool_error`, a JSON-RPC error code).
-    pub(crate) error_type: Option<&'a str>,
+    pub error_type: Option<&'a str>,
 }
 
 /// When an MCP operation started, if its duration is recorded (an OTLP
-/// pipeline is built): no clock read otherwise.
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // The MCP adapter's.
-pub(crate) fn mcp_operation_start() -> Option<std::time::Instant> {
+/// pipeline is built, feature `otel`): no clock read otherwise. Pass it to
+/// [`record_mcp_operation`] when the operation ends.
+pub fn mcp_operation_start() -> Option<std::time::Instant> {
     #[cfg(feature = "otel")]
     if otel::mcp_operation_enabled() {
         return Some(std::time::Instant::now());
@@ -192,9 +193,10 @@ pub(crate) fn mcp_operation_start() -> Option<std::time::Instant> {
     None
 }
 
-/// Records one point of `mcp.server.operation.duration`.
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // The MCP adapter's.
-pub(crate) fn record_mcp_operation(started: std::time::Instant, operation: &McpOperation<'_>) {
+/// Records one point of `mcp.server.operation.duration`: the time since
+/// `started` ([`mcp_operation_start`]), attributed with `operation`.
+/// Without the `otel` feature it does nothing.
+pub fn record_mcp_operation(started: std::time::Instant, operation: &McpOperation<'_>) {
     #[cfg(feature = "otel")]
     otel::record_mcp_operation(started.elapsed(), operation);
     #[cfg(not(feature = "otel"))]

@@ -603,7 +603,7 @@ impl Cli {
         let mut ctx = base.clone();
         // An asker the host installed wins over the terminal.
         let mut terminal_asker = None;
-        if ctx.ask_slot().is_none() {
+        if !ctx.has_asker() {
             let asker = Arc::new(ask::TerminalAsker::new(
                 self.ask_timeout,
                 Arc::clone(&renderer),

@@ -58,7 +58,7 @@ pub(crate) fn input_schema(def: &ToolDefinition) -> (JsonObject, bool) {
 /// Whether calls of `def` arrive wrapped as `{value}` (decided when the
 /// definition was built).
 pub(crate) fn input_is_wrapped(def: &ToolDefinition) -> bool {
-    def.inner.input_wrapped
+    def.input_is_wrapped()
 }
 
 fn annotations(def: &ToolDefinition) -> Option<ToolAnnotations> {

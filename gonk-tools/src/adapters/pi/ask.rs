@@ -14,7 +14,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::protocol::PiReply;
-use crate::ask::pending::{answer_shape, AnswerRefused, AskFailures, PendingQuestions};
+use crate::ask::{AnswerRefused, AskFailures, PendingQuestions};
 use crate::ask::{AskError, Asker, InputKind, InputRequest};
 
 /// The one kind of question Pi's extension API can answer.
@@ -57,7 +57,7 @@ impl PiQuestions {
             // Every question Pi is asked is an elicitation.
             AnswerRefused::WrongShape(kind) => format!(
                 "the answer to question {id} is not an elicitation result: send {}",
-                answer_shape(kind)
+                kind.answer_shape()
             ),
         })
     }

@@ -334,7 +334,7 @@ impl Bridge {
         let mut ctx = self.options.context().with_cancellation(token);
         // Questions go to the extension when it said it can answer them,
         // else they are refused at once (a host's own asker wins).
-        if ctx.ask_slot().is_none() {
+        if !ctx.has_asker() {
             let send: Arc<super::ask::ReplySender> = {
                 let bridge = Arc::clone(self);
                 Arc::new(move |line: &PiReply| bridge.try_send(line))

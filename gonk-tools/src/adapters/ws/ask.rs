@@ -12,7 +12,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::message::{WsQuestion, WsReply};
-use crate::ask::pending::{answer_shape, AnswerRefused, AskFailures, PendingQuestions};
+use crate::ask::{AnswerRefused, AskFailures, PendingQuestions};
 use crate::ask::{AskError, Asker, InputKind, InputRequest};
 
 /// How long a call waits for the answer to a question unless
@@ -67,7 +67,7 @@ impl WsQuestions {
                 AnswerRefused::WrongShape(kind) => format!(
                     "The answer to question {id} is not an answer to {}: send {}",
                     kind.method(),
-                    answer_shape(kind)
+                    kind.answer_shape()
                 ),
             };
             WsReply::invalid_request(None, message)
