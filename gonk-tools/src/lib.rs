@@ -197,8 +197,8 @@ pub mod tool;
 pub use context::ToolContext;
 pub use definition::ToolDefinition;
 pub use error::{ErrorCode, ToolError, ValidationIssue};
-pub use event::{DisplayBlock, LogLevel, ToolDisplay, ToolEvent};
 pub use event::{collect_tool_outcome, ToolEventStream, ToolOutput};
+pub use event::{DisplayBlock, LogLevel, ToolDisplay, ToolEvent};
 pub use registry::{CompletionTarget, PrimitiveChanges, ResourceNotifier, ResourceUpdates};
 pub use registry::{RegistryError, ToolRegistry};
 pub use state::State;
@@ -225,8 +225,8 @@ pub mod prelude {
         ApprovalSpec, ApprovalTier, Capabilities, ToolDefinition, ValidateOutput, Visibility,
     };
     pub use crate::error::{ErrorCode, ToolError};
-    pub use crate::event::{DisplayBlock, LogLevel, ToolDisplay, ToolEvent};
     pub use crate::event::{collect_tool_outcome, ToolOutput};
+    pub use crate::event::{DisplayBlock, LogLevel, ToolDisplay, ToolEvent};
     pub use crate::registry::ToolRegistry;
     pub use crate::state::State;
     pub use crate::tool::{MethodTool, NoInput, StaticTool, Tool};

@@ -1,6 +1,7 @@
 //! The line-surface example over a real socket: calls answered with their
 //! events and outcome, the connection's principal reaching the handler,
-//! bad lines and unknown tools answered, and the end of the connection's
+//! bad lines and unknown tools answered, a question asked and answered
+//! over the connection, and the end of the connection's
 //! input cancelling a running call.
 
 use std::io::{BufRead, BufReader, Write};
@@ -130,5 +131,55 @@ fn the_end_of_the_input_cancels_the_running_call() {
             json!({"id": 7, "type": "error", "code": "ABORTED", "message": "Tool execution aborted"})
         )
     );
+    assert_eq!(conn.next(), None, "then the surface closes the connection");
+}
+
+#[test]
+fn a_tool_asks_the_human_over_the_connection_and_gets_the_answer() {
+    let (_surface, addr) = start();
+    let mut conn = Connection::open(&addr);
+    conn.send(r#"{"id": 9, "tool": "greet"}"#);
+    let question = conn.next().unwrap();
+    assert_eq!(question["id"], 9, "{question}");
+    assert_eq!(question["type"], "question", "{question}");
+    assert_eq!(question["request"]["method"], "elicitation/create");
+    assert_eq!(
+        question["request"]["params"]["message"],
+        "What is your name?"
+    );
+    let asked = question["question"].as_str().unwrap().to_owned();
+
+    // An answer of the wrong shape is refused; the question keeps waiting.
+    conn.send(&json!({"answer": asked, "value": {"name": "Ada"}}).to_string());
+    let refused = conn.next().unwrap();
+    assert_eq!(refused["code"], "INVALID_INPUT", "{refused}");
+    assert!(
+        refused["message"].as_str().unwrap().contains("\"action\""),
+        "{refused}"
+    );
+    // An answer to a question nobody asked is refused too.
+    conn.send(r#"{"answer": "q999", "value": {"action": "decline"}}"#);
+    assert_eq!(conn.next().unwrap()["code"], "INVALID_INPUT");
+
+    conn.send(
+        &json!({"answer": asked, "value": {"action": "accept", "content": {"name": "Ada"}}})
+            .to_string(),
+    );
+    assert_eq!(
+        conn.next().unwrap(),
+        json!({"id": 9, "type": "result", "data": "Hello, Ada!"})
+    );
+}
+
+#[test]
+fn the_end_of_the_input_fails_a_waiting_question() {
+    let (_surface, addr) = start();
+    let mut conn = Connection::open(&addr);
+    conn.send(r#"{"id": 4, "tool": "greet"}"#);
+    assert_eq!(conn.next().unwrap()["type"], "question");
+    conn.socket.shutdown(Shutdown::Write).unwrap();
+    let outcome = conn.next().expect("the call's outcome");
+    assert_eq!(outcome["id"], 4, "{outcome}");
+    assert_eq!(outcome["type"], "error", "{outcome}");
     assert_eq!(conn.next(), None, "then the surface closes the connection");
 }

@@ -372,10 +372,7 @@ impl AskSlot {
 /// [`Unavailable`](AskError::Unavailable) error naming the kinds it cannot.
 /// The first step of every [`Asker::ask`]: a call is told at once that its
 /// caller cannot answer, before anything is sent.
-pub fn answerable(
-    asker: &dyn Asker,
-    questions: &[(String, InputRequest)],
-) -> Result<(), AskError> {
+pub fn answerable(asker: &dyn Asker, questions: &[(String, InputRequest)]) -> Result<(), AskError> {
     let missing: Vec<InputKind> = questions
         .iter()
         .map(|(_, q)| q.kind)

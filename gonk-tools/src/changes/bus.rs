@@ -11,12 +11,10 @@
 //! hear it). A client that must not miss one re-reads when its stream
 //! reconnects. Nothing on the call path waits for the bus.
 
-
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
-
 
 /// A change that crosses processes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::Transport;
 use crate::context::ToolContext;
-use crate::event::ToolEventStream;
 use crate::event::ToolEvent;
+use crate::event::ToolEventStream;
 use crate::registry::ToolRegistry;
 
 /// Calls the tools of a [`ToolRegistry`] in this process, through the full

@@ -47,8 +47,8 @@ use serde_json::Value;
 pub use error::ClientError;
 pub use in_process::{InProcess, Tap};
 
-use crate::event::ToolEventStream;
 use crate::event::ToolEvent;
+use crate::event::ToolEventStream;
 use crate::event::{collect_tool_outcome, ToolOutput};
 use crate::resource::{Resource, ResourceContents};
 use crate::tool::{typed_call_input, ClientInput, ClientOutput, Tool};

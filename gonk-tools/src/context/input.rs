@@ -44,4 +44,3 @@ pub enum InputChunk {
 
 /// A duplex input stream.
 pub type InputStream = Pin<Box<dyn Stream<Item = InputChunk> + Send>>;
-

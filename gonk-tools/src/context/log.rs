@@ -106,4 +106,3 @@ impl Logger<'_> {
         self.log(LogLevel::Error, message, None);
     }
 }
-

@@ -140,9 +140,7 @@ impl<T> ToolEvent<T> {
     #[inline]
     pub fn into_outcome(self) -> Option<Result<ToolOutput<T>, ToolError>> {
         match self {
-            ToolEvent::Result { data, display } => {
-                Some(Ok(ToolOutput { data, display }))
-            }
+            ToolEvent::Result { data, display } => Some(Ok(ToolOutput { data, display })),
             ToolEvent::Error {
                 code,
                 message,

@@ -5,8 +5,8 @@ use futures::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{ErrorCode, ToolError};
 use super::{ToolDisplay, ToolEvent};
+use crate::error::{ErrorCode, ToolError};
 
 /// A tool's result: its data, and optionally how to show it to a human.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

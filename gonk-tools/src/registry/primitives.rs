@@ -10,6 +10,7 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
+use super::{RegistryError, ToolRegistry};
 use crate::changes::{BusMessage, ChangeBus, SharedChange};
 use crate::completion::{Completion, CompletionRequest};
 use crate::context::ToolContext;
@@ -17,7 +18,6 @@ use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::collect_tool_outcome;
 use crate::prompt::{PromptDefinition, PromptResult};
-use super::{RegistryError, ToolRegistry};
 use crate::resource::{ResourceContents, ResourceDefinition, UriTemplate};
 use crate::security::{AuthSlot, Gate};
 

@@ -8,11 +8,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::{ToolIndex, CALL_TOOL, SEARCH_TOOL};
 use crate::context::ToolContext;
 use crate::definition::{ApprovalTier, ToolDefinition, Visibility};
 use crate::error::ToolError;
 use crate::event::ToolEvent;
-use super::{ToolIndex, CALL_TOOL, SEARCH_TOOL};
 use crate::registry::{RegistryError, ToolRegistry};
 
 /// How the meta-tools answer.

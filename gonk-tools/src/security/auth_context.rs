@@ -121,7 +121,11 @@ impl ToolContext {
     /// handler's), the principal cannot be replaced: this keeps the
     /// captured one (and logs a warning).
     pub fn with_auth(mut self, auth: AuthContext) -> Self {
-        if self.auth.as_deref().is_some_and(|caller| caller.as_any().is::<CapturedAuth>()) {
+        if self
+            .auth
+            .as_deref()
+            .is_some_and(|caller| caller.as_any().is::<CapturedAuth>())
+        {
             tracing::warn!(target: "gonk_tools::security", "with_auth ignored: this context's principal was captured by dispatch and cannot be replaced");
         } else {
             self.auth = Some(AuthSlot::Provided(auth).into_caller());
@@ -136,7 +140,9 @@ impl ToolContext {
         let caller = self.auth.as_deref()?.as_any();
         match caller.downcast_ref::<CapturedAuth>() {
             Some(captured) => Some(&captured.auth),
-            None => caller.downcast_ref::<Provided>().map(|provided| &provided.0),
+            None => caller
+                .downcast_ref::<Provided>()
+                .map(|provided| &provided.0),
         }
     }
 }
@@ -206,9 +212,9 @@ impl AuthSlot {
         match caller.into_any().downcast::<CapturedAuth>() {
             Ok(captured) => AuthSlot::Captured(captured),
             Err(other) => {
-                let provided = other
-                    .downcast::<Provided>()
-                    .unwrap_or_else(|_| unreachable!("every Caller is made by AuthSlot::into_caller"));
+                let provided = other.downcast::<Provided>().unwrap_or_else(|_| {
+                    unreachable!("every Caller is made by AuthSlot::into_caller")
+                });
                 AuthSlot::Provided(provided.0.clone())
             }
         }

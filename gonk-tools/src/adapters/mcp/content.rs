@@ -5,8 +5,8 @@ use rmcp::model::{CallToolResult, ContentBlock, MetaObject, ResourceContents as 
 use serde_json::{json, Map, Value};
 
 use crate::error::{ErrorCode, ToolError};
-use crate::event::{DisplayBlock, ResourceContents, ToolDisplay};
 use crate::event::ToolOutput;
+use crate::event::{DisplayBlock, ResourceContents, ToolDisplay};
 
 /// `_meta` key carrying non-object data next to a display, so the client
 /// transport gets the data back losslessly.

@@ -39,8 +39,8 @@ use crate::context::{LogSink, NotifySink, ToolContext};
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
-use crate::jobs;
 use crate::event::ToolOutput;
+use crate::jobs;
 use crate::registry::ToolRegistry;
 use crate::security::AuthContext;
 

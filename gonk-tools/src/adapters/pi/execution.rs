@@ -18,8 +18,8 @@ use serde_json::{json, Map, Value};
 
 use crate::context::{LogRecord, LogSink, ToolContext};
 use crate::error::ToolError;
-use crate::event::{DisplayBlock, ResourceContents, ToolDisplay, ToolEvent};
 use crate::event::{collect_tool_outcome, ToolOutput};
+use crate::event::{DisplayBlock, ResourceContents, ToolDisplay, ToolEvent};
 use crate::registry::ToolRegistry;
 
 /// One content item of a Pi tool result or update.

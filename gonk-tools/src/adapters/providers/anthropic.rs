@@ -11,8 +11,8 @@ use crate::adapters::names::SurfaceNameRules;
 use crate::adapters::render::block_text;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
-use crate::event::{DisplayBlock, ToolDisplay};
 use crate::event::ToolOutput;
+use crate::event::{DisplayBlock, ToolDisplay};
 
 /// Anthropic Messages API tools. The input schema is the schema dispatch
 /// enforces (Anthropic takes JSON Schema as it is), its root an object.

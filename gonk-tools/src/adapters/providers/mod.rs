@@ -191,7 +191,6 @@ pub trait Provider: Send + Sync + 'static {
     }
 }
 
-
 /// Adds `defer_loading: true` at the top of a tool entry (where Anthropic
 /// and both OpenAI APIs read it).
 fn mark_deferred(entry: &mut Value) -> bool {

@@ -17,9 +17,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::adapters::ws::{WsBroadcast, WsOutbound, WsReply, WsRequest};
 use crate::client::Transport;
-use crate::event::ToolEventStream;
 use crate::error::ToolError;
 use crate::event::ToolEvent;
+use crate::event::ToolEventStream;
 
 /// Broadcasts a slow subscriber may fall behind by.
 const BROADCAST_CAPACITY: usize = 256;

@@ -26,8 +26,8 @@ use crate::adapters::mcp::{serve_http, serve_io, McpHttpOptions, McpServerOption
 use crate::ask::{Elicited, Root, SamplingMessage, SamplingRequest};
 use crate::definition::{ApprovalTier, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
-use crate::event::{LogLevel, ToolEvent};
 use crate::event::collect_tool_outcome;
+use crate::event::{LogLevel, ToolEvent};
 use crate::registry::ToolRegistry;
 
 /// rmcp's own server with a few tools, counting its listings.
