@@ -1,7 +1,7 @@
 """Lists the tools of an MCP server over streamable HTTP with a bearer key
 (the official Python SDK, `mcp` on PyPI) and calls the named tools; prints
-what it saw as one JSON object. The Rust test (tests/tests/mcp/gateway.rs)
-makes the assertions.
+what it saw as one JSON object. The Rust test
+(tests/tests/gateway/upstreams.rs) makes the assertions.
 
 usage: python_gateway.py URL API_KEY '{"tool": {arguments}, ...}'
 """

@@ -8,6 +8,7 @@
 pub mod clients;
 pub mod golden;
 pub mod log_capture;
+pub mod mcp_clients;
 pub mod pi;
 pub mod postgres;
 pub mod process;

@@ -10,8 +10,8 @@
 //! `elicitation/create` request. The script is
 //! `tests/clients/python_approval.py`.
 
-use crate::support::run_python;
 use gonk_tools_tests::clients::report;
+use gonk_tools_tests::mcp_clients::run_python;
 use gonk_tools_tests::process::ServerProcess;
 use gonk_tools_tests::workspace::{bin, notes_command};
 use serde_json::Value;

@@ -3,8 +3,8 @@
 //! seen by the official Python SDK over stdio against a real server process
 //! (`contract_fixture mcp`, `tests/fixtures/contract_fixture.rs`).
 
-use crate::support::run_python;
 use gonk_tools_tests::clients::report;
+use gonk_tools_tests::mcp_clients::run_python;
 use gonk_tools_tests::workspace::bin;
 use serde_json::Value;
 

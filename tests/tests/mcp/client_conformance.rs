@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::clients;
+use gonk_tools_tests::mcp_clients::clients;
 use gonk_tools_tests::workspace::bin;
 use serde_json::Value;
 

@@ -9,9 +9,9 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::support::clients;
 use crate::support::raw_http::Session;
 use gonk_tools_tests::clients::client_script;
+use gonk_tools_tests::mcp_clients::clients;
 use gonk_tools_tests::process::{signal, wait_for_file, wait_with_bound, ServerProcess};
 use gonk_tools_tests::workspace::{bin, notes_command};
 use serde_json::json;

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::support::clients;
+use gonk_tools_tests::mcp_clients::clients;
 use gonk_tools_tests::process::ServerProcess;
 use gonk_tools_tests::workspace::bin;
 

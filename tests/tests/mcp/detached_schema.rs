@@ -9,8 +9,8 @@
 //! The Python 2025 session also ends without the SDK's "Session
 //! termination failed" warning (its `DELETE` answered 204).
 
-use crate::support::{run_node, run_python};
 use gonk_tools_tests::clients::report;
+use gonk_tools_tests::mcp_clients::{run_node, run_python};
 use gonk_tools_tests::process::ServerProcess;
 use gonk_tools_tests::workspace::notes_command;
 use serde_json::Value;

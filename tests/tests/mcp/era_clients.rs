@@ -18,8 +18,8 @@
 //! the client reported and what they saw on its connection; the assertions
 //! are here.
 
-use crate::support::{run_node, run_python};
 use gonk_tools_tests::clients::report;
+use gonk_tools_tests::mcp_clients::{run_node, run_python};
 use gonk_tools_tests::process::ServerProcess;
 use gonk_tools_tests::workspace::{bin, notes_command};
 use serde_json::{json, Value};

@@ -1,8 +1,9 @@
 //! The MCP adapter: the tools/list projection and the tools/call mapping,
 //! the Rust MCP client, stdio and streamable HTTP on the wire (auth, host
 //! checks, limits, hostile input, shutdown, closed connections), tasks,
-//! and the real `notes` binary driven by independent clients and the
-//! official conformance suite.
+//! `McpSource` importing a remote server's tools, and the real `notes`
+//! binary driven by independent clients and the official conformance
+//! suite. The gateway built on `McpSource` has its own area, `gateway`.
 
 mod support;
 
@@ -14,12 +15,6 @@ mod conformance;
 mod connection_close;
 mod detached_schema;
 mod era_clients;
-mod gateway;
-mod gateway_callers;
-mod gateway_dev_router;
-mod gateway_limits;
-mod gateway_reload;
-mod gateway_search;
 mod hostile_2026;
 mod hostile_http;
 mod hostile_stdio;

@@ -14,8 +14,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::support::{run_node, run_python};
 use gonk_tools_tests::clients::report;
+use gonk_tools_tests::mcp_clients::{run_node, run_python};
 use gonk_tools_tests::process::{wait_for_file, ServerProcess};
 use gonk_tools_tests::workspace::{bin, notes_command};
 use serde_json::{json, Value};

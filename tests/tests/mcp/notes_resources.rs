@@ -6,8 +6,8 @@
 //! one connection after `notes.rename` on another — through
 //! `subscriptions/listen` in 2026-07-28, `resources/subscribe` in 2025.
 
-use crate::support::run_python;
 use gonk_tools_tests::clients::report;
+use gonk_tools_tests::mcp_clients::run_python;
 use gonk_tools_tests::process::ServerProcess;
 use gonk_tools_tests::workspace::notes_command;
 use serde_json::{json, Value};

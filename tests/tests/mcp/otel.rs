@@ -19,11 +19,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gonk_tools_tests::clients::{client_script, report};
+use gonk_tools_tests::mcp_clients::{clients, run_python};
 use gonk_tools_tests::process::ServerProcess;
 use gonk_tools_tests::workspace::notes_command;
 use serde_json::{json, Value};
-
-use crate::support::{clients, run_python};
 
 const TRACE_OK: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT_OK: &str = "00f067aa0ba902b7";

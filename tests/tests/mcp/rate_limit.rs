@@ -7,8 +7,8 @@
 //! `retryAfterMs` in `structuredContent.error` — a tool error, since the
 //! specification defines no rate-limit shape.
 
-use crate::support::run_python;
 use gonk_tools_tests::clients::report;
+use gonk_tools_tests::mcp_clients::run_python;
 use gonk_tools_tests::workspace::bin;
 use serde_json::Value;
 

@@ -119,7 +119,7 @@ async fn the_typescript_sdk_works_without_a_session() {
     let server = serve_sessionless(registry()).await;
     let url = server.url();
     let output = tokio::task::spawn_blocking(move || {
-        crate::support::run_node("ts_sessionless.mjs", &[&url, "quick"])
+        gonk_tools_tests::mcp_clients::run_node("ts_sessionless.mjs", &[&url, "quick"])
     })
     .await
     .unwrap();

@@ -1,8 +1,8 @@
 //! Detached tools as MCP tasks, driven by an independent client: raw
 //! JSON-RPC over stdio from Python (no SDK), against the real `notes mcp`.
 
-use crate::support::run_python;
 use gonk_tools_tests::clients::report;
+use gonk_tools_tests::mcp_clients::run_python;
 use gonk_tools_tests::workspace::bin;
 use serde_json::Value;
 

@@ -1,56 +1,8 @@
-//! Shared by the MCP tests: the independent MCP clients (installed
-//! once by `.ci/install-mcp-clients`), raw JSON-RPC over HTTP and stdio, and
-//! stateless-era requests.
-
-use std::path::PathBuf;
-use std::process::Output;
-use std::sync::OnceLock;
-
-use gonk_tools_tests::clients::{install, run_node_in, run_python_with};
+//! Shared by the MCP tests: raw JSON-RPC over HTTP and stdio, malformed
+//! requests, and stateless-era requests. The independent MCP clients are
+//! `gonk_tools_tests::mcp_clients` (the gateway tests drive them too).
 
 pub mod malformed;
 pub mod raw_http;
 pub mod raw_stdio;
 pub mod stateless;
-
-/// The independent clients: a Python venv with `mcp`, and a Node project
-/// with `@modelcontextprotocol/sdk` and `@modelcontextprotocol/conformance`.
-pub struct Clients {
-    /// The venv's interpreter.
-    pub python: PathBuf,
-    /// The Node project directory (scripts run from here to resolve the SDK).
-    pub node_dir: PathBuf,
-    /// The directory the install script filled (`time-venv/`, …).
-    pub dir: PathBuf,
-}
-
-/// Installs the clients (once; the script is idempotent and locked) and
-/// returns where they are.
-pub fn clients() -> &'static Clients {
-    static CLIENTS: OnceLock<Clients> = OnceLock::new();
-    CLIENTS.get_or_init(|| {
-        let dir = install(
-            "install-mcp-clients",
-            "MCP_CLIENTS_DIR",
-            "mcp-clients",
-            "the MCP client tests need python3 (with venv) and node/npm",
-        );
-        Clients {
-            python: dir.join("venv").join("bin").join("python"),
-            node_dir: dir.join("node"),
-            dir,
-        }
-    })
-}
-
-/// Runs a Python client script with the venv holding `mcp`; returns its
-/// output.
-pub fn run_python(script: &str, args: &[&str]) -> Output {
-    run_python_with(&clients().python, script, args)
-}
-
-/// Runs a Node client script from the Node project (so it resolves the
-/// installed SDK); returns its output.
-pub fn run_node(script: &str, args: &[&str]) -> Output {
-    run_node_in(&clients().node_dir, script, args)
-}

@@ -10,11 +10,10 @@ use std::time::Duration;
 use gonk_tools::adapters::mcp::{McpClient, McpHttpClientOptions};
 use gonk_tools::prelude::*;
 use gonk_tools_tests::clients::report;
+use gonk_tools_tests::mcp_clients::run_python;
 use gonk_tools_tests::process::ServerProcess;
 use gonk_tools_tests::workspace::{bin, notes_command};
 use serde_json::{json, Value};
-
-use crate::support::run_python;
 
 const UPSTREAM_KEY: &str = "gateway-upstream-key-0123456789abcdef";
 const NOTES_KEY: &str = "gateway-notes-key-0123456789abcdef";
@@ -406,7 +405,7 @@ fn list_and_call_run_the_imported_tools_from_the_command_line() {
 #[test]
 fn registry_servers_behind_the_gateway() {
     let notes = notes_http();
-    let clients = crate::support::clients();
+    let clients = gonk_tools_tests::mcp_clients::clients();
     let everything = clients
         .node_dir
         .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
