@@ -36,6 +36,12 @@ use crate::event::{ToolEvent, ToolEventStream};
 use crate::scope::ScopeStore;
 use crate::state::State;
 
+/// Makes the base context of each call a surface serves (cwd, env, scope,
+/// auth, a host value…): a host hands one to a server's options, and the
+/// surface adds cancellation, its logger, notifications and its own host
+/// value to what it makes.
+pub type ContextFactory = dyn Fn() -> ToolContext + Send + Sync;
+
 /// Where a call runs, when the host says so: its working directory and
 /// environment (each defaults to the process's); and whether the host
 /// already counted it against the rate limits. Rarely set, so behind one

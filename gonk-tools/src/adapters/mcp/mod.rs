@@ -137,8 +137,8 @@ pub type HttpRequestParts = ::http::request::Parts;
 /// the peer (sampling, elicitation) and for hosts that mount the service.
 pub use rmcp;
 
-use crate::context::ToolContext;
-use crate::definition::ToolDefinition;
+use crate::context::{ContextFactory, ToolContext};
+use crate::definition::{ToolDefinition, ToolPredicate};
 use crate::event::LogLevel;
 
 /// What the server does with write tools (a tool that writes the file
@@ -162,13 +162,6 @@ pub enum WriteToolPolicy {
 /// The default grace period of a graceful shutdown: 10 s.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// A predicate deciding whether a tool is exposed at all.
-pub type ToolFilter = dyn Fn(&ToolDefinition) -> bool + Send + Sync;
-
-/// Makes the base context of each call (cwd, env, scope, …). The adapter
-/// adds cancellation, the logger, notifications and the host value.
-pub type BaseContextFn = dyn Fn() -> ToolContext + Send + Sync;
-
 /// Options of an MCP server: its identity and which tools it exposes.
 ///
 /// ```
@@ -188,10 +181,10 @@ pub struct McpServerOptions {
     pub(crate) write_policy: Option<WriteToolPolicy>,
     pub(crate) allow_write_tools: HashSet<String>,
     pub(crate) tasks_required: HashSet<String>,
-    pub(crate) filter: Option<Arc<ToolFilter>>,
+    pub(crate) filter: Option<Arc<ToolPredicate>>,
     pub(crate) only_always_visible: bool,
     pub(crate) default_log_level: LogLevel,
-    pub(crate) base_context: Option<Arc<BaseContextFn>>,
+    pub(crate) base_context: Option<Arc<ContextFactory>>,
     pub(crate) max_line_bytes: usize,
     pub(crate) max_in_flight_calls: usize,
     pub(crate) shutdown_grace: Duration,

@@ -104,8 +104,8 @@ pub use projection::{
     SKIP_FILTERED, SKIP_ON_DEMAND,
 };
 
-use crate::context::ToolContext;
-use crate::definition::{SurfaceHints, SurfaceProfile, ToolDefinition};
+use crate::context::{ContextFactory, ToolContext};
+use crate::definition::{SurfaceHints, SurfaceProfile, ToolDefinition, ToolPredicate};
 
 /// The longest bridge line read by default (16 MiB); longer lines get a
 /// `REQUEST_TOO_LARGE` error.
@@ -114,12 +114,6 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// How long a call waits for the answer to a question put to Pi unless
 /// [`PiOptions::ask_timeout`] says otherwise: five minutes.
 pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(5 * 60);
-
-/// A predicate deciding whether a tool is exposed to Pi.
-pub type PiToolFilter = dyn Fn(&ToolDefinition) -> bool + Send + Sync;
-
-/// Makes the base context of each call.
-pub type PiBaseContextFn = dyn Fn() -> ToolContext + Send + Sync;
 
 /// Which tools Pi gets and how calls run.
 ///
@@ -133,9 +127,9 @@ pub type PiBaseContextFn = dyn Fn() -> ToolContext + Send + Sync;
 /// ```
 #[derive(Clone)]
 pub struct PiOptions {
-    pub(crate) filter: Option<Arc<PiToolFilter>>,
+    pub(crate) filter: Option<Arc<ToolPredicate>>,
     pub(crate) only_always_visible: bool,
-    pub(crate) base_context: Option<Arc<PiBaseContextFn>>,
+    pub(crate) base_context: Option<Arc<ContextFactory>>,
     pub(crate) max_line_bytes: usize,
     pub(crate) ask_timeout: Duration,
 }

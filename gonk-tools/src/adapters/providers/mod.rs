@@ -153,10 +153,12 @@ pub use gemini::Gemini;
 pub use openai::OpenAi;
 pub use provider_tools::ProviderTools;
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::adapters::names::SurfaceNameRules;
-use crate::definition::{SurfaceProfile, ToolDefinition};
+use crate::definition::{SurfaceProfile, ToolDefinition, ToolPredicate};
 use crate::error::ToolError;
 use crate::event::ToolOutput;
 
@@ -260,16 +262,13 @@ pub enum CallError {
     Names(#[from] crate::adapters::names::SurfaceNameError),
 }
 
-/// A caller's choice of which tools to offer.
-pub(crate) type Filter = std::sync::Arc<dyn Fn(&ToolDefinition) -> bool + Send + Sync>;
-
 /// The tools of `registry` a model may be offered, in registration order:
 /// every tool `filter` keeps, duplex ones never (a model cannot stream
 /// input to them). Visibility does not narrow the offer: a model can call
 /// only what it is offered.
 pub(crate) fn offered(
     registry: &crate::registry::ToolRegistry,
-    filter: Option<&Filter>,
+    filter: Option<&Arc<ToolPredicate>>,
 ) -> Vec<ToolDefinition> {
     let profile = SurfaceProfile::new().filter(filter.map(|keep| &**keep));
     registry

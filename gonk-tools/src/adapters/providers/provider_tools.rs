@@ -6,10 +6,10 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
-use super::{args, CallError, Filter, Provider, ToolCall, ToolProjection};
+use super::{args, CallError, Provider, ToolCall, ToolProjection};
 use crate::adapters::names::{NameMap, SurfaceNameError};
 use crate::context::ToolContext;
-use crate::definition::{CapabilityStatus, ToolDefinition};
+use crate::definition::{CapabilityStatus, ToolDefinition, ToolPredicate};
 use crate::error::ToolError;
 use crate::event::ToolOutput;
 use crate::registry::ToolRegistry;
@@ -23,7 +23,7 @@ use crate::search::{CALL_TOOL, SEARCH_TOOL};
 pub struct ProviderTools<P> {
     registry: ToolRegistry,
     provider: Arc<P>,
-    filter: Option<Filter>,
+    filter: Option<Arc<ToolPredicate>>,
     defer_loading: bool,
     cache: Arc<RwLock<Option<Arc<Snapshot>>>>,
 }

@@ -48,9 +48,10 @@ use rig_core::wasm_compat::WasmBoxedFuture;
 use serde_json::Value;
 
 use crate::adapters::names::{NameMap, SurfaceNameError, SurfaceNameRules};
-use crate::adapters::providers::{self, Filter};
+use crate::adapters::providers;
 use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
+use crate::definition::ToolPredicate;
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolOutput;
 use crate::registry::ToolRegistry;
@@ -63,7 +64,7 @@ const NAMES: SurfaceNameRules = SurfaceNameRules::FUNCTION_NAME.for_surface("rig
 pub struct RigTools {
     registry: ToolRegistry,
     context: ToolContext,
-    filter: Option<Filter>,
+    filter: Option<Arc<ToolPredicate>>,
 }
 
 impl std::fmt::Debug for RigTools {

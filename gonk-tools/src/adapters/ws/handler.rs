@@ -19,7 +19,7 @@ use super::hook::{self, HookError};
 use super::message::{WsBroadcast, WsEvent, WsQuestion, WsReply, WsRequest};
 use crate::changes::{ChangeSubscription, ToolChange};
 use crate::context::ToolContext;
-use crate::definition::{SurfaceProfile, ToolDefinition};
+use crate::definition::{SurfaceProfile, ToolDefinition, ToolPredicate};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEvent;
 use crate::registry::ToolRegistry;
@@ -537,15 +537,12 @@ impl Fold {
     }
 }
 
-/// Which tools a handler serves.
-type Keep = dyn Fn(&ToolDefinition) -> bool + Send + Sync;
-
 /// Configures a [`WsHandler`]: the entry gate, the context factory, the
 /// broadcast policy and emitter, and which ops are served.
 #[must_use = "call .build() to get the handler"]
 pub struct WsHandlerBuilder<C> {
     registry: ToolRegistry,
-    keep: Option<Box<Keep>>,
+    keep: Option<Box<ToolPredicate>>,
     authorize: Option<Arc<dyn WsAuthorize<C>>>,
     context: Option<Arc<ContextFactory<C>>>,
     policy: Arc<BroadcastPolicy>,
