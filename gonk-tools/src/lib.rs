@@ -88,84 +88,71 @@
 //! only at run time use the builder the macro expands to,
 //! [`ToolDefinition::builder`].
 //!
-//! ## Map of the crate
+//! ## Map of the crate, bottom-up
 //!
-//! * [`definition`] — [`ToolDefinition`], its metadata and the
-//!   [`ToolBuilder`](definition::ToolBuilder); [`tool`](mod@tool) — the [`Tool`] trait
-//!   that `#[tool]` implements, and what a tool's types must be.
-//! * [`schema`] — client-ready schemas from `schemars`, compiled once and
-//!   enforced on every call.
-//! * [`context`] — [`ToolContext`]: cancellation, deadline, logger, cwd/env, scope,
-//!   call stack, composition, duplex input; [`state`] — [`State<T>`];
-//!   [`scope`] — the five-tier scope store.
-//! * [`event`] — [`ToolEvent`] and [`ToolDisplay`] in their JSON wire shape;
-//!   [`error`] — [`ToolError`] and [`ErrorCode`]; [`event`] —
-//!   [`ToolOutput`] and [`collect_tool_outcome`].
-//! * [`registry`] — [`ToolRegistry`]: register, sources, merge / extract /
-//!   filter; [`dispatch`] — [`ToolRegistry::invoke`], the one path every
-//!   call takes.
-//! * [`security`] — authenticated dispatch: principal, auth context and
-//!   policy, approval, resource resolution, redacted audit receipts.
-//! * [`ask`] — a tool (or the approval gate) asks its caller: elicitation,
-//!   sampling, roots, through the [`Asker`](ask::Asker) the surface installs
-//!   (`docs/asking.md`).
-//! * [`resource`](mod@resource), [`prompt`](mod@prompt), [`completion`] —
-//!   MCP's other primitives beside tools: resources by URI or RFC 6570
-//!   template ([`#[resource]`](macro@resource)), prompts with typed
-//!   arguments ([`#[prompt]`](macro@prompt)), completion of both;
-//!   registered on the same registry and run through the same dispatch
-//!   (`docs/resources.md`).
-//! * [`jobs`] — detached dispatch: heavy tools return a job handle unless
-//!   the caller waits (`#[tool(detached)]`, or
-//!   [`dispatch_detached_with_wait`](jobs::dispatch_detached_with_wait) in
-//!   a hand-written handler); the embedded job runner and the `jobs.*` tools.
-//! * [`metrics`] — one [`MetricRecord`](metrics::MetricRecord) per call.
-//! * [`surface`] — a registry's advertised surface as stable JSON, and
-//!   [`assert_surface!`] to pin it in CI with classified (breaking /
-//!   additive) changes.
-//! * [`client`] — typed clients over a [`Transport`](client::Transport);
-//!   [`InProcess`](client::InProcess) runs them against a registry here.
-//! * [`macro@tool`], [`macro@tools`], [`toolset!`] — define tools as async
-//!   fns, group them into sets with typed clients, checked at compile time.
-//! * [`adapters`] — the surfaces, each reaching the core through its
-//!   public API: [`adapters::providers`] (the tools as OpenAI, Anthropic
-//!   and Gemini take them, their tool calls run through dispatch; `rig`
-//!   with the `rig` feature), [`adapters::ws`] (the WebSocket projection
-//!   over any message transport; the socket server and `WsClient` with the
-//!   `ws` feature), and behind their features `cli` (every tool a clap
-//!   subcommand), `mcp` (stdio and streamable HTTP on rmcp), `pi` (the Pi
-//!   coding agent: the projection to Pi's tool shape, the JSON-lines bridge
-//!   `serve_pi`, and the TypeScript extension written out by
-//!   `write_pi_extension`) and `http` (the Host/Origin/bearer guard MCP and
-//!   WebSocket share). Shared by the surfaces: [`adapters::names`] — the
-//!   reversible mapping of tool names onto surfaces that cannot carry
-//!   them; [`adapters::render`] — results and errors as plain text.
+//! Each group uses only the groups before it (and the crate's own
+//! dependencies); nothing in the core names an adapter.
 //!
-//! **Layering.** The core (definition, schema, context, event, error,
-//! outcome, registry, metrics) knows security only by its public types:
-//! the registry holds its [`SecurityOptions`](security::SecurityOptions)
-//! like its metrics sink, a definition caches the tool as a policy sees it
-//! (a [`ResourceRef`](security::ResourceRef), built once and lent to every
-//! call), and a context carries a caller's
-//! [`AuthContext`](security::AuthContext) in a slot it does not open.
-//! [`dispatch`] is the one place that calls into security (its gates, one
-//! narrow seam), so the rules of authenticated dispatch live in
-//! [`security`] alone and the unauthenticated path never touches them.
-//! The contract every call follows — the order of the gates, the outcome
-//! rule, every error code, and where it differs from the TypeScript
-//! original — is written down in `docs/contract.md`, and the layers in
-//! `docs/architecture.md`, in the repository.
+//! 1. **Vocabulary.** [`error`] — [`ToolError`], [`ErrorCode`];
+//!    [`event`] — what a call streams ([`ToolEvent`], [`ToolDisplay`], the
+//!    [`ToolEventStream`] every surface consumes) and what it comes to
+//!    ([`ToolOutput`], [`collect_tool_outcome`]); [`state`] — [`State<T>`];
+//!    [`scope`] — the five-tier scope store; [`metrics`] — one
+//!    [`MetricRecord`](metrics::MetricRecord) per call; [`rate_limit`] —
+//!    per-principal, per-tool and global budgets.
+//! 2. **Schemas and traces.** [`schema`] — client-ready schemas from
+//!    `schemars`, compiled once and enforced on every call; [`telemetry`]
+//!    — the spans dispatch and the surfaces open, named by OpenTelemetry's
+//!    MCP and GenAI conventions, W3C trace context in and out, and (feature
+//!    `otel`) the OTLP export.
+//! 3. **What a handler gets.** [`context`] — [`ToolContext`]:
+//!    cancellation, deadline, logger, cwd/env, scope, call stack, duplex
+//!    input, notifications, host values. It reaches the registry running
+//!    the call only through a narrow dispatch seam (composition, state,
+//!    resource updates), and carries the caller's identity in a slot only
+//!    [`security`] opens. [`ask`] — a tool (or the approval gate) asks its
+//!    caller: elicitation, sampling, roots, through the
+//!    [`Asker`](ask::Asker) the surface installs.
+//! 4. **What a tool is.** [`definition`] — [`ToolDefinition`], its
+//!    metadata, the [`ToolBuilder`](definition::ToolBuilder) and the one
+//!    exposure rule every surface asks; [`tool`](mod@tool) — the [`Tool`]
+//!    trait `#[tool]` implements, what a tool's types must be, and typed
+//!    composition ([`ToolContext::call`]); [`resource`](mod@resource),
+//!    [`prompt`](mod@prompt), [`completion`] — MCP's other primitives
+//!    ([`#[resource]`](macro@resource), [`#[prompt]`](macro@prompt));
+//!    [`security`] — authenticated dispatch: principal, auth context and
+//!    policy, approval, resource resolution, redacted audit receipts, and
+//!    the gates dispatch runs; [`changes`] — every succeeded call told to
+//!    listeners, and the bus replicas share.
+//! 5. **The catalog.** [`registry`] — [`ToolRegistry`]: register, source
+//!    catalogs, merge / extract / filter, resources and prompts, change
+//!    notifications shared between processes.
+//! 6. **The one path.** [`dispatch`] — [`ToolRegistry::invoke`]: look-up,
+//!    cycle check, gates, validation, the handler raced against
+//!    cancellation and its time limit, the outcome rule, one metric.
+//! 7. **Built on it.** [`client`] — typed clients over a
+//!    [`Transport`](client::Transport); [`jobs`] — detached dispatch, the
+//!    job runners and the `jobs.*` tools; [`surface`] — the advertised
+//!    surface as stable JSON and [`assert_surface!`]; [`search`] —
+//!    `tools.search` and `tools.call` for large catalogs.
+//! 8. **Surfaces.** [`adapters`] — each reaching the core through its
+//!    public API only, as an adapter in another crate would:
+//!    [`adapters::providers`] (OpenAI, Anthropic, Gemini; `rig`),
+//!    [`adapters::ws`] (the WebSocket projection; the socket server and
+//!    `WsClient` with `ws`), and behind their features `cli`, `mcp`, `pi`
+//!    and `http` (the guard MCP and WebSocket share), with
+//!    [`adapters::names`] and [`adapters::render`] shared between them.
 //!
-//! [`telemetry`] names the `tracing` spans dispatch and the surfaces open
-//! with OpenTelemetry's MCP and GenAI conventions, carries W3C trace
-//! context in and out, and (feature `otel`) exports spans and metrics over
-//! OTLP; without a subscriber the spans cost nothing.
+//! [`macro@tool`], [`macro@tools`], [`toolset!`], [`macro@resource`] and
+//! [`macro@prompt`] define tools, sets with typed clients, resources and
+//! prompts as async fns, checked at compile time; they expand to the
+//! public builders.
 //!
-//! [`jobs`] is built on the core, not part of it: a definition only carries
-//! the `detached` flag, and `ToolBuilder::detached` (what `#[tool(detached)]`
-//! expands to) is defined in [`jobs`] and reaches the tool through the
-//! builder's build-time layer; the runner a detached call launches on is
-//! registry state that [`jobs::install`] puts there.
+//! The long-form documentation is in [`docs`] (the same pages as `docs/`
+//! in the repository): the dispatch contract — the order of the gates, the
+//! outcome rule, every error code, and where gonk-tools differs from the
+//! TypeScript original — the architecture, asking, jobs, resources, rate
+//! limits and each surface.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -177,6 +164,8 @@ pub mod completion;
 pub mod context;
 pub mod definition;
 pub mod dispatch;
+#[cfg(doc)]
+pub mod docs;
 pub mod error;
 pub mod event;
 pub mod jobs;

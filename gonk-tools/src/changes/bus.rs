@@ -107,7 +107,7 @@ impl ChangeBus for InMemoryChangeBus {
 pub struct ChangeBusError(pub(crate) String);
 
 /// A registry's attachment to a [`ChangeBus`], from
-/// [`ToolRegistry::share_changes`]: while it is alive the registry
+/// [`ToolRegistry::share_changes`](crate::ToolRegistry::share_changes): while it is alive the registry
 /// publishes its changes and raises the other processes'. Dropping it
 /// detaches the registry.
 #[must_use = "dropping the attachment detaches the registry from the bus at once"]

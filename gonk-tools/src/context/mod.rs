@@ -3,8 +3,8 @@
 //! host values and application state.
 //!
 //! The context sits below everything that runs a call: it reaches the
-//! registry running it only through [`Dispatcher`] (composition, state,
-//! resource updates), and carries the caller's identity as a [`Caller`] it
+//! registry running it only through a `Dispatcher` (composition, state,
+//! resource updates), and carries the caller's identity as a `Caller` it
 //! does not open. The layers above add their own methods to it: asking in
 //! [`crate::ask`], `with_auth`/`auth` in the security layer, `call::<T>` beside
 //! the `Tool` trait.

@@ -47,11 +47,11 @@ use tracing::Instrument as _;
 
 use self::call::Call;
 use self::metric::CallMetric;
-use crate::context::{Cancellation, Dispatcher, ToolContext};
+use crate::context::{Cancellation, ToolContext};
 use crate::definition::{HandlerCall, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::{ToolEvent, ToolEventStream};
-use crate::registry::{RegistryInner, ToolRegistry};
+use crate::registry::ToolRegistry;
 use crate::security::{AuthSlot, Gate};
 use crate::telemetry;
 
@@ -333,35 +333,6 @@ impl ToolRegistry {
         Gate::new(&self.inner.security)
             .discoverable(self.list(), AuthSlot::of(ctx).as_ref())
             .await
-    }
-
-    /// This registry as the contexts of the calls it runs reach it.
-    #[inline(always)]
-    pub(crate) fn dispatcher(&self) -> Arc<dyn Dispatcher> {
-        Arc::clone(&self.inner) as Arc<dyn Dispatcher>
-    }
-}
-
-/// The registry is what a handler's context composes, reads state and
-/// announces resource updates through.
-impl Dispatcher for RegistryInner {
-    fn invoke(self: Arc<Self>, name: &str, input: Value, ctx: ToolContext) -> ToolEventStream {
-        ToolRegistry { inner: self }.invoke(name, input, ctx)
-    }
-
-    fn state(&self, type_id: std::any::TypeId) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
-        self.state
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_any(type_id)
-    }
-
-    fn notify_resource_updated(&self, uri: String) {
-        self.primitives.resource_updated(uri);
-    }
-
-    fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
-        self
     }
 }
 

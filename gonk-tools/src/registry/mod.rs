@@ -12,12 +12,15 @@
 mod primitives;
 mod shared;
 
+use std::any::{Any, TypeId};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use indexmap::IndexMap;
+use serde_json::Value;
 
-use crate::context::ToolContext;
+use crate::context::{Dispatcher, ToolContext};
 use crate::definition::{validate_tool_name, ToolDefinition};
+use crate::event::ToolEventStream;
 use crate::metrics::{MetricsSink, NoopMetrics};
 use crate::security::SecurityOptions;
 use crate::state::StateMap;
@@ -255,6 +258,37 @@ impl std::fmt::Debug for ToolRegistry {
         f.debug_struct("ToolRegistry")
             .field("tools", &self.names())
             .finish_non_exhaustive()
+    }
+}
+
+impl ToolRegistry {
+    /// This registry as the contexts of the calls it runs reach it.
+    #[inline(always)]
+    pub(crate) fn dispatcher(&self) -> Arc<dyn Dispatcher> {
+        Arc::clone(&self.inner) as Arc<dyn Dispatcher>
+    }
+}
+
+/// The registry is what a handler's context composes, reads state and
+/// announces resource updates through.
+impl Dispatcher for RegistryInner {
+    fn invoke(self: Arc<Self>, name: &str, input: Value, ctx: ToolContext) -> ToolEventStream {
+        ToolRegistry { inner: self }.invoke(name, input, ctx)
+    }
+
+    fn state(&self, type_id: TypeId) -> Option<Arc<dyn Any + Send + Sync>> {
+        self.state
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_any(type_id)
+    }
+
+    fn notify_resource_updated(&self, uri: String) {
+        self.primitives.resource_updated(uri);
+    }
+
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
     }
 }
 

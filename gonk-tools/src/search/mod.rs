@@ -9,7 +9,7 @@
 //!   ([`ToolRegistry::list_discoverable`](crate::ToolRegistry::list_discoverable))
 //!   never appears.
 //! * `tools.call` `{name, arguments?}` runs a tool by name through
-//!   [`ToolContext::invoke`] — the same dispatch contract (validation,
+//!   [`ToolContext::invoke`](crate::ToolContext::invoke) — the same dispatch contract (validation,
 //!   authorization, approval, timeouts, metrics) — and answers with that
 //!   tool's events and result. A tool the caller may not discover answers
 //!   `TOOL_NOT_FOUND`, exactly like a missing one.
