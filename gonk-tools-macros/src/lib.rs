@@ -4,32 +4,23 @@
 //! [`#[prompt]`](macro@prompt) for MCP's other two primitives. Use them
 //! through `gonk_tools`, which re-exports them (`use gonk_tools::prelude::*;`).
 //!
-//! Each macro goes parse (`attr`, keys named once in `keys`) → typed
-//! model (`model`) → validate (`validate`, errors collected in `errors`)
-//! → expand (`expand` for one tool, `toolset` for sets, `client` for their
-//! typed clients); every misuse is a compile error spanned on the offending
-//! token. `#[resource]` and `#[prompt]` go the same way in `primitives`
-//! (with a compile-time URI template parser), reusing the parameter and
-//! return classification of `model`. The naming rules (`rules`) are shared
-//! with `gonk_tools`.
+//! All five share one front end, `internals` (after serde_derive's):
+//! parse the arguments (`attr`, every key named once in `keys`), build a
+//! typed model of the fn, impl block or set that keeps the user's tokens
+//! (`model`, checking each part as it goes), then check what relates parts
+//! or items to each other (`check`), every problem collected (`errors`)
+//! and reported as a compile error spanned on the offending token. Only
+//! the expansion differs: `expand` has one module per macro. The naming
+//! rules (`rules`) are compiled into `gonk_tools` too.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 use proc_macro::TokenStream;
-use quote::quote;
 
-mod attr;
-mod client;
-mod errors;
 mod expand;
-mod keys;
-mod model;
-mod names;
-mod primitives;
+mod internals;
 #[allow(dead_code)] // `gonk_tools` uses the rest through `__rules!`
 mod rules;
-mod toolset;
-mod validate;
 
 /// Turns an `async fn` into a tool: a generated type (CamelCase of the fn
 /// name, `notes_search` → `NotesSearch`; a word that starts with a digit
@@ -210,7 +201,7 @@ mod validate;
 /// ```
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
-    expand::tool_attribute(args.into(), input.into()).into()
+    expand::tool::attribute(args.into(), input.into()).into()
 }
 
 /// Turns an `async fn` into an MCP resource (or resource template): a unit
@@ -307,7 +298,7 @@ pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// | `crate` | the path of `gonk_tools` when it is renamed |
 #[proc_macro_attribute]
 pub fn resource(args: TokenStream, input: TokenStream) -> TokenStream {
-    primitives::resource_attribute(args.into(), input.into()).into()
+    expand::resource::attribute(args.into(), input.into()).into()
 }
 
 /// Turns an `async fn` into an MCP prompt: a unit struct named like the fn
@@ -386,7 +377,7 @@ pub fn resource(args: TokenStream, input: TokenStream) -> TokenStream {
 /// | `crate` | the path of `gonk_tools` when it is renamed |
 #[proc_macro_attribute]
 pub fn prompt(args: TokenStream, input: TokenStream) -> TokenStream {
-    primitives::prompt_attribute(args.into(), input.into()).into()
+    expand::prompt::attribute(args.into(), input.into()).into()
 }
 
 /// Makes the `#[tool]` methods of an impl block a tool set: every
@@ -437,14 +428,7 @@ pub fn prompt(args: TokenStream, input: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro_attribute]
 pub fn tools(args: TokenStream, input: TokenStream) -> TokenStream {
-    match toolset::tools(args.into(), input.clone().into()) {
-        Ok(tokens) => tokens.into(),
-        Err(error) => {
-            let error = error.to_compile_error();
-            let input = proc_macro2::TokenStream::from(input);
-            quote!(#input #error).into()
-        }
-    }
+    expand::set::tools(args.into(), input.into()).into()
 }
 
 /// Declares a tool set of `#[tool]` types: a unit struct with `TOOL_NAMES`,
@@ -489,10 +473,7 @@ pub fn tools(args: TokenStream, input: TokenStream) -> TokenStream {
 /// struct.
 #[proc_macro]
 pub fn toolset(input: TokenStream) -> TokenStream {
-    match toolset::toolset(input.into()) {
-        Ok(tokens) => tokens.into(),
-        Err(error) => error.to_compile_error().into(),
-    }
+    expand::set::toolset(input.into()).into()
 }
 
 /// The naming rules shared with `gonk_tools`: expands to the items of

@@ -1,20 +1,17 @@
-//! Parsing `#[resource("uri", ...)]` and `#[prompt(...)]` arguments, with
-//! the helpers of the `#[tool]` parser ([`crate::attr`]): every key named
-//! in [`keys`](crate::keys), every misuse an error on its token, all
-//! errors of one call collected.
+//! Parsing `#[resource("uri", ...)]` and `#[prompt(...)]` arguments with
+//! the shared value shapes of [`attr`](super): every key named in
+//! [`keys`], every misuse an error on its token,
+//! all errors of one call collected.
 
 use proc_macro2::{Span, TokenStream};
 use syn::meta::ParseNestedMeta;
 use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
-use syn::{Expr, Ident, LitStr, Path, Token};
+use syn::{Expr, Ident, LitStr, Token};
 
-use crate::attr::{
-    choice_of, crate_path, key_of, lit_str, set, skip_entry, str_list, timeout, unknown, Choice,
-    Timeout,
-};
-use crate::errors::Errors;
-use crate::keys;
+use super::{choice_of, entries, lit_str, set, skip_entry, str_list, unknown, Choice, ItemAttrs};
+use crate::internals::errors::Errors;
+use crate::internals::keys;
 
 /// One `complete(var = path::to_fn)` entry: the template variable or
 /// prompt argument, and the completion fn.
@@ -23,37 +20,20 @@ pub struct Completer {
     pub f: Expr,
 }
 
-/// The keys `#[resource]` and `#[prompt]` share.
+/// The keys `#[resource]` and `#[prompt]` share besides [`ItemAttrs`]:
+/// what a client shows, and the completions.
 #[derive(Default)]
-pub struct Common {
-    pub krate: Option<Path>,
-    pub name: Option<LitStr>,
-    pub type_name: Option<Ident>,
+pub struct PrimitiveAttrs {
     pub title: Option<LitStr>,
-    pub description: Option<LitStr>,
-    pub timeout: Option<Timeout>,
     pub icons: Option<Vec<LitStr>>,
     pub complete: Option<Vec<Completer>>,
 }
 
-impl Common {
+impl PrimitiveAttrs {
     /// Parses `key` if it is a shared one; `Ok(false)` when it is not.
     fn parse_key(&mut self, key: &str, meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
         match key {
-            keys::CRATE => set(&mut self.krate, crate_path(meta)?, meta)?,
-            keys::NAME => set(&mut self.name, lit_str(meta)?, meta)?,
-            keys::TYPE_NAME => {
-                let ident: Ident = meta.value()?.parse().map_err(|e| {
-                    syn::Error::new(
-                        e.span(),
-                        "`type_name` needs an identifier: `type_name = MyResource`",
-                    )
-                })?;
-                set(&mut self.type_name, ident, meta)?
-            }
             keys::TITLE => set(&mut self.title, lit_str(meta)?, meta)?,
-            keys::DESCRIPTION => set(&mut self.description, lit_str(meta)?, meta)?,
-            keys::TIMEOUT => set(&mut self.timeout, timeout(meta)?, meta)?,
             keys::COMPLETE => set(&mut self.complete, completers(meta)?, meta)?,
             keys::ICONS => set(&mut self.icons, icons(meta)?, meta)?,
             _ => return Ok(false),
@@ -134,7 +114,8 @@ fn completers(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<Completer>> {
 pub struct ResourceAttrs {
     /// The URI or URI template, the first argument.
     pub uri: LitStr,
-    pub common: Common,
+    pub item: ItemAttrs,
+    pub primitive: PrimitiveAttrs,
     pub mime_type: Option<LitStr>,
     pub size: Option<u64>,
     pub audience: Option<Vec<Choice>>,
@@ -144,26 +125,8 @@ pub struct ResourceAttrs {
 /// Everything `#[prompt(..)]` can say.
 #[derive(Default)]
 pub struct PromptAttrs {
-    pub common: Common,
-}
-
-/// Runs `each` over the `key = value` entries of `input`, collecting
-/// errors and skipping a bad entry.
-fn entries(
-    input: TokenStream,
-    errors: &mut Errors,
-    mut each: impl FnMut(&str, &ParseNestedMeta<'_>) -> syn::Result<()>,
-) {
-    let parser = syn::meta::parser(|meta| {
-        if let Err(error) = each(&key_of(&meta), &meta) {
-            errors.push(error);
-            skip_entry(meta.input);
-        }
-        Ok(())
-    });
-    if let Err(error) = parser.parse2(input) {
-        errors.push(error);
-    }
+    pub item: ItemAttrs,
+    pub primitive: PrimitiveAttrs,
 }
 
 const URI_FIRST: &str =
@@ -186,13 +149,14 @@ impl ResourceAttrs {
             Ok((uri, input.parse()?))
         };
         let (uri, rest) = split.parse2(args)?;
-        let mut common = Common::default();
+        let mut item = ItemAttrs::default();
+        let mut primitive = PrimitiveAttrs::default();
         let mut mime_type = None;
         let mut size = None;
         let mut audience = None;
         let mut priority = None;
-        entries(rest, &mut errors, |key, meta| {
-            if common.parse_key(key, meta)? {
+        entries(rest, &mut errors, |key, meta, _| {
+            if item.parse_key(key, meta, "MyResource")? || primitive.parse_key(key, meta)? {
                 return Ok(());
             }
             match key {
@@ -210,7 +174,7 @@ impl ResourceAttrs {
                     set(&mut audience, roles, meta)
                 }
                 keys::PRIORITY => set(&mut priority, parse_priority(meta)?, meta),
-                "uri" => Err(meta.error(URI_FIRST)),
+                keys::URI => Err(meta.error(URI_FIRST)),
                 other => Err(unknown(
                     meta,
                     "`#[resource]` key",
@@ -229,7 +193,8 @@ impl ResourceAttrs {
         errors.finish()?;
         Ok(ResourceAttrs {
             uri,
-            common,
+            item,
+            primitive,
             mime_type,
             size,
             audience,
@@ -242,15 +207,17 @@ impl PromptAttrs {
     /// Parses the arguments of `#[prompt(..)]`.
     pub fn parse(args: TokenStream) -> syn::Result<PromptAttrs> {
         let mut errors = Errors::default();
-        let mut common = Common::default();
-        entries(args, &mut errors, |key, meta| {
-            if common.parse_key(key, meta)? {
+        let mut attrs = PromptAttrs::default();
+        entries(args, &mut errors, |key, meta, _| {
+            if attrs.item.parse_key(key, meta, "MyPrompt")?
+                || attrs.primitive.parse_key(key, meta)?
+            {
                 return Ok(());
             }
             Err(unknown(meta, "`#[prompt]` key", key, keys::PROMPT_KEYS))
         });
         errors.finish()?;
-        Ok(PromptAttrs { common })
+        Ok(attrs)
     }
 }
 
@@ -336,7 +303,7 @@ mod tests {
         assert_eq!(attrs.size, Some(1024));
         assert_eq!(attrs.priority, Some(0.5));
         assert_eq!(attrs.audience.unwrap().len(), 2);
-        assert_eq!(attrs.common.completers()[0].target, "id");
+        assert_eq!(attrs.primitive.completers()[0].target, "id");
         assert!(ResourceAttrs::parse(quote!("notes://recent")).is_ok());
     }
 
@@ -394,7 +361,7 @@ mod tests {
             complete(tag = tags)
         ))
         .unwrap();
-        assert_eq!(attrs.common.name.unwrap().value(), "summarize");
+        assert_eq!(attrs.item.name.unwrap().value(), "summarize");
         assert_eq!(
             error(PromptAttrs::parse(quote!(titel = "S"))),
             "unknown `#[prompt]` key `titel`: did you mean `title`?"
