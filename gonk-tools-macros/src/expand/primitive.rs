@@ -8,9 +8,8 @@ use syn::spanned::Spanned;
 
 use super::{call_body, duration, output_type, requirement, state_binding};
 use crate::internals::attr::primitive::PrimitiveAttrs;
-use crate::internals::attr::ItemAttrs;
+use crate::internals::attr::{FieldName, ItemAttrs};
 use crate::internals::model::{FnModel, Param, Return};
-use crate::internals::names;
 
 /// The builder calls `#[resource]` and `#[prompt]` share: title,
 /// description, states, icons, timeout.
@@ -37,14 +36,18 @@ pub fn common_calls(f: &FnModel, item: &ItemAttrs, primitive: &PrimitiveAttrs) -
     calls
 }
 
-/// `.complete("id", note_ids)` for each completer, spanned on the fn path
-/// so a completion fn of the wrong shape is reported there.
-pub fn complete_calls(primitive: &PrimitiveAttrs) -> Vec<TokenStream> {
+/// `.complete("id", note_ids)` for each completer, the argument as
+/// `argument` writes it, spanned on the fn path so a completion fn of the
+/// wrong shape is reported there.
+pub fn complete_calls(
+    primitive: &PrimitiveAttrs,
+    argument: impl Fn(&FieldName) -> TokenStream,
+) -> Vec<TokenStream> {
     primitive
         .completers()
         .iter()
         .map(|c| {
-            let target = names::unraw(&c.target);
+            let target = argument(&c.target);
             let f = &c.f;
             let span = f.span();
             quote_spanned!(span=> .complete(#target, #f))

@@ -8,6 +8,7 @@ use quote::{quote, quote_spanned, ToTokens};
 
 use super::primitive::{common_calls, complete_calls, handler, output_requirement};
 use super::{krate_doc, requirement, requirements_fn, respan};
+use crate::internals::attr::FieldName;
 use crate::internals::model::prompt::PromptModel;
 use crate::internals::model::Primitive;
 use crate::internals::{self};
@@ -37,7 +38,21 @@ pub fn prompt(model: &PromptModel) -> TokenStream {
     };
     let module = quote!(#krate::prompt);
     let handler = handler(f, &module, quote!(__arguments), arguments.clone(), values);
-    let completes = complete_calls(primitive);
+    // A field named by its Rust name completes the argument serde names
+    // it by (its `rename_all` form), read from the arguments' schema; one
+    // named as a string is that argument.
+    let completes = complete_calls(primitive, |target| match target {
+        FieldName::Rust(_) => {
+            let field = target.name();
+            let private = quote!(#krate::__private);
+            quote!(&{
+                #[allow(unused_imports)]
+                use #private::{SelectFallbackProperty as _, SelectTypedProperty as _};
+                (&&#private::SelectProperty::<#arguments>::new()).property(#field)
+            })
+        }
+        FieldName::Serde(name) => quote!(#name),
+    });
 
     let mut requirements = Vec::new();
     if let Some(args) = model.arguments() {
@@ -52,8 +67,11 @@ pub fn prompt(model: &PromptModel) -> TokenStream {
         Some(args) => primitive
             .completers()
             .iter()
-            .map(|c| {
-                let field = &c.target;
+            .filter_map(|c| match &c.target {
+                FieldName::Rust(field) => Some(field),
+                FieldName::Serde(_) => None,
+            })
+            .map(|field| {
                 let span = field.span();
                 let args = respan(args.to_token_stream(), span);
                 quote_spanned!(span=> let _ = |__arguments: &#args| { let _ = &__arguments.#field; };)

@@ -131,7 +131,11 @@ pub fn resource(model: &ResourceModel, template: &Template) -> TokenStream {
     }
     requirements.push(output_requirement(f, "resource", "ResourceOutput"));
     let requirements = requirements_fn("__resource_requirements", requirements);
-    let completes = complete_calls(&a.primitive);
+    // A template variable is a parameter's name, serde's name too.
+    let completes = complete_calls(&a.primitive, |target| {
+        let name = target.name();
+        quote!(#name)
+    });
 
     // `Resource::Params` and `Resource::uri`.
     let params_ident = format_ident!("{}Params", ty);

@@ -27,8 +27,10 @@ use crate::rules;
 
 /// One tool's `mcp(header(..))` against its signature: the tool has an
 /// input to take the fields from, and no field or header name comes twice
-/// (header names ignore case). That each field exists and is a scalar,
-/// only the compiler knows: the expansion asks it ([`expand`](crate::expand)).
+/// (header names ignore case). That a field named by its Rust name exists
+/// and is a scalar only the compiler knows: the expansion asks it
+/// ([`expand`](crate::expand)); a property named as a string, as clients
+/// see it, is checked at registration.
 pub fn tool(model: &ToolModel, errors: &mut Errors) {
     let fn_name = model.f.fn_name();
     let Some(headers) = model.attrs.mcp.as_ref().and_then(|m| m.headers.as_ref()) else {
@@ -40,19 +42,16 @@ pub fn tool(model: &ToolModel, errors: &mut Errors) {
                 &header.field,
                 format!(
                     "`fn {fn_name}` takes no input, so it has no field `{}` to send as a header: add an input parameter whose type has that field",
-                    names::unraw(&header.field)
+                    header.field.name()
                 ),
             );
         }
         return;
     }
     for (i, header) in headers.iter().enumerate() {
-        let field = names::unraw(&header.field);
+        let field = header.field.name();
         let name = header.name.value();
-        if let Some(first) = headers[..i]
-            .iter()
-            .find(|h| names::unraw(&h.field) == field)
-        {
+        if let Some(first) = headers[..i].iter().find(|h| h.field.name() == field) {
             errors.push_spanned(
                 &header.field,
                 format!(
@@ -71,7 +70,7 @@ pub fn tool(model: &ToolModel, errors: &mut Errors) {
                 format!(
                     "the header `{}{name}` is already sent for the field `{}` (header names ignore case): give `{field}` another header name",
                     rules::HEADER_PREFIX,
-                    names::unraw(&first.field)
+                    first.field.name()
                 ),
             );
         }
@@ -227,7 +226,7 @@ pub fn resource(model: &ResourceModel, errors: &mut Errors) {
     }
     let variables: Vec<&str> = template.variables().collect();
     for completer in model.attrs.primitive.completers() {
-        let target = names::unraw(&completer.target);
+        let target = completer.target.name();
         if variables.contains(&target.as_str()) {
             continue;
         }
@@ -250,9 +249,11 @@ pub fn resource(model: &ResourceModel, errors: &mut Errors) {
 }
 
 /// One prompt's completions against its arguments: a prompt without an
-/// arguments struct has nothing to complete. That each completion names a
-/// field only the compiler knows: the expansion asks it
-/// ([`expand`](crate::expand)).
+/// arguments struct has nothing to complete. That a completion names a
+/// field by its Rust name only the compiler knows: the expansion asks it
+/// ([`expand`](crate::expand)); which argument serde makes of the field,
+/// or whether a name given as a string is one, only the schema knows, at
+/// run time (registration refuses a completion on no argument).
 pub fn prompt(model: &PromptModel, errors: &mut Errors) {
     if model.arguments().is_some() {
         return;
@@ -261,7 +262,7 @@ pub fn prompt(model: &PromptModel, errors: &mut Errors) {
     for completer in model.attrs.primitive.completers() {
         errors.push_spanned(
             &completer.target,
-            format!("`fn {fn_name}` takes no arguments, so there is no `{}` to complete: add an arguments struct with that field, or remove `complete`", names::unraw(&completer.target)),
+            format!("`fn {fn_name}` takes no arguments, so there is no `{}` to complete: add an arguments struct with that field, or remove `complete`", completer.target.name()),
         );
     }
 }

@@ -219,7 +219,7 @@ fn hints(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
             })
         });
         for header in mcp.headers.iter().flatten() {
-            let property = crate::internals::names::unraw(&header.field);
+            let property = header.field.name();
             let name = &header.name;
             calls.push(quote!(.mcp_header(#property, #name)));
         }

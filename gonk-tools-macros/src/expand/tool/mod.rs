@@ -11,6 +11,7 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::Type;
 
 use super::{krate_doc, output_type, requirement, respan};
+use crate::internals::attr::FieldName;
 use crate::internals::model::tool::{Site, ToolModel};
 use crate::internals::model::Primitive;
 use crate::internals::{self};
@@ -41,8 +42,12 @@ fn header_fields(model: &ToolModel, input: &Type) -> Vec<TokenStream> {
     headers
         .into_iter()
         .flatten()
-        .map(|header| {
-            let field = &header.field;
+        .filter_map(|header| match &header.field {
+            FieldName::Rust(field) => Some(field),
+            // A property named as a string is checked at registration.
+            FieldName::Serde(_) => None,
+        })
+        .map(|field| {
             let span = field.span();
             let krate = respan(model.f.krate.to_token_stream(), span);
             quote_spanned! {span=>

@@ -12,9 +12,11 @@ pub mod set;
 pub mod tool;
 
 use proc_macro2::{Span, TokenStream};
+use syn::ext::IdentExt;
 use syn::meta::ParseNestedMeta;
 use syn::parse::{ParseStream, Parser};
-use syn::{Expr, Ident, LitBool, LitStr, Path, Token};
+use syn::punctuated::Punctuated;
+use syn::{Expr, Ident, LitBool, LitStr, Path, PathSegment, Token};
 
 use super::errors::Errors;
 use super::keys;
@@ -78,6 +80,131 @@ impl ItemAttrs {
         }
         Ok(true)
     }
+}
+
+/// How an attribute names an input field (`complete(..)`, `header(..)`):
+/// by its Rust identifier, which the compiler checks and which stands for
+/// the name serde gives the field (its `rename_all` form included), or by
+/// the name a client sees, as a string — for a field renamed on its own
+/// (`#[serde(rename = "topic")]`), whose Rust name no client knows.
+pub enum FieldName {
+    /// `note_id = ..`: the field, by its Rust name.
+    Rust(Ident),
+    /// `"topic" = ..`: the name clients see.
+    Serde(LitStr),
+}
+
+impl FieldName {
+    /// The name as written, without `r#` or quotes.
+    pub fn name(&self) -> String {
+        match self {
+            FieldName::Rust(ident) => super::names::unraw(ident),
+            FieldName::Serde(lit) => lit.value(),
+        }
+    }
+}
+
+impl std::fmt::Display for FieldName {
+    /// As written: `r#type`, `"topic"`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FieldName::Rust(ident) => ident.fmt(f),
+            FieldName::Serde(lit) => lit.token().fmt(f),
+        }
+    }
+}
+
+impl quote::ToTokens for FieldName {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        match self {
+            FieldName::Rust(ident) => ident.to_tokens(tokens),
+            FieldName::Serde(lit) => lit.to_tokens(tokens),
+        }
+    }
+}
+
+/// The key of one entry of a list whose keys name input fields: a path,
+/// as `syn` parses nested meta, or a string ([`FieldName::Serde`]).
+pub enum FieldKey {
+    Path(Path),
+    Serde(LitStr),
+}
+
+/// Parses `key(field = .., "name" = .., ..)` as `syn`'s
+/// `parse_nested_meta` does, and also takes a string where a key goes;
+/// `each` gets the key and the input after it (`= value` still to parse).
+pub fn field_entries(
+    meta: &ParseNestedMeta<'_>,
+    mut each: impl FnMut(FieldKey, ParseStream<'_>) -> syn::Result<()>,
+) -> syn::Result<()> {
+    let content;
+    syn::parenthesized!(content in meta.input);
+    loop {
+        let key = if content.peek(LitStr) {
+            FieldKey::Serde(content.parse()?)
+        } else {
+            FieldKey::Path(content.call(parse_meta_path)?)
+        };
+        each(key, &content)?;
+        if content.is_empty() {
+            return Ok(());
+        }
+        content.parse::<Token![,]>()?;
+        if content.is_empty() {
+            return Ok(());
+        }
+    }
+}
+
+/// `= <value>` after a key, or the error `missing()` spanned on the key.
+pub fn key_value<'a>(
+    key: &dyn quote::ToTokens,
+    input: ParseStream<'a>,
+    missing: impl FnOnce() -> String,
+) -> syn::Result<ParseStream<'a>> {
+    match input.parse::<Token![=]>() {
+        Ok(_) => Ok(input),
+        Err(_) => Err(syn::Error::new_spanned(key, missing())),
+    }
+}
+
+/// A nested-meta path as `syn` reads it (keywords allowed), with its
+/// messages.
+fn parse_meta_path(input: ParseStream<'_>) -> syn::Result<Path> {
+    Ok(Path {
+        leading_colon: input.parse()?,
+        segments: {
+            let mut segments = Punctuated::new();
+            if input.peek(Ident::peek_any) {
+                let ident = Ident::parse_any(input)?;
+                segments.push_value(PathSegment::from(ident));
+            } else if input.is_empty() {
+                return Err(input.error("expected nested attribute"));
+            } else if input.peek(syn::Lit) {
+                return Err(input.error("unexpected literal in nested attribute, expected ident"));
+            } else {
+                return Err(input.error("unexpected token in nested attribute, expected ident"));
+            }
+            while input.peek(Token![::]) {
+                let punct = input.parse()?;
+                segments.push_punct(punct);
+                let ident = Ident::parse_any(input)?;
+                segments.push_value(PathSegment::from(ident));
+            }
+            segments
+        },
+    })
+}
+
+/// A string key that names nothing is refused: it could only be a slip.
+pub fn serde_key(name: LitStr) -> syn::Result<FieldName> {
+    if name.value().is_empty() {
+        return Err(syn::Error::new(
+            name.span(),
+            "`\"\"` names no field: write the name clients see, e.g. `\"topic\"`",
+        ));
+    }
+    Ok(FieldName::Serde(name))
 }
 
 /// Runs `each` over the `key = value` / `key(..)` entries of `input` with

@@ -7,16 +7,20 @@ use proc_macro2::{Span, TokenStream};
 use syn::meta::ParseNestedMeta;
 use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
-use syn::{Expr, Ident, LitStr, Token};
+use syn::{Expr, LitStr, Token};
 
-use super::{choice_of, entries, lit_str, set, skip_entry, str_list, unknown, Choice, ItemAttrs};
+use super::{
+    choice_of, entries, field_entries, key_value, lit_str, serde_key, set, skip_entry, str_list,
+    unknown, Choice, FieldKey, FieldName, ItemAttrs,
+};
 use crate::internals::errors::Errors;
 use crate::internals::keys;
 
 /// One `complete(var = path::to_fn)` entry: the template variable or
-/// prompt argument, and the completion fn.
+/// prompt argument (by its Rust name, or as a string by the name clients
+/// see), and the completion fn.
 pub struct Completer {
-    pub target: Ident,
+    pub target: FieldName,
     pub f: Expr,
 }
 
@@ -62,7 +66,7 @@ fn icons(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
     Ok(icons)
 }
 
-/// `complete(id = note_ids, tag = path::to::tags)`.
+/// `complete(id = note_ids, tag = path::to::tags, "topic" = topics)`.
 fn completers(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<Completer>> {
     const EXAMPLE: &str = "`complete(id = note_ids)` (the variable or argument `id`, completed by the async fn `note_ids`)";
     if !meta.input.peek(syn::token::Paren) {
@@ -72,33 +76,25 @@ fn completers(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<Completer>> {
     }
     let mut list: Vec<Completer> = Vec::new();
     let mut errors = Errors::default();
-    meta.parse_nested_meta(|entry| {
-        let result = (|| {
-            let Some(target) = entry.path.get_ident().cloned() else {
+    field_entries(meta, |key, input| {
+        let result = completer(key, input, EXAMPLE).and_then(|completer| {
+            let name = completer.target.name();
+            if list.iter().any(|c| c.target.name() == name) {
                 return Err(syn::Error::new_spanned(
-                    &entry.path,
-                    format!("`complete(..)` names variables or arguments by their identifiers: {EXAMPLE}"),
-                ));
-            };
-            let value = entry.value().map_err(|_| {
-                entry.error(format!(
-                    "`{target}` needs the fn that completes it: `{target} = path::to_fn`"
-                ))
-            })?;
-            let f: Expr = value.parse()?;
-            if list.iter().any(|c| c.target == target) {
-                return Err(syn::Error::new(
-                    target.span(),
-                    format!("`{target}` already has a completion fn: give each one once"),
+                    &completer.target,
+                    format!(
+                        "`{}` already has a completion fn: give each one once",
+                        completer.target
+                    ),
                 ));
             }
-            Ok(Completer { target, f })
-        })();
+            Ok(completer)
+        });
         match result {
             Ok(completer) => list.push(completer),
             Err(error) => {
                 errors.push(error);
-                skip_entry(entry.input);
+                skip_entry(input);
             }
         }
         Ok(())
@@ -108,6 +104,27 @@ fn completers(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<Completer>> {
         return Err(meta.error(format!("`complete()` names nothing: write {EXAMPLE}")));
     }
     Ok(list)
+}
+
+/// One `name = path::to_fn` of `complete(..)`.
+fn completer(key: FieldKey, input: ParseStream<'_>, example: &str) -> syn::Result<Completer> {
+    let target = match key {
+        FieldKey::Path(path) => match path.get_ident() {
+            Some(ident) => FieldName::Rust(ident.clone()),
+            None => {
+                return Err(syn::Error::new_spanned(
+                    &path,
+                    format!("`complete(..)` names a variable or argument by its identifier, or by the name clients see as a string: {example}"),
+                ))
+            }
+        },
+        FieldKey::Serde(name) => serde_key(name)?,
+    };
+    let value = key_value(&target, input, || {
+        format!("`{target}` needs the fn that completes it: `{target} = path::to_fn`")
+    })?;
+    let f: Expr = value.parse()?;
+    Ok(Completer { target, f })
 }
 
 /// Everything `#[resource(..)]` can say.
@@ -303,7 +320,7 @@ mod tests {
         assert_eq!(attrs.size, Some(1024));
         assert_eq!(attrs.priority, Some(0.5));
         assert_eq!(attrs.audience.unwrap().len(), 2);
-        assert_eq!(attrs.primitive.completers()[0].target, "id");
+        assert_eq!(attrs.primitive.completers()[0].target.name(), "id");
         assert!(ResourceAttrs::parse(quote!("notes://recent")).is_ok());
     }
 

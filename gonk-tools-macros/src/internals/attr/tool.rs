@@ -5,12 +5,14 @@
 
 use proc_macro2::TokenStream;
 use syn::meta::ParseNestedMeta;
+use syn::parse::ParseStream;
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, LitBool, LitStr, Token};
 
 use super::{
-    choice, choice_of, duration, entries, expr, flag, known, lit_str, nested, push_flag, set,
-    skip_entry, str_list, unknown, Choice, Flag, ItemAttrs,
+    choice, choice_of, duration, entries, expr, field_entries, flag, key_value, known, lit_str,
+    nested, push_flag, serde_key, set, skip_entry, str_list, unknown, Choice, FieldKey, FieldName,
+    Flag, ItemAttrs,
 };
 use crate::internals::errors::Errors;
 use crate::internals::keys;
@@ -49,10 +51,11 @@ pub struct Mcp {
 
 /// One entry of `mcp(header(region = "Region"))`: an input field whose
 /// argument a client also sends as the header `Mcp-Param-Region`. The
-/// name is checked here; the field (it exists, it is a scalar) by the
-/// compiler, through the code [`expand`](crate::expand) writes.
+/// name is checked here; a field named by its Rust name (it exists, it is
+/// a scalar) by the compiler, through the code [`expand`](crate::expand)
+/// writes; a property named as a string, at registration.
 pub struct McpHeader {
-    pub field: Ident,
+    pub field: FieldName,
     pub name: LitStr,
 }
 
@@ -317,12 +320,12 @@ fn parse_headers(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<McpHeader>> {
     }
     let mut headers = Vec::new();
     let mut errors = Errors::default();
-    meta.parse_nested_meta(|entry| {
-        match header_entry(&entry, EXAMPLE) {
+    field_entries(meta, |key, input| {
+        match header_entry(key, input, EXAMPLE) {
             Ok(header) => headers.push(header),
             Err(error) => {
                 errors.push(error);
-                skip_entry(entry.input);
+                skip_entry(input);
             }
         }
         Ok(())
@@ -334,31 +337,37 @@ fn parse_headers(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<McpHeader>> {
     Ok(headers)
 }
 
-/// One `field = "Name"` of `header(..)`.
-fn header_entry(entry: &ParseNestedMeta<'_>, example: &str) -> syn::Result<McpHeader> {
-    let field = match entry.path.get_ident() {
-        // A keyword (`type`) parses here, but `input.type` would not:
-        // it must be written raw.
-        Some(ident) if syn::parse_str::<Ident>(&ident.to_string()).is_err() => {
-            return Err(syn::Error::new(
-                ident.span(),
-                format!("`{ident}` is a keyword: write the field as `r#{ident}`"),
-            ));
-        }
-        Some(ident) => ident.clone(),
-        None => {
-            return Err(syn::Error::new_spanned(
-                &entry.path,
-                format!("`header(..)` names fields of the input by their identifiers: {example}"),
-            ))
-        }
+/// One `field = "Name"` (or `"property" = "Name"`) of `header(..)`.
+fn header_entry(key: FieldKey, input: ParseStream<'_>, example: &str) -> syn::Result<McpHeader> {
+    let field = match key {
+        FieldKey::Path(path) => match path.get_ident() {
+            // A keyword (`type`) parses here, but `input.type` would not:
+            // it must be written raw.
+            Some(ident) if syn::parse_str::<Ident>(&ident.to_string()).is_err() => {
+                return Err(syn::Error::new(
+                    ident.span(),
+                    format!("`{ident}` is a keyword: write the field as `r#{ident}`"),
+                ));
+            }
+            Some(ident) => FieldName::Rust(ident.clone()),
+            None => {
+                return Err(syn::Error::new_spanned(
+                    &path,
+                    format!("`header(..)` names a field of the input by its identifier, or by the name clients see as a string: {example}"),
+                ))
+            }
+        },
+        FieldKey::Serde(name) => serde_key(name)?,
     };
-    let value = entry.value().map_err(|_| {
-        entry.error(format!(
-            "`{field}` needs the header name it is sent as: `{field} = \"Name\"` (sent as `Mcp-Param-Name`)"
-        ))
+    let value = key_value(&field, input, || {
+        format!("`{field}` needs the header name it is sent as: `{field} = \"Name\"` (sent as `Mcp-Param-Name`)")
     })?;
-    let expr: Expr = value.parse()?;
+    let name = header_name(value.parse()?, &field.to_string())?;
+    Ok(McpHeader { field, name })
+}
+
+/// The header name a field is sent as: a string the rule allows.
+fn header_name(expr: Expr, field: &str) -> syn::Result<LitStr> {
     let Expr::Lit(syn::ExprLit {
         lit: syn::Lit::Str(name),
         ..
@@ -371,7 +380,7 @@ fn header_entry(entry: &ParseNestedMeta<'_>, example: &str) -> syn::Result<McpHe
     };
     crate::rules::check_header_name(&name.value())
         .map_err(|e| syn::Error::new(name.span(), e.describe(&name.value())))?;
-    Ok(McpHeader { field, name })
+    Ok(name)
 }
 
 /// `pi(name = "..", visibility = "..", requires_approval, status_glyph = "..")`.
