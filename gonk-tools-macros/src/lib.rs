@@ -4,32 +4,23 @@
 //! [`#[prompt]`](macro@prompt) for MCP's other two primitives. Use them
 //! through `gonk_tools`, which re-exports them (`use gonk_tools::prelude::*;`).
 //!
-//! Each macro goes parse (`attr`, keys named once in `keys`) → typed
-//! model (`model`) → validate (`validate`, errors collected in `errors`)
-//! → expand (`expand` for one tool, `toolset` for sets, `client` for their
-//! typed clients); every misuse is a compile error spanned on the offending
-//! token. `#[resource]` and `#[prompt]` go the same way in `primitives`
-//! (with a compile-time URI template parser), reusing the parameter and
-//! return classification of `model`. The naming rules (`rules`) are shared
-//! with `gonk_tools`.
+//! All five share one front end, `internals` (after serde_derive's):
+//! parse the arguments (`attr`, every key named once in `keys`), build a
+//! typed model of the fn, impl block or set that keeps the user's tokens
+//! (`model`, checking each part as it goes), then check what relates parts
+//! or items to each other (`check`), every problem collected (`errors`)
+//! and reported as a compile error spanned on the offending token. Only
+//! the expansion differs: `expand` has one module per macro. The naming
+//! rules (`rules`) are compiled into `gonk_tools` too.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 use proc_macro::TokenStream;
-use quote::quote;
 
-mod attr;
-mod client;
-mod errors;
 mod expand;
-mod keys;
-mod model;
-mod names;
-mod primitives;
+mod internals;
 #[allow(dead_code)] // `gonk_tools` uses the rest through `__rules!`
 mod rules;
-mod toolset;
-mod validate;
 
 /// Turns an `async fn` into a tool: a generated type (CamelCase of the fn
 /// name, `notes_search` → `NotesSearch`; a word that starts with a digit
@@ -181,10 +172,14 @@ mod validate;
 /// field exists on the input type; it is a string, an integer, a bool or
 /// a char, or an `Option` of one (see `gonk_tools::definition::McpHeaderValue`
 /// for your own string enums); the name is HTTP token characters without
-/// the `Mcp-Param-` prefix; no header name twice, ignoring case. The
-/// property is the field's name, or its `#[serde(rename_all = ..)]` form;
-/// for a field renamed one by one (`#[serde(rename = ..)]`), put
-/// `#[schemars(extend("x-mcp-header" = "Region"))]` on the field instead.
+/// the `Mcp-Param-` prefix; no header name twice, ignoring case.
+///
+/// The header travels with the property clients see, which is the name
+/// serde gives the field: a field named by its identifier finds its
+/// `#[serde(rename_all = ..)]` form (`region_code` is `regionCode`). A
+/// field renamed on its own (`#[serde(rename = "zone-id")]`) is named as
+/// clients see it, in a string — `header("zone-id" = "Zone")` — and that
+/// property is checked at registration instead of by the compiler.
 ///
 /// ```
 /// use gonk_tools::prelude::*;
@@ -194,23 +189,26 @@ mod validate;
 /// pub struct Record {
 ///     pub region_code: String,
 ///     pub tenant: Option<u32>,
+///     #[serde(rename = "zone-id")]
+///     pub zone: u8,
 ///     pub query: String,
 /// }
 ///
 /// /// Look a record up in one region.
-/// #[tool(mcp(header(region_code = "Region", tenant = "Tenant")), cache_ttl = "5m")]
+/// #[tool(mcp(header(region_code = "Region", tenant = "Tenant", "zone-id" = "Zone")), cache_ttl = "5m")]
 /// pub async fn lookup(input: Record) -> String { input.query }
 ///
 /// let def = Lookup::definition();
 /// let properties = &def.input_schema["properties"];
 /// assert_eq!(properties["regionCode"]["x-mcp-header"], "Region");
 /// assert_eq!(properties["tenant"]["x-mcp-header"], "Tenant");
+/// assert_eq!(properties["zone-id"]["x-mcp-header"], "Zone");
 /// assert_eq!(def.cache_ttl, Some(std::time::Duration::from_secs(300)));
 /// ToolRegistry::new().register(def).unwrap();
 /// ```
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
-    expand::tool_attribute(args.into(), input.into()).into()
+    expand::tool::attribute(args.into(), input.into()).into()
 }
 
 /// Turns an `async fn` into an MCP resource (or resource template): a unit
@@ -307,7 +305,7 @@ pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// | `crate` | the path of `gonk_tools` when it is renamed |
 #[proc_macro_attribute]
 pub fn resource(args: TokenStream, input: TokenStream) -> TokenStream {
-    primitives::resource_attribute(args.into(), input.into()).into()
+    expand::resource::attribute(args.into(), input.into()).into()
 }
 
 /// Turns an `async fn` into an MCP prompt: a unit struct named like the fn
@@ -366,6 +364,48 @@ pub fn resource(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `#[tool]`. A second value parameter, or a type that is plainly not a
 /// struct (`String`, `u64`, a tuple, `Vec<T>`, …), is a compile error.
 ///
+/// # Argument names
+///
+/// An argument is named as clients see it: serde's name for the field. In
+/// `complete(..)`, name a field by its identifier — the compiler checks
+/// that it is a field, and the completion attaches to the name serde gives
+/// it, its `#[serde(rename_all = ..)]` form included. A field renamed on
+/// its own (`#[serde(rename = "topic")]`) is named as clients see it, in a
+/// string: `complete("topic" = topics)`; registration refuses a completion
+/// whose name is no argument.
+///
+/// ```
+/// use gonk_tools::prelude::*;
+/// use gonk_tools::completion::CompletionRequest;
+/// use gonk_tools::prompt::Prompt;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// #[serde(rename_all = "camelCase")]
+/// pub struct FindArgs {
+///     /// The note.
+///     pub note_id: u64,
+///     /// A tag.
+///     #[serde(rename = "topic")]
+///     pub tag: Option<String>,
+/// }
+///
+/// /// Find a note.
+/// #[prompt(complete(note_id = typed, "topic" = typed))]
+/// async fn find(args: FindArgs) -> String {
+///     format!("Find note {}.", args.note_id)
+/// }
+///
+/// /// What was typed.
+/// async fn typed(req: CompletionRequest, _ctx: ToolContext) -> Result<Vec<String>, ToolError> {
+///     Ok(vec![req.value])
+/// }
+///
+/// let def = Find::definition();
+/// assert_eq!(def.completable().collect::<Vec<_>>(), ["noteId", "topic"]);
+/// ToolRegistry::new().register_prompt(def)?;
+/// # Ok::<(), gonk_tools::RegistryError>(())
+/// ```
+///
 /// # Returns
 ///
 /// `String` (one user text message), `PromptMessage`, `Vec<PromptMessage>`
@@ -380,13 +420,13 @@ pub fn resource(args: TokenStream, input: TokenStream) -> TokenStream {
 /// | `title` | a human-readable title |
 /// | `description` | a string; default: the doc comment |
 /// | `icons` | `["https://..", "data:.."]` |
-/// | `complete` | `complete(tag = path::to_fn)`: completes the argument `tag` (a field of the arguments struct, checked by the compiler; give it no `serde` rename, since the completion is attached under the field's name) with an `async fn(CompletionRequest, ToolContext)`, as for `#[resource]` |
+/// | `complete` | `complete(tag = path::to_fn)`: completes the argument `tag` with an `async fn(CompletionRequest, ToolContext)`, as for `#[resource]`; see [argument names](#argument-names) |
 /// | `timeout` | `"30s"`: the rendering is stopped with `TIMEOUT` after it |
 /// | `type_name` | the generated type's name, when the default collides (`async fn summarize(args: Summarize)`) |
 /// | `crate` | the path of `gonk_tools` when it is renamed |
 #[proc_macro_attribute]
 pub fn prompt(args: TokenStream, input: TokenStream) -> TokenStream {
-    primitives::prompt_attribute(args.into(), input.into()).into()
+    expand::prompt::attribute(args.into(), input.into()).into()
 }
 
 /// Makes the `#[tool]` methods of an impl block a tool set: every
@@ -437,14 +477,7 @@ pub fn prompt(args: TokenStream, input: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro_attribute]
 pub fn tools(args: TokenStream, input: TokenStream) -> TokenStream {
-    match toolset::tools(args.into(), input.clone().into()) {
-        Ok(tokens) => tokens.into(),
-        Err(error) => {
-            let error = error.to_compile_error();
-            let input = proc_macro2::TokenStream::from(input);
-            quote!(#input #error).into()
-        }
-    }
+    expand::set::tools(args.into(), input.into()).into()
 }
 
 /// Declares a tool set of `#[tool]` types: a unit struct with `TOOL_NAMES`,
@@ -489,10 +522,7 @@ pub fn tools(args: TokenStream, input: TokenStream) -> TokenStream {
 /// struct.
 #[proc_macro]
 pub fn toolset(input: TokenStream) -> TokenStream {
-    match toolset::toolset(input.into()) {
-        Ok(tokens) => tokens.into(),
-        Err(error) => error.to_compile_error().into(),
-    }
+    expand::set::toolset(input.into()).into()
 }
 
 /// The naming rules shared with `gonk_tools`: expands to the items of

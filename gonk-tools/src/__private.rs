@@ -238,6 +238,54 @@ impl Fallback {
     }
 }
 
+// ---------------------------------------------------------------------
+// The argument a field of `#[prompt(complete(field = ..))]` is: the
+// property the arguments' schema names it by, which is serde's name (a
+// field under `#[serde(rename_all = ..)]` is found by its Rust name, as
+// `mcp_header` finds a header's field). Selected like the handler: without
+// a schema, which the spanned requirement reports, the field name stays.
+
+/// Picks [`SelectTypedProperty`] when `A: JsonSchema`.
+pub struct SelectProperty<A>(PhantomData<fn() -> A>);
+
+impl<A> SelectProperty<A> {
+    /// The selector.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        SelectProperty(PhantomData)
+    }
+}
+
+/// Preferred by method resolution.
+pub trait SelectTypedProperty {
+    /// The property of `A`'s schema that the field `field` is.
+    fn property(&self, field: &str) -> String;
+}
+
+impl<A: JsonSchema> SelectTypedProperty for &SelectProperty<A> {
+    fn property(&self, field: &str) -> String {
+        let schema = crate::schema::input_schema_for::<A>();
+        schema
+            .get("properties")
+            .and_then(serde_json::Value::as_object)
+            .and_then(|properties| crate::definition::mcp_header::resolve(properties, field))
+            .unwrap_or(field)
+            .to_owned()
+    }
+}
+
+/// Taken when [`SelectTypedProperty`] does not apply.
+pub trait SelectFallbackProperty {
+    /// The field name as it is.
+    fn property(&self, field: &str) -> String;
+}
+
+impl<A> SelectFallbackProperty for SelectProperty<A> {
+    fn property(&self, field: &str) -> String {
+        field.to_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,5 +294,27 @@ mod tests {
     fn str_eq_in_constants() {
         const SAME: bool = str_eq("a.b", "a.b");
         assert!(SAME && !str_eq("a.b", "a.c") && !str_eq("a", "ab"));
+    }
+
+    // `&&` is how generated code selects; without a schema it is needless.
+    #[allow(clippy::needless_borrow)]
+    #[test]
+    fn a_field_is_the_property_serde_names_it_by() {
+        #[derive(serde::Deserialize, JsonSchema)]
+        #[serde(rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct Args {
+            note_id: u64,
+            #[serde(rename = "topic")]
+            tag: String,
+        }
+        let select = SelectProperty::<Args>::new();
+        assert_eq!((&&select).property("note_id"), "noteId");
+        // A field renamed on its own cannot be found by its Rust name.
+        assert_eq!((&&select).property("tag"), "tag");
+        // Without a schema (an error reported elsewhere) the name stays.
+        struct NoSchema;
+        let _ = NoSchema;
+        assert_eq!((&&SelectProperty::<NoSchema>::new()).property("a_b"), "a_b");
     }
 }

@@ -188,8 +188,9 @@ fn renamed_forms(field: &str) -> [String; 6] {
 /// The property of `schema` that `name` means: `name` itself, else the one
 /// property that a `serde(rename_all = ..)` form of `name` gives (so a
 /// `#[tool]` naming the Rust field `region_code` finds `regionCode` under
-/// `rename_all = "camelCase"`).
-fn resolve<'a>(properties: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
+/// `rename_all = "camelCase"`). `#[prompt]` resolves its completions'
+/// field names by it too.
+pub(crate) fn resolve<'a>(properties: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
     if let Some((key, _)) = properties.get_key_value(name) {
         return Some(key);
     }

@@ -4,7 +4,7 @@
 
 mod builder;
 mod exposure;
-mod mcp_header;
+pub(crate) mod mcp_header;
 mod metadata;
 pub(crate) mod name;
 mod policy;

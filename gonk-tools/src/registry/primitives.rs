@@ -258,10 +258,22 @@ impl ToolRegistry {
         self.check_handler(def.name(), def.get_definition())?;
         for (argument, completer) in def.inner.completers.iter() {
             if !def.arguments().iter().any(|a| a.name == argument) {
+                let arguments: Vec<String> = def
+                    .arguments()
+                    .iter()
+                    .map(|a| format!("`{}`", a.name))
+                    .collect();
+                let known = if arguments.is_empty() {
+                    "it has none".to_owned()
+                } else {
+                    format!("they are {}", arguments.join(", "))
+                };
                 return Err(RegistryError::InvalidPrompt {
                     name: def.name().to_owned(),
                     reason: format!(
-                        "a completer is attached to `{argument}`, which is not one of its arguments"
+                        "a completer is attached to `{argument}`, which is not one of its arguments ({known}): \
+                         name an argument as clients see it, by serde's name, so a field renamed with \
+                         `#[serde(rename = \"..\")]` goes by its new name (in `#[prompt]`: `complete(\"<new name>\" = ..)`)"
                     ),
                 });
             }

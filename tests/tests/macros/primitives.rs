@@ -155,6 +155,36 @@ async fn hello() -> String {
     "Hello!".to_owned()
 }
 
+/// What to look a note up by: the fields go by their camelCase names.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LookupArgs {
+    /// The note.
+    pub note_id: u64,
+    /// A tag of the note.
+    #[serde(rename = "topic")]
+    pub tag: Option<String>,
+}
+
+/// Look a note up. Its completions attach to the arguments a client sees:
+/// `noteId`, the field `note_id` under `rename_all`, and `topic`, the
+/// field `tag` renamed on its own and so named as a string.
+#[prompt(complete(note_id = note_ids, "topic" = tag_values))]
+async fn lookup(args: LookupArgs) -> String {
+    format!(
+        "Note {} about {}.",
+        args.note_id,
+        args.tag.unwrap_or_default()
+    )
+}
+
+/// Completes `tag` by its Rust name, which no client sees: the field is
+/// `topic` to them.
+#[prompt(complete(tag = tag_values))]
+async fn lookup_by_rust_name(args: LookupArgs) -> String {
+    lookup(args).await
+}
+
 #[test]
 fn the_resource_definition_is_what_the_attribute_says() {
     assert_eq!(Note::URI, "notes://{id}");
@@ -396,4 +426,50 @@ async fn completions_attached_by_the_macros_answer_through_the_registry() {
         .await
         .unwrap();
     assert_eq!(of_note_2.values, ["registry", "rust"]);
+}
+
+#[tokio::test]
+async fn completions_attach_to_the_names_serde_gives_the_arguments() {
+    let def = Lookup::definition();
+    let names: Vec<_> = def.arguments().iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["noteId", "topic"]);
+    assert_eq!(def.completable().collect::<Vec<_>>(), ["noteId", "topic"]);
+
+    let registry = ToolRegistry::builder().state(store()).build();
+    registry.register_prompt(def).unwrap();
+    let target = CompletionTarget::Prompt(Lookup::NAME.to_owned());
+    let ids = registry
+        .complete(&target, request("noteId", "1", &[]), ToolContext::new())
+        .await
+        .unwrap();
+    assert_eq!(ids.values, ["1", "10"]);
+    let topics = registry
+        .complete(&target, request("topic", "r", &[]), ToolContext::new())
+        .await
+        .unwrap();
+    assert_eq!(topics.values, ["registry", "release", "rust"]);
+    let got = registry
+        .get_prompt(
+            "lookup",
+            arguments(&[("noteId", "2"), ("topic", "rust")]),
+            ToolContext::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        got.messages[0].content.as_text(),
+        Some("Note 2 about rust.")
+    );
+}
+
+#[test]
+fn a_completion_on_the_rust_name_of_a_renamed_field_is_refused_with_the_name_to_use() {
+    let error = ToolRegistry::new()
+        .register_prompt(LookupByRustName::definition())
+        .unwrap_err();
+    let message = error.to_string();
+    // The arguments a client sees, and serde's part in naming them.
+    assert!(message.contains("`tag`"), "{message}");
+    assert!(message.contains("`noteId`, `topic`"), "{message}");
+    assert!(message.contains("serde"), "{message}");
 }

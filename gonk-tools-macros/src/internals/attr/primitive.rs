@@ -1,59 +1,43 @@
-//! Parsing `#[resource("uri", ...)]` and `#[prompt(...)]` arguments, with
-//! the helpers of the `#[tool]` parser ([`crate::attr`]): every key named
-//! in [`keys`](crate::keys), every misuse an error on its token, all
-//! errors of one call collected.
+//! Parsing `#[resource("uri", ...)]` and `#[prompt(...)]` arguments with
+//! the shared value shapes of [`attr`](super): every key named in
+//! [`keys`], every misuse an error on its token,
+//! all errors of one call collected.
 
 use proc_macro2::{Span, TokenStream};
 use syn::meta::ParseNestedMeta;
 use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
-use syn::{Expr, Ident, LitStr, Path, Token};
+use syn::{Expr, LitStr, Token};
 
-use crate::attr::{
-    choice_of, crate_path, key_of, lit_str, set, skip_entry, str_list, timeout, unknown, Choice,
-    Timeout,
+use super::{
+    choice_of, entries, field_entries, key_value, lit_str, serde_key, set, skip_entry, str_list,
+    unknown, Choice, FieldKey, FieldName, ItemAttrs,
 };
-use crate::errors::Errors;
-use crate::keys;
+use crate::internals::errors::Errors;
+use crate::internals::keys;
 
 /// One `complete(var = path::to_fn)` entry: the template variable or
-/// prompt argument, and the completion fn.
+/// prompt argument (by its Rust name, or as a string by the name clients
+/// see), and the completion fn.
 pub struct Completer {
-    pub target: Ident,
+    pub target: FieldName,
     pub f: Expr,
 }
 
-/// The keys `#[resource]` and `#[prompt]` share.
+/// The keys `#[resource]` and `#[prompt]` share besides [`ItemAttrs`]:
+/// what a client shows, and the completions.
 #[derive(Default)]
-pub struct Common {
-    pub krate: Option<Path>,
-    pub name: Option<LitStr>,
-    pub type_name: Option<Ident>,
+pub struct PrimitiveAttrs {
     pub title: Option<LitStr>,
-    pub description: Option<LitStr>,
-    pub timeout: Option<Timeout>,
     pub icons: Option<Vec<LitStr>>,
     pub complete: Option<Vec<Completer>>,
 }
 
-impl Common {
+impl PrimitiveAttrs {
     /// Parses `key` if it is a shared one; `Ok(false)` when it is not.
     fn parse_key(&mut self, key: &str, meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
         match key {
-            keys::CRATE => set(&mut self.krate, crate_path(meta)?, meta)?,
-            keys::NAME => set(&mut self.name, lit_str(meta)?, meta)?,
-            keys::TYPE_NAME => {
-                let ident: Ident = meta.value()?.parse().map_err(|e| {
-                    syn::Error::new(
-                        e.span(),
-                        "`type_name` needs an identifier: `type_name = MyResource`",
-                    )
-                })?;
-                set(&mut self.type_name, ident, meta)?
-            }
             keys::TITLE => set(&mut self.title, lit_str(meta)?, meta)?,
-            keys::DESCRIPTION => set(&mut self.description, lit_str(meta)?, meta)?,
-            keys::TIMEOUT => set(&mut self.timeout, timeout(meta)?, meta)?,
             keys::COMPLETE => set(&mut self.complete, completers(meta)?, meta)?,
             keys::ICONS => set(&mut self.icons, icons(meta)?, meta)?,
             _ => return Ok(false),
@@ -82,7 +66,7 @@ fn icons(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
     Ok(icons)
 }
 
-/// `complete(id = note_ids, tag = path::to::tags)`.
+/// `complete(id = note_ids, tag = path::to::tags, "topic" = topics)`.
 fn completers(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<Completer>> {
     const EXAMPLE: &str = "`complete(id = note_ids)` (the variable or argument `id`, completed by the async fn `note_ids`)";
     if !meta.input.peek(syn::token::Paren) {
@@ -92,33 +76,25 @@ fn completers(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<Completer>> {
     }
     let mut list: Vec<Completer> = Vec::new();
     let mut errors = Errors::default();
-    meta.parse_nested_meta(|entry| {
-        let result = (|| {
-            let Some(target) = entry.path.get_ident().cloned() else {
+    field_entries(meta, |key, input| {
+        let result = completer(key, input, EXAMPLE).and_then(|completer| {
+            let name = completer.target.name();
+            if list.iter().any(|c| c.target.name() == name) {
                 return Err(syn::Error::new_spanned(
-                    &entry.path,
-                    format!("`complete(..)` names variables or arguments by their identifiers: {EXAMPLE}"),
-                ));
-            };
-            let value = entry.value().map_err(|_| {
-                entry.error(format!(
-                    "`{target}` needs the fn that completes it: `{target} = path::to_fn`"
-                ))
-            })?;
-            let f: Expr = value.parse()?;
-            if list.iter().any(|c| c.target == target) {
-                return Err(syn::Error::new(
-                    target.span(),
-                    format!("`{target}` already has a completion fn: give each one once"),
+                    &completer.target,
+                    format!(
+                        "`{}` already has a completion fn: give each one once",
+                        completer.target
+                    ),
                 ));
             }
-            Ok(Completer { target, f })
-        })();
+            Ok(completer)
+        });
         match result {
             Ok(completer) => list.push(completer),
             Err(error) => {
                 errors.push(error);
-                skip_entry(entry.input);
+                skip_entry(input);
             }
         }
         Ok(())
@@ -130,11 +106,33 @@ fn completers(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<Completer>> {
     Ok(list)
 }
 
+/// One `name = path::to_fn` of `complete(..)`.
+fn completer(key: FieldKey, input: ParseStream<'_>, example: &str) -> syn::Result<Completer> {
+    let target = match key {
+        FieldKey::Path(path) => match path.get_ident() {
+            Some(ident) => FieldName::Rust(ident.clone()),
+            None => {
+                return Err(syn::Error::new_spanned(
+                    &path,
+                    format!("`complete(..)` names a variable or argument by its identifier, or by the name clients see as a string: {example}"),
+                ))
+            }
+        },
+        FieldKey::Serde(name) => serde_key(name)?,
+    };
+    let value = key_value(&target, input, || {
+        format!("`{target}` needs the fn that completes it: `{target} = path::to_fn`")
+    })?;
+    let f: Expr = value.parse()?;
+    Ok(Completer { target, f })
+}
+
 /// Everything `#[resource(..)]` can say.
 pub struct ResourceAttrs {
     /// The URI or URI template, the first argument.
     pub uri: LitStr,
-    pub common: Common,
+    pub item: ItemAttrs,
+    pub primitive: PrimitiveAttrs,
     pub mime_type: Option<LitStr>,
     pub size: Option<u64>,
     pub audience: Option<Vec<Choice>>,
@@ -144,26 +142,8 @@ pub struct ResourceAttrs {
 /// Everything `#[prompt(..)]` can say.
 #[derive(Default)]
 pub struct PromptAttrs {
-    pub common: Common,
-}
-
-/// Runs `each` over the `key = value` entries of `input`, collecting
-/// errors and skipping a bad entry.
-fn entries(
-    input: TokenStream,
-    errors: &mut Errors,
-    mut each: impl FnMut(&str, &ParseNestedMeta<'_>) -> syn::Result<()>,
-) {
-    let parser = syn::meta::parser(|meta| {
-        if let Err(error) = each(&key_of(&meta), &meta) {
-            errors.push(error);
-            skip_entry(meta.input);
-        }
-        Ok(())
-    });
-    if let Err(error) = parser.parse2(input) {
-        errors.push(error);
-    }
+    pub item: ItemAttrs,
+    pub primitive: PrimitiveAttrs,
 }
 
 const URI_FIRST: &str =
@@ -186,13 +166,14 @@ impl ResourceAttrs {
             Ok((uri, input.parse()?))
         };
         let (uri, rest) = split.parse2(args)?;
-        let mut common = Common::default();
+        let mut item = ItemAttrs::default();
+        let mut primitive = PrimitiveAttrs::default();
         let mut mime_type = None;
         let mut size = None;
         let mut audience = None;
         let mut priority = None;
-        entries(rest, &mut errors, |key, meta| {
-            if common.parse_key(key, meta)? {
+        entries(rest, &mut errors, |key, meta, _| {
+            if item.parse_key(key, meta, "MyResource")? || primitive.parse_key(key, meta)? {
                 return Ok(());
             }
             match key {
@@ -210,7 +191,7 @@ impl ResourceAttrs {
                     set(&mut audience, roles, meta)
                 }
                 keys::PRIORITY => set(&mut priority, parse_priority(meta)?, meta),
-                "uri" => Err(meta.error(URI_FIRST)),
+                keys::URI => Err(meta.error(URI_FIRST)),
                 other => Err(unknown(
                     meta,
                     "`#[resource]` key",
@@ -229,7 +210,8 @@ impl ResourceAttrs {
         errors.finish()?;
         Ok(ResourceAttrs {
             uri,
-            common,
+            item,
+            primitive,
             mime_type,
             size,
             audience,
@@ -242,15 +224,17 @@ impl PromptAttrs {
     /// Parses the arguments of `#[prompt(..)]`.
     pub fn parse(args: TokenStream) -> syn::Result<PromptAttrs> {
         let mut errors = Errors::default();
-        let mut common = Common::default();
-        entries(args, &mut errors, |key, meta| {
-            if common.parse_key(key, meta)? {
+        let mut attrs = PromptAttrs::default();
+        entries(args, &mut errors, |key, meta, _| {
+            if attrs.item.parse_key(key, meta, "MyPrompt")?
+                || attrs.primitive.parse_key(key, meta)?
+            {
                 return Ok(());
             }
             Err(unknown(meta, "`#[prompt]` key", key, keys::PROMPT_KEYS))
         });
         errors.finish()?;
-        Ok(PromptAttrs { common })
+        Ok(attrs)
     }
 }
 
@@ -336,7 +320,7 @@ mod tests {
         assert_eq!(attrs.size, Some(1024));
         assert_eq!(attrs.priority, Some(0.5));
         assert_eq!(attrs.audience.unwrap().len(), 2);
-        assert_eq!(attrs.common.completers()[0].target, "id");
+        assert_eq!(attrs.primitive.completers()[0].target.name(), "id");
         assert!(ResourceAttrs::parse(quote!("notes://recent")).is_ok());
     }
 
@@ -394,7 +378,7 @@ mod tests {
             complete(tag = tags)
         ))
         .unwrap();
-        assert_eq!(attrs.common.name.unwrap().value(), "summarize");
+        assert_eq!(attrs.item.name.unwrap().value(), "summarize");
         assert_eq!(
             error(PromptAttrs::parse(quote!(titel = "S"))),
             "unknown `#[prompt]` key `titel`: did you mean `title`?"

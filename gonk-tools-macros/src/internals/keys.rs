@@ -1,7 +1,7 @@
-//! Every attribute key and every value of a fixed set, named once: parsing
-//! matches these constants, and the lists feed "did you mean" and the
-//! "expected one of" messages, so a key cannot be parsed under one spelling
-//! and suggested under another.
+//! Every attribute key and every value of a fixed set, named once, for all
+//! five macros: parsing matches these constants, and the lists feed "did
+//! you mean" and the "expected one of" messages, so a key cannot be parsed
+//! under one spelling and suggested under another.
 
 // `#[tool(..)]` keys.
 pub const NAME: &str = "name";
@@ -63,7 +63,7 @@ pub const TOOL_KEYS: &[&str] = &[
 ];
 
 // `#[resource(..)]` and `#[prompt(..)]` keys (besides `name`,
-// `description`, `timeout`, `type_name`, `crate`).
+// `description`, `timeout`, `type_name`, `crate`, which every fn macro has).
 pub const TITLE: &str = "title";
 pub const MIME_TYPE: &str = "mime_type";
 pub const SIZE: &str = "size";
@@ -96,6 +96,10 @@ pub const PROMPT_KEYS: &[&str] = &[
     TYPE_NAME,
     CRATE,
 ];
+
+/// Not a key of `#[resource]`: its URI comes first, without a key, and
+/// `uri = ".."` is refused with that advice.
+pub const URI: &str = "uri";
 
 /// `audience = [..]` values: MCP's roles.
 pub const AUDIENCES: &[&str] = &["user", "assistant"];
@@ -164,6 +168,11 @@ pub const AUTH_RESOURCE_KEYS: &[&str] = &[KIND, REQUIRED_FIELDS];
 // Tool set options: `#[tools(..)]`, `#[toolset(..)]`.
 pub const CLIENT: &str = "client";
 pub const SET_KEYS: &[&str] = &[CLIENT, CRATE];
+
+// The attributes a tool set reads: `#[tool]` on the methods of a
+// `#[tools]` impl, `#[toolset(..)]` inside `toolset!`.
+pub const TOOL_ATTRIBUTE: &str = "tool";
+pub const TOOLSET_ATTRIBUTE: &str = "toolset";
 
 // Values of the fixed sets.
 pub const TIERS: &[&str] = &["read", "write", "exec"];

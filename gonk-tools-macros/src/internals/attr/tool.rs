@@ -1,33 +1,21 @@
 //! Parsing `#[tool(...)]` arguments into [`ToolAttrs`]: every key, its
 //! value checked for shape (string, list, flag, one of a set), every
-//! misuse an error spanned on the offending token. Errors are collected,
-//! not returned at the first one, so one build shows all of them. Keys are
-//! matched by their [`keys`](crate::keys) constants, and every match ends
-//! in an "unknown key" error: no arm quietly takes a key it does not name.
+//! misuse an error spanned on the offending token, all errors of one call
+//! collected (the shared value shapes are in [`attr`](super)).
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use syn::meta::ParseNestedMeta;
-use syn::parse::{ParseStream, Parser};
+use syn::parse::ParseStream;
 use syn::spanned::Spanned;
-use syn::{Expr, Ident, LitBool, LitStr, Path, Token};
+use syn::{Expr, Ident, LitBool, LitStr, Token};
 
-use crate::errors::Errors;
-use crate::keys;
-use crate::names::unknown_message;
-
-/// A value picked from a fixed set (`approval = "read"`), with its span.
-#[derive(Clone)]
-pub struct Choice {
-    pub value: &'static str,
-    pub span: Span,
-}
-
-/// A boolean flag (`read_only` or `read_only = false`).
-#[derive(Clone)]
-pub struct Flag {
-    pub name: &'static str,
-    pub value: bool,
-}
+use super::{
+    choice, choice_of, duration, entries, expr, field_entries, flag, key_value, known, lit_str,
+    nested, push_flag, serde_key, set, skip_entry, str_list, unknown, Choice, FieldKey, FieldName,
+    Flag, ItemAttrs,
+};
+use crate::internals::errors::Errors;
+use crate::internals::keys;
 
 /// The `approval` attribute.
 pub enum Approval {
@@ -43,6 +31,7 @@ pub enum Approval {
     Fn(Expr),
 }
 
+/// `cli(command = "..", positional = [..], aliases = [..], examples = [..])`.
 #[derive(Default)]
 pub struct Cli {
     pub command: Option<LitStr>,
@@ -51,6 +40,7 @@ pub struct Cli {
     pub examples: Option<Vec<LitStr>>,
 }
 
+/// `mcp(name = "..", visibility = "..", header(..), read_only, ..)`.
 #[derive(Default)]
 pub struct Mcp {
     pub name: Option<LitStr>,
@@ -61,13 +51,15 @@ pub struct Mcp {
 
 /// One entry of `mcp(header(region = "Region"))`: an input field whose
 /// argument a client also sends as the header `Mcp-Param-Region`. The
-/// name is checked here; the field (it exists, it is a scalar) by the
-/// compiler, through the code [`expand`](crate::expand) writes.
+/// name is checked here; a field named by its Rust name (it exists, it is
+/// a scalar) by the compiler, through the code [`expand`](crate::expand)
+/// writes; a property named as a string, at registration.
 pub struct McpHeader {
-    pub field: Ident,
+    pub field: FieldName,
     pub name: LitStr,
 }
 
+/// `pi(name = "..", visibility = "..", requires_approval, status_glyph = "..")`.
 #[derive(Default)]
 pub struct Pi {
     pub name: Option<LitStr>,
@@ -76,6 +68,7 @@ pub struct Pi {
     pub status_glyph: Option<LitStr>,
 }
 
+/// `authorization(auth_level = "..", required_role = "..", allowed_callers = [..])`.
 #[derive(Default)]
 pub struct Authorization {
     pub auth_level: Option<LitStr>,
@@ -83,6 +76,7 @@ pub struct Authorization {
     pub allowed_callers: Option<Vec<LitStr>>,
 }
 
+/// `authorization_resource = "note"` or `authorization_resource(kind = "note", required_fields = [..])`.
 pub struct AuthorizationResource {
     pub kind: LitStr,
     pub required_fields: Option<Vec<LitStr>>,
@@ -91,10 +85,8 @@ pub struct AuthorizationResource {
 /// Everything `#[tool(...)]` can say.
 #[derive(Default)]
 pub struct ToolAttrs {
-    pub krate: Option<Path>,
-    pub name: Option<LitStr>,
-    pub type_name: Option<Ident>,
-    pub description: Option<LitStr>,
+    /// `crate`, `name`, `type_name`, `description`, `timeout`.
+    pub item: ItemAttrs,
     pub category: Option<LitStr>,
     pub visibility: Option<Choice>,
     pub approval: Option<Approval>,
@@ -115,276 +107,8 @@ pub struct ToolAttrs {
     pub degraded_description: Option<LitStr>,
     pub input_json_schema: Option<Expr>,
     pub output_schema: Option<LitBool>,
-    pub timeout: Option<Timeout>,
     pub cache_ttl: Option<std::time::Duration>,
     pub detached: Option<bool>,
-}
-
-/// `timeout = "30s"`, parsed at compile time.
-pub struct Timeout {
-    pub limit: std::time::Duration,
-}
-
-pub(crate) fn key_of(meta: &ParseNestedMeta<'_>) -> String {
-    meta.path
-        .get_ident()
-        .map(crate::names::unraw)
-        .unwrap_or_else(|| {
-            let path = &meta.path;
-            quote::quote!(#path).to_string()
-        })
-}
-
-/// The constant of `key` in `list`, if it is there.
-pub(crate) fn known(key: &str, list: &[&'static str]) -> Option<&'static str> {
-    list.iter().find(|k| **k == key).copied()
-}
-
-/// "unknown `what` `key`", with a suggestion from `list`.
-pub(crate) fn unknown(
-    meta: &ParseNestedMeta<'_>,
-    what: &str,
-    key: &str,
-    list: &[&str],
-) -> syn::Error {
-    meta.error(unknown_message(what, key, list))
-}
-
-/// Skips the rest of one `key = value` / `key(...)` entry after an error,
-/// up to the next top-level comma.
-pub(crate) fn skip_entry(input: ParseStream<'_>) {
-    let _ = input.step(|cursor| {
-        let mut rest = *cursor;
-        while let Some((tt, next)) = rest.token_tree() {
-            if let proc_macro2::TokenTree::Punct(p) = &tt {
-                if p.as_char() == ',' {
-                    return Ok(((), rest));
-                }
-            }
-            rest = next;
-        }
-        Ok(((), rest))
-    });
-}
-
-pub(crate) fn set<T>(
-    slot: &mut Option<T>,
-    value: T,
-    meta: &ParseNestedMeta<'_>,
-) -> syn::Result<()> {
-    if slot.is_some() {
-        return Err(meta.error(format!("duplicate `{}`: give each key once", key_of(meta))));
-    }
-    *slot = Some(value);
-    Ok(())
-}
-
-/// Adds flag `name` (`name` or `name = false`), refusing a second one.
-fn push_flag(
-    flags: &mut Vec<Flag>,
-    name: &'static str,
-    meta: &ParseNestedMeta<'_>,
-) -> syn::Result<()> {
-    if flags.iter().any(|f| f.name == name) {
-        return Err(meta.error(format!("duplicate `{name}`: give each key once")));
-    }
-    flags.push(Flag {
-        name,
-        value: flag(meta)?,
-    });
-    Ok(())
-}
-
-pub(crate) fn lit_str(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
-    let key = key_of(meta);
-    let value = meta
-        .value()
-        .map_err(|_| meta.error(format!("`{key}` needs a string value: `{key} = \"...\"`")))?;
-    let expr: Expr = value.parse()?;
-    match expr {
-        Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(s),
-            ..
-        }) => Ok(s),
-        other => Err(syn::Error::new_spanned(
-            other,
-            format!("`{key}` needs a string literal: `{key} = \"...\"`"),
-        )),
-    }
-}
-
-pub(crate) fn str_list(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
-    let key = key_of(meta);
-    let value = meta.value().map_err(|_| {
-        meta.error(format!(
-            "`{key}` needs a list of strings: `{key} = [\"a\", \"b\"]`"
-        ))
-    })?;
-    let expr: Expr = value.parse()?;
-    let items: Vec<Expr> = match expr {
-        Expr::Array(array) => array.elems.into_iter().collect(),
-        lit @ Expr::Lit(_) => vec![lit],
-        other => {
-            return Err(syn::Error::new_spanned(
-                other,
-                format!("`{key}` needs a list of strings: `{key} = [\"a\", \"b\"]`"),
-            ))
-        }
-    };
-    items
-        .into_iter()
-        .map(|item| match item {
-            Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(s),
-                ..
-            }) => Ok(s),
-            other => Err(syn::Error::new_spanned(
-                other,
-                format!("`{key}` needs string literals: `{key} = [\"a\", \"b\"]`"),
-            )),
-        })
-        .collect()
-}
-
-fn choice(meta: &ParseNestedMeta<'_>, what: &str, options: &[&'static str]) -> syn::Result<Choice> {
-    let key = key_of(meta);
-    let value = meta.value().map_err(|_| {
-        meta.error(format!(
-            "`{key}` needs a value: `{key} = \"{}\"`",
-            options[0]
-        ))
-    })?;
-    let expr: Expr = value.parse()?;
-    let Expr::Lit(syn::ExprLit {
-        lit: syn::Lit::Str(s),
-        ..
-    }) = &expr
-    else {
-        return Err(syn::Error::new_spanned(
-            &expr,
-            format!(
-                "`{key}` needs a string: one of {}",
-                options
-                    .iter()
-                    .map(|o| format!("`\"{o}\"`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
-    };
-    choice_of(s, what, options)
-}
-
-pub fn choice_of(s: &LitStr, what: &str, options: &[&'static str]) -> syn::Result<Choice> {
-    let text = s.value();
-    match known(&text, options) {
-        Some(value) => Ok(Choice {
-            value,
-            span: s.span(),
-        }),
-        None => Err(syn::Error::new(
-            s.span(),
-            unknown_message(what, &text, options),
-        )),
-    }
-}
-
-/// `key = "30s"`: a humantime duration (`"500ms"`, `"2m"`, `"1h 30m"`),
-/// and the literal it came from.
-fn duration(meta: &ParseNestedMeta<'_>) -> syn::Result<(std::time::Duration, LitStr)> {
-    const FORMAT: &str =
-        "a duration string such as `\"30s\"`, `\"500ms\"`, `\"2m\"` or `\"1h 30m\"`";
-    let key = key_of(meta);
-    let value = meta
-        .value()
-        .map_err(|_| meta.error(format!("`{key}` needs a value: {FORMAT}")))?;
-    let expr: Expr = value.parse()?;
-    let Expr::Lit(syn::ExprLit {
-        lit: syn::Lit::Str(s),
-        ..
-    }) = &expr
-    else {
-        return Err(syn::Error::new_spanned(
-            &expr,
-            format!("`{key}` needs {FORMAT}"),
-        ));
-    };
-    let duration = humantime::parse_duration(&s.value()).map_err(|e| {
-        syn::Error::new(
-            s.span(),
-            format!("`{key}` is not a duration ({e}): write {FORMAT}"),
-        )
-    })?;
-    Ok((duration, s.clone()))
-}
-
-/// `timeout = "30s"`: a [`duration`] longer than zero.
-pub(crate) fn timeout(meta: &ParseNestedMeta<'_>) -> syn::Result<Timeout> {
-    let (limit, s) = duration(meta)?;
-    if limit.is_zero() {
-        return Err(syn::Error::new(
-            s.span(),
-            "`timeout` must be longer than zero (no call could finish); leave `timeout` out for no limit",
-        ));
-    }
-    Ok(Timeout { limit })
-}
-
-fn flag(meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
-    if meta.input.peek(Token![=]) {
-        let value: LitBool = meta.value()?.parse().map_err(|e| {
-            syn::Error::new(
-                e.span(),
-                format!("`{}` is a flag: write `{0}` or `{0} = false`", key_of(meta)),
-            )
-        })?;
-        Ok(value.value)
-    } else {
-        Ok(true)
-    }
-}
-
-pub(crate) fn expr(meta: &ParseNestedMeta<'_>, example: &str) -> syn::Result<Expr> {
-    let key = key_of(meta);
-    let value = meta
-        .value()
-        .map_err(|_| meta.error(format!("`{key}` needs a value: `{key} = {example}`")))?;
-    value.parse()
-}
-
-pub(crate) fn crate_path(meta: &ParseNestedMeta<'_>) -> syn::Result<Path> {
-    let value = meta.value()?;
-    if value.peek(LitStr) {
-        value.parse::<LitStr>()?.parse::<Path>()
-    } else {
-        Path::parse_mod_style(value)
-    }
-}
-
-/// Parses a nested list `key(a = .., b, ..)`, handing each entry to
-/// `each` (whose last arm reports an unknown key); an entry that fails is
-/// reported and skipped, and parsing goes on.
-fn nested(
-    meta: &ParseNestedMeta<'_>,
-    keys: &[&str],
-    errors: &mut Errors,
-    mut each: impl FnMut(&str, &ParseNestedMeta<'_>) -> syn::Result<()>,
-) -> syn::Result<()> {
-    let outer = key_of(meta);
-    if !meta.input.peek(syn::token::Paren) {
-        return Err(meta.error(format!(
-            "`{outer}` takes a list: `{outer}({} = ...)`",
-            keys[0]
-        )));
-    }
-    meta.parse_nested_meta(|inner| {
-        let key = key_of(&inner);
-        if let Err(error) = each(&key, &inner) {
-            errors.push(error);
-            skip_entry(inner.input);
-        }
-        Ok(())
-    })
 }
 
 impl ToolAttrs {
@@ -392,35 +116,23 @@ impl ToolAttrs {
     pub fn parse(args: TokenStream) -> syn::Result<ToolAttrs> {
         let mut attrs = ToolAttrs::default();
         let mut errors = Errors::default();
-        let parser = syn::meta::parser(|meta| {
-            if let Err(error) = attrs.parse_key(&meta, &mut errors) {
-                errors.push(error);
-                skip_entry(meta.input);
-            }
-            Ok(())
+        entries(args, &mut errors, |key, meta, errors| {
+            attrs.parse_key(key, meta, errors)
         });
-        if let Err(error) = parser.parse2(args) {
-            errors.push(error);
-        }
         errors.finish()?;
         Ok(attrs)
     }
 
-    fn parse_key(&mut self, meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<()> {
-        let key = key_of(meta);
-        match key.as_str() {
-            keys::CRATE => set(&mut self.krate, crate_path(meta)?, meta),
-            keys::NAME => set(&mut self.name, lit_str(meta)?, meta),
-            keys::TYPE_NAME => {
-                let ident: Ident = meta.value()?.parse().map_err(|e| {
-                    syn::Error::new(
-                        e.span(),
-                        "`type_name` needs an identifier: `type_name = MyTool`",
-                    )
-                })?;
-                set(&mut self.type_name, ident, meta)
-            }
-            keys::DESCRIPTION => set(&mut self.description, lit_str(meta)?, meta),
+    fn parse_key(
+        &mut self,
+        key: &str,
+        meta: &ParseNestedMeta<'_>,
+        errors: &mut Errors,
+    ) -> syn::Result<()> {
+        if self.item.parse_key(key, meta, "MyTool")? {
+            return Ok(());
+        }
+        match key {
             keys::CATEGORY => set(&mut self.category, lit_str(meta)?, meta),
             keys::VISIBILITY => set(
                 &mut self.visibility,
@@ -486,7 +198,6 @@ impl ToolAttrs {
                 })?;
                 set(&mut self.output_schema, value, meta)
             }
-            keys::TIMEOUT => set(&mut self.timeout, timeout(meta)?, meta),
             // Zero is allowed: it asks clients not to keep a listing with
             // this tool, below a registry default.
             keys::CACHE_TTL => set(&mut self.cache_ttl, duration(meta)?.0, meta),
@@ -609,12 +320,12 @@ fn parse_headers(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<McpHeader>> {
     }
     let mut headers = Vec::new();
     let mut errors = Errors::default();
-    meta.parse_nested_meta(|entry| {
-        match header_entry(&entry, EXAMPLE) {
+    field_entries(meta, |key, input| {
+        match header_entry(key, input, EXAMPLE) {
             Ok(header) => headers.push(header),
             Err(error) => {
                 errors.push(error);
-                skip_entry(entry.input);
+                skip_entry(input);
             }
         }
         Ok(())
@@ -626,31 +337,37 @@ fn parse_headers(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<McpHeader>> {
     Ok(headers)
 }
 
-/// One `field = "Name"` of `header(..)`.
-fn header_entry(entry: &ParseNestedMeta<'_>, example: &str) -> syn::Result<McpHeader> {
-    let field = match entry.path.get_ident() {
-        // A keyword (`type`) parses here, but `input.type` would not:
-        // it must be written raw.
-        Some(ident) if syn::parse_str::<Ident>(&ident.to_string()).is_err() => {
-            return Err(syn::Error::new(
-                ident.span(),
-                format!("`{ident}` is a keyword: write the field as `r#{ident}`"),
-            ));
-        }
-        Some(ident) => ident.clone(),
-        None => {
-            return Err(syn::Error::new_spanned(
-                &entry.path,
-                format!("`header(..)` names fields of the input by their identifiers: {example}"),
-            ))
-        }
+/// One `field = "Name"` (or `"property" = "Name"`) of `header(..)`.
+fn header_entry(key: FieldKey, input: ParseStream<'_>, example: &str) -> syn::Result<McpHeader> {
+    let field = match key {
+        FieldKey::Path(path) => match path.get_ident() {
+            // A keyword (`type`) parses here, but `input.type` would not:
+            // it must be written raw.
+            Some(ident) if syn::parse_str::<Ident>(&ident.to_string()).is_err() => {
+                return Err(syn::Error::new(
+                    ident.span(),
+                    format!("`{ident}` is a keyword: write the field as `r#{ident}`"),
+                ));
+            }
+            Some(ident) => FieldName::Rust(ident.clone()),
+            None => {
+                return Err(syn::Error::new_spanned(
+                    &path,
+                    format!("`header(..)` names a field of the input by its identifier, or by the name clients see as a string: {example}"),
+                ))
+            }
+        },
+        FieldKey::Serde(name) => serde_key(name)?,
     };
-    let value = entry.value().map_err(|_| {
-        entry.error(format!(
-            "`{field}` needs the header name it is sent as: `{field} = \"Name\"` (sent as `Mcp-Param-Name`)"
-        ))
+    let value = key_value(&field, input, || {
+        format!("`{field}` needs the header name it is sent as: `{field} = \"Name\"` (sent as `Mcp-Param-Name`)")
     })?;
-    let expr: Expr = value.parse()?;
+    let name = header_name(value.parse()?, &field.to_string())?;
+    Ok(McpHeader { field, name })
+}
+
+/// The header name a field is sent as: a string the rule allows.
+fn header_name(expr: Expr, field: &str) -> syn::Result<LitStr> {
     let Expr::Lit(syn::ExprLit {
         lit: syn::Lit::Str(name),
         ..
@@ -663,7 +380,7 @@ fn header_entry(entry: &ParseNestedMeta<'_>, example: &str) -> syn::Result<McpHe
     };
     crate::rules::check_header_name(&name.value())
         .map_err(|e| syn::Error::new(name.span(), e.describe(&name.value())))?;
-    Ok(McpHeader { field, name })
+    Ok(name)
 }
 
 /// `pi(name = "..", visibility = "..", requires_approval, status_glyph = "..")`.
@@ -741,27 +458,4 @@ fn parse_authorization_resource(
         kind,
         required_fields,
     })
-}
-
-/// Options of a tool set: `#[tools(client = Name, crate = path)]` and
-/// `#[toolset(..)]` in `toolset!`.
-#[derive(Default)]
-pub struct SetOptions {
-    pub krate: Option<Path>,
-    pub client: Option<Ident>,
-}
-
-impl SetOptions {
-    /// Parses one `key = value` of the options.
-    pub fn parse_key(&mut self, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
-        let key = key_of(&meta);
-        match key.as_str() {
-            keys::CRATE => set(&mut self.krate, crate_path(&meta)?, &meta),
-            keys::CLIENT => {
-                let ident: Ident = meta.value()?.parse()?;
-                set(&mut self.client, ident, &meta)
-            }
-            other => Err(unknown(&meta, "tool set option", other, keys::SET_KEYS)),
-        }
-    }
 }

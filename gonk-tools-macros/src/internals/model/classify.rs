@@ -1,37 +1,12 @@
-//! The typed model of one tool: what the fn signature and the attributes
-//! say, classified (receiver, input/context/state parameters, return
-//! form) but not yet judged — [`validate`](crate::validate) does that.
+//! How the macros read a fn's types: each parameter is the input, the
+//! `ToolContext` or a `State<T>` ([`classify_param`]); the return is a
+//! plain value, a `Result`, a `ToolOutput`, or a stream ([`classify_return`]).
+//! Types are recognised by their last path segment, so `gonk_tools::State<T>`
+//! and an imported `State<T>` read the same.
 
 use proc_macro2::Span;
 use syn::spanned::Spanned;
-use syn::{
-    FnArg, GenericArgument, Ident, LitStr, Path, PathArguments, ReturnType, Signature, Type,
-    TypeParamBound, Visibility,
-};
-
-use crate::attr::ToolAttrs;
-use crate::names;
-
-/// Where the tool fn lives.
-#[derive(Clone)]
-pub enum Site {
-    /// A free `async fn` under `#[tool]`.
-    Free,
-    /// A method of an impl block under `#[tools]`; the type is `Self`.
-    Method { self_ty: Box<Type> },
-}
-
-/// How the fn takes `self`.
-pub enum ReceiverKind {
-    /// `&self`.
-    Ref,
-    /// `self`, `mut self`.
-    Value(Span),
-    /// `&mut self`.
-    RefMut(Span),
-    /// `self: Arc<Self>` and other typed receivers.
-    Typed(Span),
-}
+use syn::{GenericArgument, Path, PathArguments, ReturnType, Type, TypeParamBound};
 
 /// One non-receiver parameter.
 pub enum Param {
@@ -79,136 +54,7 @@ impl Return {
     }
 }
 
-/// One tool, as the macro understands it.
-pub struct ToolModel {
-    pub attrs: ToolAttrs,
-    pub site: Site,
-    pub krate: Path,
-    pub vis: Visibility,
-    pub fn_ident: Ident,
-    /// The generated type (`NotesSearch`).
-    pub type_ident: Ident,
-    /// The tool name, and the token it came from (the `name = ".."`
-    /// literal, or the fn ident).
-    pub name: String,
-    pub name_span: Span,
-    /// The description (attribute, else the doc comment), if any.
-    pub description: Option<String>,
-    pub receiver: Option<ReceiverKind>,
-    pub params: Vec<(Param, Span)>,
-    pub ret: Return,
-    pub sig: Signature,
-}
-
-impl ToolModel {
-    /// Builds the model of `sig` (with its outer attributes' docs).
-    pub fn new(
-        attrs: ToolAttrs,
-        site: Site,
-        vis: Visibility,
-        sig: &Signature,
-        fn_attrs: &[syn::Attribute],
-    ) -> ToolModel {
-        let krate = attrs
-            .krate
-            .clone()
-            .unwrap_or_else(|| syn::parse_quote!(::gonk_tools));
-        let fn_ident = sig.ident.clone();
-        let (name, name_span) = match &attrs.name {
-            Some(lit) => (lit.value(), lit.span()),
-            None => (names::unraw(&fn_ident), fn_ident.span()),
-        };
-        let type_ident = attrs.type_name.clone().unwrap_or_else(|| {
-            Ident::new(
-                &names::camel_case(&names::unraw(&fn_ident)),
-                fn_ident.span(),
-            )
-        });
-        let description = attrs
-            .description
-            .as_ref()
-            .map(LitStr::value)
-            .or_else(|| doc_comment(fn_attrs))
-            .filter(|d| !d.trim().is_empty());
-        let mut receiver = None;
-        let mut params = Vec::new();
-        for arg in &sig.inputs {
-            match arg {
-                FnArg::Receiver(r) => {
-                    let kind = if r.colon_token.is_some() {
-                        ReceiverKind::Typed(r.span())
-                    } else if r.reference.is_none() {
-                        ReceiverKind::Value(r.span())
-                    } else if r.mutability.is_some() {
-                        ReceiverKind::RefMut(r.span())
-                    } else {
-                        ReceiverKind::Ref
-                    };
-                    receiver = Some(kind);
-                }
-                FnArg::Typed(pat) => params.push((classify_param(&pat.ty), pat.span())),
-            }
-        }
-        let ret = classify_return(&sig.output, &krate);
-        ToolModel {
-            attrs,
-            site,
-            krate,
-            vis,
-            fn_ident,
-            type_ident,
-            name,
-            name_span,
-            description,
-            receiver,
-            params,
-            ret,
-            sig: sig.clone(),
-        }
-    }
-
-    /// The input type, if the fn takes one.
-    pub fn input(&self) -> Option<&Type> {
-        self.params.iter().find_map(|(p, _)| match p {
-            Param::Input(ty) => Some(&**ty),
-            _ => None,
-        })
-    }
-
-    /// The state types, in parameter order.
-    pub fn states(&self) -> impl Iterator<Item = &Type> {
-        self.params.iter().filter_map(|(p, _)| match p {
-            Param::State(ty) => Some(&**ty),
-            _ => None,
-        })
-    }
-}
-
-/// The doc comment: `///` lines joined, one leading space stripped from
-/// each, trimmed.
-pub fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
-    let lines: Vec<String> = attrs
-        .iter()
-        .filter(|a| a.path().is_ident("doc"))
-        .filter_map(|a| match &a.meta {
-            syn::Meta::NameValue(nv) => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s),
-                    ..
-                }) => Some(s.value()),
-                _ => None,
-            },
-            _ => None,
-        })
-        .map(|line| line.strip_prefix(' ').map(str::to_owned).unwrap_or(line))
-        .collect();
-    if lines.is_empty() {
-        return None;
-    }
-    Some(lines.join("\n").trim().to_owned())
-}
-
-pub(crate) fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+pub fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
     match ty {
         Type::Path(p) if p.qself.is_none() => p.path.segments.last(),
         Type::Group(g) => last_segment(&g.elem),
@@ -217,7 +63,7 @@ pub(crate) fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
     }
 }
 
-pub(crate) fn type_args(segment: &syn::PathSegment) -> Vec<&Type> {
+pub fn type_args(segment: &syn::PathSegment) -> Vec<&Type> {
     match &segment.arguments {
         PathArguments::AngleBracketed(args) => args
             .args
@@ -235,7 +81,7 @@ fn is_named(ty: &Type, name: &str) -> bool {
     last_segment(ty).is_some_and(|s| s.ident == name)
 }
 
-pub(crate) fn classify_param(ty: &Type) -> Param {
+pub fn classify_param(ty: &Type) -> Param {
     match ty {
         Type::Reference(r) if r.mutability.is_none() && is_named(&r.elem, "ToolContext") => {
             return Param::Context {
@@ -278,7 +124,7 @@ fn event_data(item: &Type, krate: &Path) -> Option<Box<Type>> {
     }
 }
 
-pub(crate) fn classify_return(output: &ReturnType, krate: &Path) -> Return {
+pub fn classify_return(output: &ReturnType, krate: &Path) -> Return {
     let ty = match output {
         ReturnType::Default => return Return::Plain(Box::new(syn::parse_quote!(()))),
         ReturnType::Type(_, ty) => &**ty,

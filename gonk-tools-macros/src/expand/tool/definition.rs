@@ -7,15 +7,17 @@ use syn::spanned::Spanned;
 use syn::{LitStr, Path};
 
 use super::handler;
-use super::{input_type, output_type};
-use crate::attr::{Approval, Choice, Flag, ToolAttrs};
-use crate::model::ToolModel;
+use super::input_type;
+use crate::expand::{duration, output_type};
+use crate::internals::attr::tool::{Approval, ToolAttrs};
+use crate::internals::attr::{Choice, Flag};
+use crate::internals::model::tool::ToolModel;
 
 /// `ToolDefinition::builder(NAME) ... .build()`.
 pub fn definition(model: &ToolModel) -> TokenStream {
-    let krate = &model.krate;
+    let krate = &model.f.krate;
     let a = &model.attrs;
-    let description = model.description.clone().unwrap_or_default();
+    let description = model.f.description.clone().unwrap_or_default();
     let mut calls = vec![quote!(.description(#description))];
     calls.extend(listing(krate, a));
     calls.extend(approval(krate, a));
@@ -23,7 +25,7 @@ pub fn definition(model: &ToolModel) -> TokenStream {
     calls.extend(hints(krate, a));
     calls.extend(authorization(krate, a));
     calls.extend(behaviour(krate, a));
-    for state in model.states() {
+    for state in model.f.states() {
         let span = state.span();
         calls.push(quote_spanned!(span=> .requires_state::<#state>()));
     }
@@ -217,7 +219,7 @@ fn hints(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
             })
         });
         for header in mcp.headers.iter().flatten() {
-            let property = crate::names::unraw(&header.field);
+            let property = header.field.name();
             let name = &header.name;
             calls.push(quote!(.mcp_header(#property, #name)));
         }
@@ -302,15 +304,13 @@ fn behaviour(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
     if let Some(d) = &a.degraded_description {
         calls.push(quote!(.degraded_description(#d)));
     }
-    if let Some(timeout) = &a.timeout {
-        let secs = timeout.limit.as_secs();
-        let nanos = timeout.limit.subsec_nanos();
-        calls.push(quote!(.timeout(::core::time::Duration::new(#secs, #nanos))));
+    if let Some(timeout) = &a.item.timeout {
+        let limit = duration(&timeout.limit);
+        calls.push(quote!(.timeout(#limit)));
     }
     if let Some(ttl) = &a.cache_ttl {
-        let secs = ttl.as_secs();
-        let nanos = ttl.subsec_nanos();
-        calls.push(quote!(.cache_ttl(::core::time::Duration::new(#secs, #nanos))));
+        let ttl = duration(ttl);
+        calls.push(quote!(.cache_ttl(#ttl)));
     }
     if a.detached == Some(true) {
         calls.push(quote!(.detached()));
@@ -323,11 +323,11 @@ fn behaviour(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
 /// specialization over `__private::Select`.
 fn select(model: &ToolModel) -> TokenStream {
     let private = {
-        let krate = &model.krate;
+        let krate = &model.f.krate;
         quote!(#krate::__private)
     };
     let input = input_type(model);
-    let output = output_type(model);
+    let output = output_type(&model.f.ret);
     quote! {{
         #[allow(unused_imports)]
         use #private::{SelectFallback as _, SelectTyped as _};
@@ -349,14 +349,14 @@ fn approval_fn(model: &ToolModel, select: &TokenStream) -> Option<TokenStream> {
 /// The `input_json_schema` override and the output schema (when the
 /// output type has one and it is not opted out).
 fn schemas(model: &ToolModel) -> TokenStream {
-    let krate = &model.krate;
+    let krate = &model.f.krate;
     let a = &model.attrs;
     let private = quote!(#krate::__private);
     let input_json_schema = a
         .input_json_schema
         .as_ref()
         .map(|schema| quote!(let __builder = __builder.input_json_schema(#schema);));
-    let output_schema = match model.ret.output() {
+    let output_schema = match model.f.ret.output() {
         Some(out) if a.output_schema.as_ref().is_none_or(|b| b.value) => Some(quote! {
             let __builder = {
                 #[allow(unused_imports)]

@@ -1,6 +1,6 @@
-//! Naming helpers of the macros: the generated type name, the client
-//! method as a `String` (the rule itself is in [`rules`](crate::rules),
-//! shared with the runtime), identifiers, and "did you mean".
+//! How the macros name things: the generated type, the client method as a
+//! `String` (the rule itself is in [`rules`], shared with the
+//! runtime), identifiers, and "did you mean".
 
 use proc_macro2::{Ident, Span};
 

@@ -2,34 +2,35 @@
 //! written, convert its error, pick the builder method for its return form.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 
-use super::{input_type, respan};
-use crate::model::{Param, Return, Site, ToolModel};
+use super::input_type;
+use crate::expand::{call_body, state_binding};
+use crate::internals::model::tool::{Site, ToolModel};
+use crate::internals::model::{Param, Return};
 
 /// The `.handler(..)` / `.handler_with_output(..)` / `.stream_handler(..)`
 /// call.
 pub fn handler(model: &ToolModel, select: &TokenStream) -> TokenStream {
-    let krate = &model.krate;
+    let f = &model.f;
+    let krate = &f.krate;
     let input = input_type(model);
-    let fn_ident = &model.fn_ident;
+    let fn_ident = &f.fn_ident;
     let private = quote!(#krate::__private);
 
     let mut args = Vec::new();
     let mut states = Vec::new();
     let mut index = 0usize;
-    for (param, _) in &model.params {
-        match param {
+    for param in &f.params {
+        match &param.kind {
             Param::Input(_) => args.push(quote!(__input)),
             Param::Context { by_ref: true, .. } => args.push(quote!(&__ctx)),
             Param::Context { by_ref: false, .. } => args.push(quote!(__ctx)),
             Param::State(ty) => {
                 let var = format_ident!("__state{index}");
                 index += 1;
-                let span = ty.span();
-                let state = respan(quote!(#private::state), span);
-                states.push(quote_spanned!(span=> let #var = #state::<#ty>(&__ctx)?;));
+                states.push(state_binding(krate, &var, ty));
                 args.push(quote!(#var));
             }
         }
@@ -41,33 +42,22 @@ pub fn handler(model: &ToolModel, select: &TokenStream) -> TokenStream {
             quote!(<#self_ty>::#fn_ident(&*__this, #(#args),*)),
         ),
     };
-    let tool_error = quote!(#krate::ToolError);
-    let ok = quote!(::std::result::Result::Ok::<_, #tool_error>);
-    let err_span = match &model.ret {
+    let err_span = match &f.ret {
         Return::Result { err: Some(e), .. } | Return::ResultOutput { err: Some(e), .. } => e.span(),
-        _ => match &model.sig.output {
+        _ => match &f.sig.output {
             syn::ReturnType::Type(_, ty) => ty.span(),
-            syn::ReturnType::Default => model.fn_ident.span(),
+            syn::ReturnType::Default => f.fn_ident.span(),
         },
     };
-    let into_tool_error = respan(
-        quote!(#krate::tool::IntoToolError::into_tool_error(__error)),
-        err_span,
-    );
-    let plain = quote!({ #(#states)* #ok(#call.await) });
-    let converted = quote!({
-        #(#states)*
-        match #call.await {
-            ::std::result::Result::Ok(__output) => ::std::result::Result::Ok(__output),
-            ::std::result::Result::Err(__error) => ::std::result::Result::Err(#into_tool_error),
-        }
-    });
-    let (method, body) = match &model.ret {
+    let plain = call_body(krate, &states, &call, None);
+    let converted = call_body(krate, &states, &call, Some(err_span));
+    let (method, body) = match &f.ret {
         Return::Plain(_) => (quote!(handler), plain),
         Return::Output(_) => (quote!(handler_with_output), plain),
         Return::Result { .. } => (quote!(handler), converted),
         Return::ResultOutput { .. } => (quote!(handler_with_output), converted),
         Return::Stream(_) | Return::BadStream(_) => {
+            let ok = quote!(::std::result::Result::Ok::<_, #krate::ToolError>);
             let body = if states.is_empty() {
                 quote!({ #call.await })
             } else {
