@@ -4,7 +4,11 @@
 //! * [`serve_stdio`] — one session over stdin/stdout (what MCP clients
 //!   launch as a subprocess).
 //! * [`mcp_router`] — a streamable-HTTP endpoint to mount in an axum app;
-//!   [`serve_http`] — the same, standalone, on a bound address.
+//!   [`serve_http`] — the same, standalone, on a bound address. Both take
+//!   [`McpHttpOptions`]: the MCP-specific options around the
+//!   [`HttpServerOptions`](crate::adapters::http::HttpServerOptions) every
+//!   HTTP surface takes (API key, authentication hook, Host and Origin
+//!   allow-lists).
 //! * [`McpClient`] — the client side: a stdio child process or an HTTP
 //!   endpoint, as an event stream per call, for typed clients.
 //! * [`McpSource`] — a remote MCP server's tools imported into a registry
@@ -65,7 +69,8 @@
 //! ([`McpServerOptions::max_in_flight_calls`], "Server busy"), HTTP sessions
 //! by number and idle time ([`McpHttpOptions::max_sessions`],
 //! [`McpHttpOptions::session_idle_timeout`]). A graceful shutdown
-//! ([`McpHttpServer::shutdown`], [`serve_stdio_with_shutdown`]) lets running
+//! ([`HttpServer::shutdown`](crate::adapters::http::HttpServer::shutdown),
+//! [`serve_stdio_with_shutdown`]) lets running
 //! calls finish within [`McpServerOptions::shutdown_grace`] and answers the
 //! rest with an `ABORTED` error.
 //!
@@ -111,8 +116,8 @@ pub use client::{
     McpToolChanges,
 };
 pub use http::{
-    mcp_router, serve_http, HttpServeError, McpHttpOptions, McpHttpServer, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
+    mcp_router, serve_http, McpHttpOptions, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
 };
 pub use inflight::DEFAULT_MAX_IN_FLIGHT_CALLS;
 pub use lines::DEFAULT_MAX_LINE_BYTES;
@@ -122,16 +127,12 @@ pub use request_state::{
     ClaimFuture, InMemorySingleUseStore, RequestStateKeys, RequestStateKeysError, SingleUseStore,
     SingleUseStoreError, DEFAULT_REQUEST_STATE_TTL, REQUEST_STATE_KEYS_ENV,
 };
-pub use security::{HttpAuthRejection, HttpAuthenticator};
 pub use server::{McpRequestContext, McpServer};
 pub use source::{McpEndpoint, McpSource, McpSourceBuilder, McpSourceError};
 pub use stdio::{
     serve_io, serve_io_with_shutdown, serve_stdio, serve_stdio_with_shutdown, McpServeError,
 };
 pub use tools::{is_write_tool, project_tool};
-
-/// The head of an HTTP request, as the [`HttpAuthenticator`] sees it.
-pub type HttpRequestParts = ::http::request::Parts;
 
 /// Re-export of the MCP SDK the adapter is built on, for tools that use
 /// the peer (sampling, elicitation) and for hosts that mount the service.
