@@ -82,35 +82,22 @@
 //! (clients validate any `structuredContent` against the output schema);
 //! the text content is the same `"Error [CODE]: message"` either way.
 
-mod admission;
-mod asking;
-mod body;
+// By concern: the server (the handler over the registry), the two
+// transports that carry it and the JSON-RPC layer they share; the client,
+// and remote tools imported through it; the spans of both sides.
 mod client;
-mod content;
-mod direct;
-mod host;
 mod http;
-mod inflight;
 mod jsonrpc;
-mod lines;
-mod listing;
-mod notify;
-mod request_state;
-mod resources;
-mod security;
 mod server;
 mod source;
 mod stdio;
-mod tasks;
 mod telemetry;
-mod tools;
 
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use asking::DEFAULT_ASK_TIMEOUT;
 pub use client::{
     ElicitationRequest, McpClient, McpClientBuilder, McpClientError, McpEra, McpHttpClientOptions,
     McpToolChanges,
@@ -119,20 +106,19 @@ pub use http::{
     mcp_router, serve_http, McpHttpOptions, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT,
 };
-pub use inflight::DEFAULT_MAX_IN_FLIGHT_CALLS;
-pub use lines::DEFAULT_MAX_LINE_BYTES;
 #[cfg(feature = "redis")]
-pub use request_state::RedisSingleUseStore;
-pub use request_state::{
-    ClaimFuture, InMemorySingleUseStore, RequestStateKeys, RequestStateKeysError, SingleUseStore,
-    SingleUseStoreError, DEFAULT_REQUEST_STATE_TTL, REQUEST_STATE_KEYS_ENV,
+pub use server::RedisSingleUseStore;
+pub use server::{
+    is_write_tool, project_tool, ClaimFuture, InMemorySingleUseStore, McpRequestContext, McpServer,
+    RequestStateKeys, RequestStateKeysError, SingleUseStore, SingleUseStoreError,
+    DEFAULT_ASK_TIMEOUT, DEFAULT_MAX_IN_FLIGHT_CALLS, DEFAULT_REQUEST_STATE_TTL,
+    REQUEST_STATE_KEYS_ENV,
 };
-pub use server::{McpRequestContext, McpServer};
 pub use source::{McpEndpoint, McpSource, McpSourceBuilder, McpSourceError};
 pub use stdio::{
     serve_io, serve_io_with_shutdown, serve_stdio, serve_stdio_with_shutdown, McpServeError,
+    DEFAULT_MAX_LINE_BYTES,
 };
-pub use tools::{is_write_tool, project_tool};
 
 /// Re-export of the MCP SDK the adapter is built on, for tools that use
 /// the peer (sampling, elicitation) and for hosts that mount the service.

@@ -29,11 +29,11 @@ use super::notify::{
 };
 use super::request_state::{RequestStateKeys, Sealer};
 use super::resources::{self, Subscriptions};
-use super::security::RequestState;
 use super::tasks;
-use super::telemetry::ServerSpan;
 use super::tools;
-use super::{McpServerOptions, WriteToolPolicy};
+use crate::adapters::mcp::http::security::RequestState;
+use crate::adapters::mcp::telemetry::ServerSpan;
+use crate::adapters::mcp::{McpServerOptions, WriteToolPolicy};
 use crate::ask::Asker;
 use crate::context::{LogSink, NotifySink, ToolContext};
 use crate::definition::ToolDefinition;
@@ -198,8 +198,8 @@ struct Shared {
 /// with [`McpServer::new_session`] for each new connection).
 ///
 /// Use it with any rmcp transport (`rmcp::ServiceExt::serve`); the
-/// adapter's [`serve_stdio`](super::serve_stdio) and
-/// [`mcp_router`](super::mcp_router) do that for you.
+/// adapter's [`serve_stdio`](crate::adapters::mcp::serve_stdio) and
+/// [`mcp_router`](crate::adapters::mcp::mcp_router) do that for you.
 #[derive(Clone)]
 pub struct McpServer {
     shared: Arc<Shared>,
@@ -356,7 +356,7 @@ impl McpServer {
     }
 
     /// The base context of one request: the host's
-    /// [`base_context`](super::McpServerOptions::base_context), with the
+    /// [`base_context`](crate::adapters::mcp::McpServerOptions::base_context), with the
     /// authentication hook's auth over HTTP (the hook's wins). Listing and
     /// calling both start from it, so what is listed is what is callable.
     /// `token` cancels it (the request's).

@@ -15,9 +15,9 @@ use tokio_util::sync::CancellationToken;
 use super::admission::{self, Admission, OpenStreams};
 use super::host;
 use super::security::{self, Security};
-use super::server::McpServer;
-use super::{McpServerOptions, WriteToolPolicy};
 use crate::adapters::http::{HttpGuard, HttpServeError, HttpServer, HttpServerOptions};
+use crate::adapters::mcp::server::McpServer;
+use crate::adapters::mcp::{McpServerOptions, WriteToolPolicy};
 use crate::registry::ToolRegistry;
 
 /// The default request body limit: 4 MiB. A larger body gets `413`.
@@ -350,7 +350,7 @@ impl Front {
 ///
 /// [`HttpServer::shutdown`] (or cancelling its token) stops accepting
 /// connections and calls, lets running calls finish within
-/// [`McpServerOptions::shutdown_grace`](super::McpServerOptions::shutdown_grace),
+/// [`McpServerOptions::shutdown_grace`](crate::adapters::mcp::McpServerOptions::shutdown_grace),
 /// cancels the rest (each answered with an `ABORTED` error saying the
 /// server is shutting down), waits (bounded) for those answers to be
 /// written, then ends the sessions.
