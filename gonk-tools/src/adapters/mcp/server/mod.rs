@@ -48,3 +48,6 @@ pub use request_state::{
     SingleUseStoreError, DEFAULT_REQUEST_STATE_TTL, REQUEST_STATE_KEYS_ENV,
 };
 pub use tools::{is_write_tool, project_tool};
+
+#[cfg(test)]
+mod tests;
