@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
-use gonk_tools::adapters::mcp::{HttpAuthRejection, HttpRequestParts};
+use gonk_tools::adapters::http::{HttpAuthRejection, HttpRequestParts};
 use gonk_tools::definition::ApprovalTier;
 use gonk_tools::search::{CALL_TOOL, SEARCH_TOOL};
 use gonk_tools::security::{

@@ -14,6 +14,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgMatches, Command};
 use gonk_tools::adapters::cli::exit;
+use gonk_tools::adapters::http::HttpServerOptions;
 use gonk_tools::adapters::mcp::{
     serve_http, serve_stdio_with_shutdown, McpHttpOptions, McpServerOptions, McpSource,
     WriteToolPolicy,
@@ -454,27 +455,31 @@ pub async fn run_serve(gateway: Gateway, matches: ArgMatches) -> ExitCode {
     if let Some(dev) = gateway.dev.clone() {
         return run_dev_serve(gateway, dev, SocketAddr::new(host, port), key, &matches).await;
     }
-    let ws_stop = CancellationToken::new();
-    let mut ws = WsServerOptions::new().shutdown_token(ws_stop.clone());
+    // One shutdown for /mcp and /ws.
+    let stop = CancellationToken::new();
+    let shared = HttpServerOptions::new().shutdown_token(stop.clone());
+    let mut ws = shared.clone();
     if let Some(key) = &key {
-        ws = ws.api_key(key.clone());
+        ws = ws.api_key(key);
     }
-    let mut options = McpHttpOptions::new(server_options(&gateway));
     // With callers, WebSocket takes only the operator's key (per-caller
     // views are MCP's): without one it is not served at all.
     let per_caller = gateway.callers.any();
     let ws_served = !(per_caller && key.is_none());
+    let mut http = shared;
+    if per_caller || key.is_some() {
+        http = http.authenticate(gateway.callers.authenticator(key));
+    } else {
+        gateway.callers.mark_unenforced();
+    }
+    let mut options = McpHttpOptions::new(server_options(&gateway)).http(http);
     if !ws_served {
         eprintln!(
             "gonk-gateway: callers are configured and --api-key is not: WebSocket is not served"
         );
     } else {
+        let ws = WsServerOptions::new().http(ws);
         options = options.also_serve(ws_router(WsHandler::builder(gateway.registry()), ws));
-    }
-    if per_caller || key.is_some() {
-        options = options.authenticate(gateway.callers.authenticator(key));
-    } else {
-        gateway.callers.mark_unenforced();
     }
     let server = match serve_http(
         SocketAddr::new(host, port),
@@ -493,11 +498,10 @@ pub async fn run_serve(gateway: Gateway, matches: ArgMatches) -> ExitCode {
             server.local_addr()
         );
     }
-    let stop = server.shutdown_token();
+    // `stop` is the server's shutdown token: it also closes the sockets.
     gateway.keep_up(interval(&matches), stop.clone());
     tokio::spawn(async move {
         terminated().await;
-        ws_stop.cancel();
         stop.cancel();
     });
     match server.wait().await {
@@ -526,7 +530,9 @@ async fn run_dev_serve(
             let server = server_options(&gateway).instructions(target.instructions());
             let options = McpHttpOptions::new(server);
             if authenticated {
-                options.authenticate(gateway.callers.authenticator(key.clone()))
+                let http = HttpServerOptions::new()
+                    .authenticate(gateway.callers.authenticator(key.clone()));
+                options.http(http)
             } else {
                 options
             }

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgAction, ArgMatches, Command};
 use gonk_tools::adapters::cli::exit;
+use gonk_tools::adapters::http::HttpServerOptions;
 use gonk_tools::adapters::mcp::{
     is_write_tool, serve_http, serve_stdio_with_shutdown, McpClient, McpHttpClientOptions,
     McpHttpOptions, McpServerOptions, RequestStateKeys, WriteToolPolicy,
@@ -331,16 +332,19 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         .flatten()
         .cloned()
         .collect();
-    // One port for every surface: /mcp, /ws and the page at /.
-    let ws_stop = CancellationToken::new();
+    // One port for every surface: /mcp, /ws and the page at /, with the
+    // same Host allow-list and one shutdown.
+    let stop = CancellationToken::new();
+    let shared = HttpServerOptions::new()
+        .allowed_hosts(&allowed_hosts)
+        .shutdown_token(stop.clone());
     let page_and_socket = crate::ws::routes(
         &registry,
         WsSettings {
             allow_writes: !withheld,
             api_key: key.clone(),
             bind: host,
-            allowed_hosts: allowed_hosts.clone(),
-            shutdown: ws_stop.clone(),
+            http: shared.clone(),
         },
     );
     let idle = matches
@@ -352,12 +356,7 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         .map_or(DEFAULT_MAX_SESSIONS, |n| {
             usize::try_from(*n).unwrap_or(usize::MAX)
         });
-    let mut options = McpHttpOptions::new(server)
-        .allow_insecure_remote(matches.get_flag("allow-insecure-remote"))
-        .allowed_hosts(allowed_hosts)
-        .max_sessions(max_sessions)
-        .session_idle_timeout((idle > 0).then(|| Duration::from_secs(idle)))
-        .also_serve(page_and_socket);
+    let mut http = shared.allow_insecure_remote(matches.get_flag("allow-insecure-remote"));
     let keyed = match crate::replicas::principal_keys() {
         Ok(keyed) => keyed,
         Err(error) => return failure(error),
@@ -370,10 +369,15 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
                 crate::replicas::KEYS_ENV
             ));
         }
-        options = options.authenticate(keys.authenticator());
+        http = http.authenticate(keys.authenticator());
     } else if let Some(key) = key {
-        options = options.api_key(key);
+        http = http.api_key(key);
     }
+    let mut options = McpHttpOptions::new(server)
+        .http(http)
+        .max_sessions(max_sessions)
+        .session_idle_timeout((idle > 0).then(|| Duration::from_secs(idle)))
+        .also_serve(page_and_socket);
     if let Some(name) = crate::replicas::replica(&matches) {
         match crate::replicas::header_layer(&name) {
             Ok(layer) => options = options.map_router(layer),
@@ -405,11 +409,10 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
             write_tools.join(", ")
         );
     }
-    let stop = server.shutdown_token();
+    // `stop` is the server's shutdown token: it also closes the sockets.
     tokio::spawn(async move {
         terminated().await;
         eprintln!("notes: shutting down");
-        ws_stop.cancel();
         stop.cancel();
     });
     match server.wait().await {
@@ -441,7 +444,7 @@ fn show_progress(event: &ToolEvent) {
 
 async fn demo(registry: ToolRegistry) -> Result<(), String> {
     let options = McpHttpOptions::new(server_options().write_policy(WriteToolPolicy::Permissive))
-        .api_key("notes-demo");
+        .http(HttpServerOptions::new().api_key("notes-demo"));
     let server = serve_http(SocketAddr::from(([127, 0, 0, 1], 0)), registry, options)
         .await
         .map_err(|e| e.to_string())?;

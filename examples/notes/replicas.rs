@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use gonk_tools::adapters::cli::clap::{Arg, ArgMatches};
-use gonk_tools::adapters::mcp::{HttpAuthRejection, HttpAuthenticator, HttpRequestParts};
+use gonk_tools::adapters::http::{HttpAuthRejection, HttpAuthenticator, HttpRequestParts};
 use gonk_tools::security::{
     AllowAll, AuthContext, AuthMethod, AuthenticatedPrincipal, PrincipalIdentity, PrincipalKind,
 };

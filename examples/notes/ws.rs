@@ -6,11 +6,11 @@
 use std::net::IpAddr;
 
 use axum::response::Html;
+use gonk_tools::adapters::http::HttpServerOptions;
 use gonk_tools::adapters::mcp::is_write_tool;
 use gonk_tools::adapters::ws::WsHandler;
 use gonk_tools::adapters::ws::{ws_router, WsServerOptions};
 use gonk_tools::ToolRegistry;
-use tokio_util::sync::CancellationToken;
 
 /// The page served at `/`.
 const PAGE: &str = include_str!("page/index.html");
@@ -24,10 +24,9 @@ pub struct WsSettings {
     /// The bound IP: allowed in `Host` (and as the page's origin) when it is
     /// neither loopback nor a wildcard.
     pub bind: IpAddr,
-    /// The `--allow-host` names: the same Host allow-list as `/mcp`.
-    pub allowed_hosts: Vec<String>,
-    /// Closes every socket when cancelled.
-    pub shutdown: CancellationToken,
+    /// What `/ws` shares with `/mcp`: the `--allow-host` names and the
+    /// shutdown token (cancelled, it closes every socket).
+    pub http: HttpServerOptions,
 }
 
 /// `/ws` and the page at `/`.
@@ -37,20 +36,18 @@ pub fn routes(registry: &ToolRegistry, settings: WsSettings) -> axum::Router {
     // `--allow-writes` (a request for one answers `No such op`).
     let handler =
         WsHandler::builder(registry).filter(move |tool| allow_writes || !is_write_tool(tool));
-    let mut options = WsServerOptions::new().shutdown_token(settings.shutdown);
     let ip = settings.bind;
-    let mut hosts = settings.allowed_hosts;
+    let mut http = settings.http;
     if !ip.is_loopback() && !ip.is_unspecified() {
-        hosts.push(match ip {
+        http = http.allowed_hosts([match ip {
             IpAddr::V4(v4) => v4.to_string(),
             IpAddr::V6(v6) => format!("[{v6}]"),
-        });
+        }]);
     }
-    options = options.allowed_hosts(hosts);
     if let Some(key) = settings.api_key {
-        options = options.api_key(key);
+        http = http.api_key(key);
     }
     axum::Router::new()
         .route("/", axum::routing::get(|| async { Html(PAGE) }))
-        .merge(ws_router(handler, options))
+        .merge(ws_router(handler, WsServerOptions::new().http(http)))
 }

@@ -10,8 +10,10 @@
 //! * `cli` (feature `cli`), `mcp` (feature `mcp`), `pi` (feature `pi`).
 //! * Shared by the surfaces: [`names`] — the reversible map of tool names
 //!   onto surfaces that cannot carry them; [`render`] — results and errors
-//!   as plain text; `http` (features `mcp` or `ws`) — the one Host, Origin
-//!   and API-key guard in front of MCP over HTTP and the WebSocket server.
+//!   as plain text; `http` (features `mcp` or `ws`) — what both HTTP
+//!   surfaces take and return: the one options piece (Host, Origin and
+//!   API-key guard, authentication hook, shutdown token) and the one
+//!   server handle, for MCP over HTTP and the WebSocket server.
 
 #[cfg(feature = "cli")]
 pub mod cli;

@@ -246,7 +246,7 @@ async fn a_stateless_call_whose_client_hangs_up_drops_its_handler() {
     server.shutdown().await.unwrap();
 }
 
-async fn serve(registry: ToolRegistry) -> gonk_tools::adapters::mcp::McpHttpServer {
+async fn serve(registry: ToolRegistry) -> gonk_tools::adapters::http::HttpServer {
     serve_http(
         SocketAddr::from(([127, 0, 0, 1], 0)),
         registry,

@@ -7,9 +7,11 @@
 
 use std::net::SocketAddr;
 
+use gonk_tools::adapters::http::{
+    HttpAuthRejection, HttpRequestParts, HttpServer, HttpServerOptions,
+};
 use gonk_tools::adapters::mcp::{
-    serve_http, HttpAuthRejection, HttpRequestParts, McpClient, McpHttpClientOptions,
-    McpHttpOptions, McpHttpServer, McpServerOptions,
+    serve_http, McpClient, McpHttpClientOptions, McpHttpOptions, McpServerOptions,
 };
 use gonk_tools::prelude::*;
 use gonk_tools::security::{
@@ -69,24 +71,23 @@ fn registry() -> ToolRegistry {
     registry
 }
 
-async fn server() -> McpHttpServer {
-    let options = McpHttpOptions::new(McpServerOptions::new("auth-test", "1.0.0")).authenticate(
-        |request: &HttpRequestParts| {
-            let token = request
-                .headers
-                .get("authorization")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .map(str::to_owned);
-            async move {
-                match token.as_deref() {
-                    Some("alice-token") => Ok(auth_for("alice")),
-                    Some("bob-token") => Ok(auth_for("bob")),
-                    _ => Err(HttpAuthRejection::unauthorized("unknown or missing token")),
-                }
+async fn server() -> HttpServer {
+    let http = HttpServerOptions::new().authenticate(|request: &HttpRequestParts| {
+        let token = request
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::to_owned);
+        async move {
+            match token.as_deref() {
+                Some("alice-token") => Ok(auth_for("alice")),
+                Some("bob-token") => Ok(auth_for("bob")),
+                _ => Err(HttpAuthRejection::unauthorized("unknown or missing token")),
             }
-        },
-    );
+        }
+    });
+    let options = McpHttpOptions::new(McpServerOptions::new("auth-test", "1.0.0")).http(http);
     serve_http(SocketAddr::from(([127, 0, 0, 1], 0)), registry(), options)
         .await
         .unwrap()

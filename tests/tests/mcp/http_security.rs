@@ -10,9 +10,9 @@
 
 use std::net::SocketAddr;
 
+use gonk_tools::adapters::http::{HttpServeError, HttpServer, HttpServerOptions};
 use gonk_tools::adapters::mcp::{
-    serve_http, HttpServeError, McpClient, McpHttpClientOptions, McpHttpOptions, McpHttpServer,
-    McpServerOptions,
+    serve_http, McpClient, McpHttpClientOptions, McpHttpOptions, McpServerOptions,
 };
 use gonk_tools::prelude::*;
 use gonk_tools_tests::workspace::notes_command;
@@ -42,7 +42,7 @@ fn options() -> McpHttpOptions {
     McpHttpOptions::new(McpServerOptions::new("security-test", "1.0.0"))
 }
 
-async fn loopback(options: McpHttpOptions) -> McpHttpServer {
+async fn loopback(options: McpHttpOptions) -> HttpServer {
     serve_http(SocketAddr::from(([127, 0, 0, 1], 0)), registry(), options)
         .await
         .expect("a loopback server starts")
@@ -69,13 +69,21 @@ async fn a_non_loopback_bind_without_a_key_refuses_to_start() {
     assert!(message.contains("API key"), "{message}");
 
     // With a key, or the explicit insecure flag, it starts.
-    let keyed = serve_http(anywhere, registry(), options().api_key("k"))
-        .await
-        .expect("0.0.0.0 with a key starts");
+    let keyed = serve_http(
+        anywhere,
+        registry(),
+        options().http(HttpServerOptions::new().api_key("k")),
+    )
+    .await
+    .expect("0.0.0.0 with a key starts");
     keyed.shutdown().await.expect("shuts down");
-    let insecure = serve_http(anywhere, registry(), options().allow_insecure_remote(true))
-        .await
-        .expect("0.0.0.0 with the insecure flag starts");
+    let insecure = serve_http(
+        anywhere,
+        registry(),
+        options().http(HttpServerOptions::new().allow_insecure_remote(true)),
+    )
+    .await
+    .expect("0.0.0.0 with the insecure flag starts");
     insecure.shutdown().await.expect("shuts down");
 }
 
@@ -97,7 +105,7 @@ fn notes_serve_refuses_a_non_loopback_host_without_a_key() {
 
 #[tokio::test]
 async fn a_missing_or_wrong_key_gets_401_with_a_bearer_challenge() {
-    let server = loopback(options().api_key("right-key")).await;
+    let server = loopback(options().http(HttpServerOptions::new().api_key("right-key"))).await;
     let url = server.url();
 
     let missing = post(&url, INITIALIZE).send().await.expect("a response");
@@ -178,7 +186,7 @@ async fn a_foreign_host_or_origin_gets_403() {
 
 #[tokio::test]
 async fn a_5_mib_body_gets_413_and_the_server_keeps_serving() {
-    let server = loopback(options().api_key("k")).await;
+    let server = loopback(options().http(HttpServerOptions::new().api_key("k"))).await;
     let url = server.url();
 
     // A syntactically plausible JSON-RPC message padded past 4 MiB.

@@ -9,9 +9,9 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use gonk_tools::adapters::http::HttpServer;
 use gonk_tools::adapters::mcp::{
-    serve_http, McpClient, McpEra, McpHttpClientOptions, McpHttpOptions, McpHttpServer,
-    McpServerOptions,
+    serve_http, McpClient, McpEra, McpHttpClientOptions, McpHttpOptions, McpServerOptions,
 };
 use gonk_tools::prelude::*;
 use gonk_tools::RegistryError;
@@ -45,7 +45,7 @@ async fn lookup(input: LookupArgs) -> Value {
     json!({ "region": input.region_code, "tenant": input.tenant, "query": input.query })
 }
 
-async fn server() -> McpHttpServer {
+async fn server() -> HttpServer {
     let registry = ToolRegistry::new();
     registry.register(Lookup::definition()).unwrap();
     let options = McpHttpOptions::new(McpServerOptions::new("param-headers", "1.0.0"));
@@ -57,7 +57,7 @@ async fn server() -> McpHttpServer {
 /// One stateless-era request with the standard headers and `extra`
 /// headers; the HTTP status and the JSON-RPC response.
 async fn request(
-    server: &McpHttpServer,
+    server: &HttpServer,
     method: &str,
     mut params: Value,
     extra: &[(&str, &str)],
@@ -104,7 +104,7 @@ async fn request(
     (status, message)
 }
 
-async fn call(server: &McpHttpServer, arguments: Value, headers: &[(&str, &str)]) -> (u16, Value) {
+async fn call(server: &HttpServer, arguments: Value, headers: &[(&str, &str)]) -> (u16, Value) {
     request(
         server,
         "tools/call",

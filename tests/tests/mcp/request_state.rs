@@ -263,7 +263,7 @@ impl Drop for RedisPrefix {
 /// confirmation and answers `state-ok` once given it.
 async fn replicas(
     store: impl Fn(usize) -> Option<std::sync::Arc<dyn gonk_tools::adapters::mcp::SingleUseStore>>,
-) -> Vec<gonk_tools::adapters::mcp::McpHttpServer> {
+) -> Vec<gonk_tools::adapters::http::HttpServer> {
     use gonk_tools::adapters::mcp::{
         serve_http, McpHttpOptions, McpServerOptions, RequestStateKeys,
     };

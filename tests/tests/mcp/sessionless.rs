@@ -4,7 +4,8 @@
 
 use std::net::SocketAddr;
 
-use gonk_tools::adapters::mcp::{serve_http, McpHttpOptions, McpHttpServer, McpServerOptions};
+use gonk_tools::adapters::http::HttpServer;
+use gonk_tools::adapters::mcp::{serve_http, McpHttpOptions, McpServerOptions};
 use gonk_tools::prelude::*;
 use serde_json::{json, Value};
 
@@ -25,7 +26,7 @@ fn registry() -> ToolRegistry {
 }
 
 /// `registry` served over HTTP with `sessions(false)`.
-async fn serve_sessionless(registry: ToolRegistry) -> McpHttpServer {
+async fn serve_sessionless(registry: ToolRegistry) -> HttpServer {
     serve_http(
         SocketAddr::from(([127, 0, 0, 1], 0)),
         registry,

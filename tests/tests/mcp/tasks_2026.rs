@@ -12,10 +12,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gonk_tools::adapters::mcp::{
-    serve_http, HttpAuthRejection, HttpRequestParts, McpHttpOptions, McpHttpServer,
-    McpServerOptions,
+use gonk_tools::adapters::http::{
+    HttpAuthRejection, HttpRequestParts, HttpServer, HttpServerOptions,
 };
+use gonk_tools::adapters::mcp::{serve_http, McpHttpOptions, McpServerOptions};
 use gonk_tools::jobs::{self, EmbeddedRunner, Retention};
 use gonk_tools::prelude::*;
 use gonk_tools::security::{
@@ -76,7 +76,7 @@ fn auth_for(id: &str) -> AuthContext {
     )
 }
 
-async fn server() -> McpHttpServer {
+async fn server() -> HttpServer {
     let registry = ToolRegistry::new();
     registry
         .register_all([
@@ -96,7 +96,7 @@ async fn server() -> McpHttpServer {
     )
     .unwrap();
     let options = McpServerOptions::new("tasks-2026", "1.0.0").tasks_required(["release"]);
-    let options = McpHttpOptions::new(options).authenticate(|request: &HttpRequestParts| {
+    let http = HttpServerOptions::new().authenticate(|request: &HttpRequestParts| {
         let token = request
             .headers
             .get("authorization")
@@ -111,6 +111,7 @@ async fn server() -> McpHttpServer {
             }
         }
     });
+    let options = McpHttpOptions::new(options).http(http);
     serve_http(SocketAddr::from(([127, 0, 0, 1], 0)), registry, options)
         .await
         .unwrap()
@@ -126,7 +127,7 @@ struct Caller {
 }
 
 impl Caller {
-    fn new(server: &McpHttpServer, token: &'static str, tasks: bool) -> Self {
+    fn new(server: &HttpServer, token: &'static str, tasks: bool) -> Self {
         Caller {
             url: server.url(),
             token,
@@ -144,7 +145,7 @@ impl Caller {
     }
 
     /// A `2025-11-25` session, its capabilities declared at `initialize`.
-    async fn session(server: &McpHttpServer, token: &'static str, tasks: bool) -> Self {
+    async fn session(server: &HttpServer, token: &'static str, tasks: bool) -> Self {
         let mut caller = Caller::new(server, token, tasks);
         let initialize = json!({
             "jsonrpc": "2.0", "id": 0, "method": "initialize",

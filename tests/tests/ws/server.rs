@@ -1,7 +1,7 @@
 //! The WebSocket server (`adapters::ws`) and `WsClient` over real loopback
 //! sockets, against a fixture tool set: the generated typed client over a
 //! socket, broadcast to a second connection, the handshake checks (key,
-//! Origin), hostile frames, the in-flight cap, cancellation, disconnects,
+//! Origin, the shared authentication hook), hostile frames, the in-flight cap, cancellation, disconnects,
 //! keepalive and shutdown. Raw frames go through tokio-tungstenite
 //! directly; the independent clients (Python, Node, a browser) drive the
 //! notes server in `notes_*`.
@@ -11,12 +11,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{SinkExt, Stream, StreamExt};
-use gonk_tools::adapters::ws::WsHandler;
+use gonk_tools::adapters::http::{
+    HttpAuthRejection, HttpRequestParts, HttpServeError, HttpServer, HttpServerOptions,
+};
 use gonk_tools::adapters::ws::{
-    serve_ws, WsClient, WsClientError, WsClientOptions, WsServeError, WsServer, WsServerOptions,
+    serve_ws, HookError, WsClient, WsClientError, WsClientOptions, WsHandler, WsRejection,
+    WsServerOptions,
 };
 use gonk_tools::client::{call_with_events, ClientError, Transport};
 use gonk_tools::prelude::*;
+use gonk_tools::security::{
+    AllowAll, AuthContext, AuthMethod, AuthenticatedPrincipal, PrincipalIdentity, PrincipalKind,
+};
 use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -118,7 +124,7 @@ toolset! {
 // ---------------------------------------------------------------- harness
 
 struct Harness {
-    server: WsServer,
+    server: HttpServer,
     probe: Arc<Probe>,
 }
 
@@ -292,7 +298,8 @@ async fn a_write_is_broadcast_to_every_connection_a_read_is_not() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_key_and_the_origin_are_checked_before_the_socket_opens() {
-    let h = Harness::start(WsServerOptions::new().api_key("k3y")).await;
+    let h =
+        Harness::start(WsServerOptions::new().http(HttpServerOptions::new().api_key("k3y"))).await;
     let url = h.url();
     let connect = |options: WsClientOptions| WsClient::connect(&url, options);
     let status = |result: Result<WsClient, WsClientError>| match result {
@@ -527,6 +534,69 @@ async fn shutdown_closes_every_socket_with_1001_and_drops_calls_in_flight() {
     assert!(client.is_closed());
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shared_authentication_hook_judges_the_upgrade_and_names_the_caller() {
+    let registry = ToolRegistry::builder()
+        .state_arc(Arc::new(Probe::default()))
+        .build();
+    Fixture::register_tools(&registry).unwrap();
+    // The same hook an MCP endpoint would take.
+    let http = HttpServerOptions::new().authenticate(|request: &HttpRequestParts| {
+        let alice = request
+            .headers
+            .get("authorization")
+            .is_some_and(|value| value == "Bearer alice-token");
+        async move {
+            if alice {
+                let principal = AuthenticatedPrincipal::new(
+                    "alice",
+                    PrincipalKind::Human,
+                    PrincipalIdentity::new("https://idp.example", "alice", AuthMethod::Oauth),
+                );
+                Ok(AuthContext::new(principal, AllowAll))
+            } else {
+                Err(HttpAuthRejection::unauthorized("unknown token"))
+            }
+        }
+    });
+    let options = WsServerOptions::new()
+        .http(http)
+        .identify(|request: &HttpRequestParts| {
+            let auth = request.extensions.get::<AuthContext>().cloned();
+            async move { auth.ok_or_else(|| WsRejection::unauthorized("no principal")) }
+        });
+    let callers = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = Arc::clone(&callers);
+    let handler = WsHandler::builder(&registry).authorize(
+        move |_tool: &ToolDefinition, caller: &AuthContext, _input: &Value| {
+            seen.lock().unwrap().push(caller.principal().id.clone());
+            Ok::<_, HookError>(true)
+        },
+    );
+    let server = serve_ws("127.0.0.1:0".parse().unwrap(), handler, options)
+        .await
+        .unwrap();
+    let url = server.url();
+    let status = |result: Result<WsClient, WsClientError>| match result {
+        Ok(_) => 101,
+        Err(WsClientError::Rejected { status, .. }) => status,
+        Err(other) => panic!("{other}"),
+    };
+    let connect = |options: WsClientOptions| WsClient::connect(&url, options);
+    assert_eq!(status(connect(WsClientOptions::new()).await), 401);
+    assert_eq!(
+        status(connect(WsClientOptions::new().api_key("mallory-token")).await),
+        401
+    );
+    let alice = connect(WsClientOptions::new().api_key("alice-token"))
+        .await
+        .unwrap();
+    let client = FixtureClient::new(alice);
+    assert_eq!(client.echo(Text { text: "hi".into() }).await.unwrap(), "hi");
+    assert_eq!(*callers.lock().unwrap(), ["alice"]);
+    server.shutdown().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_public_bind_without_a_key_refuses_to_start() {
     let registry = ToolRegistry::new();
@@ -537,9 +607,9 @@ async fn a_public_bind_without_a_key_refuses_to_start() {
     )
     .await
     .unwrap_err();
-    assert!(matches!(error, WsServeError::Insecure { .. }));
+    assert!(matches!(error, HttpServeError::Insecure { .. }));
     assert!(
-        error.to_string().contains("WsServerOptions::api_key"),
+        error.to_string().contains("HttpServerOptions::api_key"),
         "{error}"
     );
 }

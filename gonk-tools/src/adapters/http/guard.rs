@@ -378,27 +378,6 @@ pub fn bearer_token(headers: &HeaderMap) -> Result<Option<&str>, GuardRejection>
 }
 
 impl HttpGuard {
-    /// The guard a server's options describe: its Host and Origin lists,
-    /// its API key if any, and whether the Host check is on (MCP over HTTP
-    /// and the WebSocket server build theirs the same way).
-    pub(crate) fn from_settings(
-        allowed_hosts: &[String],
-        allowed_origins: &[String],
-        api_key: Option<&str>,
-        host_check: bool,
-    ) -> Self {
-        let mut guard = HttpGuard::new()
-            .allowed_hosts(allowed_hosts)
-            .allowed_origins(allowed_origins);
-        if let Some(key) = api_key {
-            guard = guard.api_key(key);
-        }
-        if !host_check {
-            guard = guard.disable_host_check();
-        }
-        guard
-    }
-
     /// A guard that allows the loopback names and origins, with no API key,
     /// not knowing the server's port (any port of an allowed name passes).
     pub fn new() -> Self {

@@ -1,14 +1,22 @@
-//! What the HTTP surfaces share (features `mcp` and `ws`): [`HttpGuard`],
-//! the checks a request passes before it reaches a surface — the `Host`
-//! allow-list against DNS rebinding, the `Origin` allow-list against
-//! cross-site requests from browser pages, and the API key as a bearer
-//! token, compared in constant time.
+//! What the HTTP surfaces share (features `mcp` and `ws`):
 //!
-//! The MCP endpoint ([`McpHttpOptions`](crate::adapters::mcp::McpHttpOptions))
-//! and the WebSocket upgrade ([`WsServerOptions`](crate::adapters::ws::WsServerOptions))
-//! both run it, so one request is judged by the same rules on either; an
-//! adapter written outside this crate can put the same guard in front of its
-//! own routes.
+//! * [`HttpServerOptions`] — the options every HTTP surface takes: the
+//!   endpoint's path, the guard's rules, the authentication hook
+//!   ([`HttpAuthenticator`]), the insecure-remote opt-in and the shutdown
+//!   token. The MCP endpoint
+//!   ([`McpHttpOptions`](crate::adapters::mcp::McpHttpOptions)) and the
+//!   WebSocket endpoint ([`WsServerOptions`](crate::adapters::ws::WsServerOptions))
+//!   each hold one beside their own settings, so who may connect is
+//!   configured once for both.
+//! * [`HttpServer`] — the handle both standalone servers return, and
+//!   [`HttpServeError`], why one did not start.
+//! * [`HttpGuard`] — the checks a request passes before it reaches a
+//!   surface: the `Host` allow-list against DNS rebinding, the `Origin`
+//!   allow-list against cross-site requests from browser pages, and the API
+//!   key as a bearer token, compared in constant time. Both surfaces run it,
+//!   so one request is judged by the same rules on either; an adapter
+//!   written outside this crate can put the same guard in front of its own
+//!   routes.
 //!
 //! ```
 //! use gonk_tools::adapters::http::{GuardFailure, HttpGuard};
@@ -36,8 +44,14 @@
 //! assert_eq!(rejection.status(), http::StatusCode::FORBIDDEN);
 //! ```
 
+mod authenticate;
 mod guard;
+mod options;
+mod server;
 
+pub use authenticate::{HttpAuthRejection, HttpAuthenticator, HttpRequestParts};
 pub use guard::{
     bearer_token, GuardFailure, GuardRejection, HttpGuard, LOOPBACK_HOSTS, LOOPBACK_ORIGINS,
 };
+pub use options::HttpServerOptions;
+pub use server::{HttpServeError, HttpServer};

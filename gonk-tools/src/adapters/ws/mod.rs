@@ -41,7 +41,11 @@
 //!
 //! * [`ws_router`] — the endpoint as an axum router, to mount next to
 //!   other routes (the notes example serves `/mcp`, `/ws` and a page on one
-//!   port); [`serve_ws`] — the same, standalone, on a bound address.
+//!   port); [`serve_ws`] — the same, standalone, on a bound address. Both
+//!   take [`WsServerOptions`]: the WebSocket-specific options around the
+//!   [`HttpServerOptions`](crate::adapters::http::HttpServerOptions) every
+//!   HTTP surface takes (API key, authentication hook, Host and Origin
+//!   allow-lists), the same as MCP's.
 //! * [`WsClient`] — a [`Transport`](crate::client::Transport) over one
 //!   connection, so a generated typed client works over a socket; it also
 //!   receives broadcasts.
@@ -109,8 +113,8 @@
 //!
 //! ## Defaults (as for MCP over HTTP)
 //!
-//! * Loopback bind, unless an API key, an identify hook or
-//!   [`allow_insecure_remote`](WsServerOptions::allow_insecure_remote).
+//! * Loopback bind, unless an API key, an authentication or identify hook,
+//!   or [`allow_insecure_remote`](crate::adapters::http::HttpServerOptions::allow_insecure_remote).
 //! * API key as `Authorization: Bearer <key>` or `?access_token=<key>`
 //!   (browsers cannot set headers on a WebSocket); `401` otherwise.
 //! * Host allow-list (DNS rebinding) and Origin allow-list (cross-site
@@ -168,4 +172,4 @@ pub use options::{
 #[cfg(feature = "ws")]
 pub use rejection::WsRejection;
 #[cfg(feature = "ws")]
-pub use server::{serve_ws, ws_router, WsServeError, WsServer};
+pub use server::{serve_ws, ws_router};

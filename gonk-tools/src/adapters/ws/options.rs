@@ -1,5 +1,6 @@
-//! [`WsServerOptions`]: where the endpoint lives, who may connect, and the
-//! limits of a connection.
+//! [`WsServerOptions`]: who the caller of a connection is and the limits
+//! of a connection, around the [`HttpServerOptions`] every HTTP surface
+//! takes (where the endpoint lives, who may connect).
 
 use std::fmt;
 use std::future::Future;
@@ -7,10 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use tokio_util::sync::CancellationToken;
 
 use super::rejection::WsRejection;
-use crate::adapters::http::HttpGuard;
+use crate::adapters::http::HttpServerOptions;
 
 /// The default limit of one incoming message: 1 MiB. A larger message
 /// closes the connection with code 1009 (message too big).
@@ -48,54 +48,51 @@ where
     }
 }
 
-/// Options of the WebSocket endpoint.
+/// Options of the WebSocket endpoint: the WebSocket-specific ones (who
+/// the caller of a connection is, the message size limit, calls in flight,
+/// keepalive) and the [`HttpServerOptions`] every HTTP surface takes
+/// (path, API key, authentication hook, Host and Origin allow-lists,
+/// insecure-remote opt-in, shutdown token).
 ///
 /// Secure by default, like MCP over HTTP: loopback only (a non-loopback
-/// bind needs an API key, an identify hook or the insecure flag), a Host
-/// allow-list against DNS rebinding, an Origin allow-list against
-/// cross-site WebSocket hijacking, a message size limit, a cap on calls in
-/// flight per connection, and ping/pong keepalive. The Host, Origin and
-/// API-key rules are the shared [`HttpGuard`]'s, the same as MCP's.
+/// bind needs an API key, an authentication or identify hook, or the
+/// insecure flag), a Host allow-list against DNS rebinding, an Origin
+/// allow-list against cross-site WebSocket hijacking, a message size limit,
+/// a cap on calls in flight per connection, and ping/pong keepalive. The
+/// Host, Origin and API-key rules are the shared
+/// [`HttpGuard`](crate::adapters::http::HttpGuard)'s, the same as MCP's.
 ///
 /// ```
+/// use gonk_tools::adapters::http::HttpServerOptions;
 /// use gonk_tools::adapters::ws::WsServerOptions;
 ///
 /// let options = WsServerOptions::new()
-///     .api_key("s3cret")
-///     .allowed_origins(["https://notes.example.com"])
+///     .http(
+///         HttpServerOptions::new()
+///             .api_key("s3cret")
+///             .allowed_origins(["https://notes.example.com"]),
+///     )
 ///     .max_message_bytes(64 * 1024);
 /// assert_eq!(options.path(), "/ws");
 /// ```
 pub struct WsServerOptions<C = ()> {
-    pub(crate) path: String,
-    pub(crate) api_key: Option<String>,
+    pub(crate) http: HttpServerOptions,
     pub(crate) identify: Arc<dyn WsIdentify<C>>,
     pub(crate) identifies: bool,
-    pub(crate) insecure: bool,
-    pub(crate) allowed_hosts: Vec<String>,
-    pub(crate) allowed_origins: Vec<String>,
-    pub(crate) host_check: bool,
     pub(crate) max_message_bytes: usize,
     pub(crate) max_in_flight: usize,
     pub(crate) ping_interval: Duration,
-    pub(crate) shutdown: Option<CancellationToken>,
 }
 
 impl<C> Clone for WsServerOptions<C> {
     fn clone(&self) -> Self {
         WsServerOptions {
-            path: self.path.clone(),
-            api_key: self.api_key.clone(),
+            http: self.http.clone(),
             identify: Arc::clone(&self.identify),
             identifies: self.identifies,
-            insecure: self.insecure,
-            allowed_hosts: self.allowed_hosts.clone(),
-            allowed_origins: self.allowed_origins.clone(),
-            host_check: self.host_check,
             max_message_bytes: self.max_message_bytes,
             max_in_flight: self.max_in_flight,
             ping_interval: self.ping_interval,
-            shutdown: self.shutdown.clone(),
         }
     }
 }
@@ -103,13 +100,8 @@ impl<C> Clone for WsServerOptions<C> {
 impl<C> fmt::Debug for WsServerOptions<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WsServerOptions")
-            .field("path", &self.path)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("http", &self.http)
             .field("identifies", &self.identifies)
-            .field("insecure", &self.insecure)
-            .field("allowed_hosts", &self.allowed_hosts)
-            .field("allowed_origins", &self.allowed_origins)
-            .field("host_check", &self.host_check)
             .field("max_message_bytes", &self.max_message_bytes)
             .field("max_in_flight", &self.max_in_flight)
             .field("ping_interval", &self.ping_interval)
@@ -123,137 +115,71 @@ impl Default for WsServerOptions<()> {
     }
 }
 
+/// The endpoint's path unless [`HttpServerOptions::at`] sets another.
+const DEFAULT_PATH: &str = "/ws";
+
 impl WsServerOptions<()> {
-    /// Options for an endpoint at `/ws` whose callers are anonymous (`()`).
+    /// Options for an endpoint at `/ws` whose callers are anonymous (`()`),
+    /// with the default [`HttpServerOptions`] (loopback only, no API key).
     pub fn new() -> Self {
         WsServerOptions {
-            path: "/ws".to_owned(),
-            api_key: None,
+            http: HttpServerOptions::new(),
             identify: Arc::new(|_: &http::request::Parts| std::future::ready(Ok(()))),
             identifies: false,
-            insecure: false,
-            allowed_hosts: Vec::new(),
-            allowed_origins: Vec::new(),
-            host_check: true,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             ping_interval: DEFAULT_PING_INTERVAL,
-            shutdown: None,
         }
     }
 }
 
 impl<C> WsServerOptions<C> {
-    /// The endpoint path (default `/ws`).
+    /// The endpoint path (default `/ws`; [`HttpServerOptions::at`] sets
+    /// another).
     pub fn path(&self) -> &str {
-        &self.path
+        self.http.path().unwrap_or(DEFAULT_PATH)
     }
 
-    /// Serves at `path` instead of `/ws`.
-    pub fn at(mut self, path: impl Into<String>) -> Self {
-        let path = path.into();
-        self.path = if path.starts_with('/') {
-            path
-        } else {
-            format!("/{path}")
-        };
-        self
-    }
-
-    /// Requires the key on the upgrade request, as `Authorization: Bearer
-    /// <key>` (the scheme in any case; the header wins when both are sent)
-    /// or — for browsers, which cannot set headers on a WebSocket — the
-    /// `access_token` query parameter (RFC 6750 §2.3). Compared in constant
-    /// time. A missing or wrong key gets `401` and no socket opens. An empty
-    /// key (or one with surrounding white space or control characters,
-    /// which no client can send in a header) matches no request, and makes
-    /// [`serve_ws`](super::serve_ws) refuse to start.
-    pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(key.into());
+    /// What every HTTP surface takes: the path, the API key (which the
+    /// upgrade also takes as `?access_token=`), the authentication hook,
+    /// the Host and Origin allow-lists, the insecure-remote opt-in and the
+    /// shutdown token (replacing the ones set before). Under
+    /// [`serve_ws`](super::serve_ws) the bound address joins the Host
+    /// allow-list and a port in `Host` must be the bound one; under
+    /// [`ws_router`](super::ws_router), cancelling the token closes every
+    /// socket.
+    pub fn http(mut self, http: HttpServerOptions) -> Self {
+        self.http = http;
         self
     }
 
     /// Identifies the caller of each connection from its upgrade request
     /// (a session cookie, a verified token); every request on the socket
     /// runs as that caller. Counts as authentication for a non-loopback
-    /// bind.
+    /// bind. When the [`HttpServerOptions`] have an authentication hook, it
+    /// has run first, and the request's extensions hold the
+    /// [`AuthContext`](crate::security::AuthContext) it returned.
+    ///
+    /// ```
+    /// use gonk_tools::adapters::ws::{WsRejection, WsServerOptions};
+    /// use gonk_tools::security::AuthContext;
+    ///
+    /// // The connection's caller is what the authentication hook verified.
+    /// let options = WsServerOptions::new().identify(|request: &http::request::Parts| {
+    ///     let auth = request.extensions.get::<AuthContext>().cloned();
+    ///     async move { auth.ok_or_else(|| WsRejection::unauthorized("sign in first")) }
+    /// });
+    /// # let _ = options;
+    /// ```
     pub fn identify<C2>(self, identify: impl WsIdentify<C2>) -> WsServerOptions<C2> {
         WsServerOptions {
-            path: self.path,
-            api_key: self.api_key,
+            http: self.http,
             identify: Arc::new(identify),
             identifies: true,
-            insecure: self.insecure,
-            allowed_hosts: self.allowed_hosts,
-            allowed_origins: self.allowed_origins,
-            host_check: self.host_check,
             max_message_bytes: self.max_message_bytes,
             max_in_flight: self.max_in_flight,
             ping_interval: self.ping_interval,
-            shutdown: self.shutdown,
         }
-    }
-
-    /// Allows a non-loopback bind without an API key. Anyone who can reach
-    /// the address can then call the tools: only for trusted networks.
-    pub fn allow_insecure_remote(mut self, insecure: bool) -> Self {
-        self.insecure = insecure;
-        self
-    }
-
-    /// Host names (or `host:port`) accepted in the `Host` header, besides
-    /// the loopback names and — for [`serve_ws`](super::serve_ws) — the
-    /// bound address (for a wildcard bind such as `0.0.0.0`: every address
-    /// and the name of the machine).
-    ///
-    /// A `Host` must be exactly one well-formed header; when it carries a
-    /// port, the port must be the server's (under
-    /// [`serve_ws`](super::serve_ws); a mounted [`ws_router`](super::ws_router)
-    /// does not know its port and takes any) or the entry's own
-    /// (`host:port`). Several `Host` headers or a malformed one get `400`; a
-    /// name or port not allowed gets `403`. An entry that is not `host` or
-    /// `host:port` is ignored, with a warning.
-    pub fn allowed_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
-        self.allowed_hosts.extend(hosts.into_iter().map(Into::into));
-        self
-    }
-
-    /// Browser origins accepted in the `Origin` header, besides the
-    /// loopback origins (`http://localhost:*`, `http://127.0.0.1:*`,
-    /// `http://[::1]:*`) and the page's own origin (`http` or `https` on the
-    /// host and port of the request's allowed `Host`).
-    ///
-    /// An entry is `scheme://host` — on the scheme's default port only
-    /// (`https://app.example` is `:443`) —, `scheme://host:port`,
-    /// `scheme://host:*` for any port, or `null`. A request without
-    /// `Origin` is not from a browser page and is not checked; several
-    /// `Origin` headers get `400`, an origin not allowed `403`.
-    pub fn allowed_origins<S: Into<String>>(
-        mut self,
-        origins: impl IntoIterator<Item = S>,
-    ) -> Self {
-        self.allowed_origins
-            .extend(origins.into_iter().map(Into::into));
-        self
-    }
-
-    /// Turns the Host and Origin allow-lists off (e.g. behind a proxy that
-    /// checks them). Not recommended. The API key is still checked.
-    pub fn disable_host_check(mut self) -> Self {
-        self.host_check = false;
-        self
-    }
-
-    /// The upgrade request's Host, Origin and API-key checks (the server's
-    /// own address is added by [`serve_ws`](super::serve_ws) once it is
-    /// bound).
-    pub(crate) fn guard(&self) -> HttpGuard {
-        HttpGuard::from_settings(
-            &self.allowed_hosts,
-            &self.allowed_origins,
-            self.api_key.as_deref(),
-            self.host_check,
-        )
     }
 
     /// The limit of one incoming message in bytes (default 1 MiB).
@@ -265,15 +191,6 @@ impl<C> WsServerOptions<C> {
     /// How many calls one connection may have in flight (default 32).
     pub fn max_in_flight(mut self, calls: usize) -> Self {
         self.max_in_flight = calls.max(1);
-        self
-    }
-
-    /// Closes every socket (code 1001, aborting its calls in flight) when
-    /// `token` is cancelled — for a host that mounts [`ws_router`](super::ws_router)
-    /// and shuts its server down ([`serve_ws`](super::serve_ws) does this
-    /// itself).
-    pub fn shutdown_token(mut self, token: CancellationToken) -> Self {
-        self.shutdown = Some(token);
         self
     }
 

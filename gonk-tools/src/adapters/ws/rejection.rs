@@ -7,6 +7,8 @@ use axum::body::Body;
 use axum::response::Response;
 use http::{header, HeaderValue, StatusCode};
 
+use crate::adapters::http::HttpAuthRejection;
+
 /// The HTTP answer to an upgrade request that may not open a socket.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WsRejection {
@@ -67,6 +69,17 @@ impl WsRejection {
             );
         }
         response
+    }
+}
+
+/// The authentication hook's refusal, as the upgrade's answer.
+impl From<HttpAuthRejection> for WsRejection {
+    fn from(rejection: HttpAuthRejection) -> Self {
+        if rejection.status() == StatusCode::UNAUTHORIZED {
+            WsRejection::unauthorized(rejection.message())
+        } else {
+            WsRejection::forbidden(rejection.message())
+        }
     }
 }
 

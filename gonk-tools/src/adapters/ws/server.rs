@@ -1,22 +1,20 @@
 //! [`ws_router`] (mount it in an axum app) and [`serve_ws`] (a standalone
 //! server on a bound address).
 
-use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{FromRequestParts, Request, State};
 use axum::response::{IntoResponse, Response};
-use axum::serve::ListenerExt;
 use tokio::sync::broadcast;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::connection::{self, Limits};
 use super::guard;
 use super::options::{WsIdentify, WsServerOptions};
-use crate::adapters::http::HttpGuard;
+use super::rejection::WsRejection;
+use crate::adapters::http::{HttpAuthenticator, HttpGuard, HttpServeError, HttpServer};
 use crate::adapters::ws::{WsBroadcast, WsHandler, WsHandlerBuilder};
 
 /// Broadcasts a slow connection may fall behind by before it misses some.
@@ -25,6 +23,7 @@ const HUB_CAPACITY: usize = 1024;
 struct Endpoint<C> {
     handler: WsHandler<C>,
     guard: HttpGuard,
+    authenticator: Option<Arc<dyn HttpAuthenticator>>,
     identify: Arc<dyn WsIdentify<C>>,
     hub: broadcast::Sender<Arc<str>>,
     limits: Limits,
@@ -57,11 +56,11 @@ pub fn ws_router<C: Send + Sync + 'static>(
     handler: WsHandlerBuilder<C>,
     options: WsServerOptions<C>,
 ) -> axum::Router {
-    let guard = options.guard();
+    let guard = options.http.guard().clone();
     if let Some(problem) = guard.api_key_problem() {
         tracing::error!(target: "gonk_tools::adapters::ws", "{problem}: every upgrade will get 401");
     }
-    let shutdown = options.shutdown.clone().unwrap_or_default();
+    let shutdown = options.http.shutdown();
     router_with(handler, options, guard, shutdown)
 }
 
@@ -82,6 +81,7 @@ fn router_with<C: Send + Sync + 'static>(
     let endpoint = Arc::new(Endpoint {
         handler,
         guard,
+        authenticator: options.http.authenticator().cloned(),
         identify: Arc::clone(&options.identify),
         hub,
         limits: Limits {
@@ -92,7 +92,7 @@ fn router_with<C: Send + Sync + 'static>(
         shutdown,
     });
     axum::Router::new()
-        .route(&options.path, axum::routing::get(upgrade::<C>))
+        .route(options.path(), axum::routing::get(upgrade::<C>))
         .with_state(endpoint)
 }
 
@@ -103,6 +103,15 @@ async fn upgrade<C: Send + Sync + 'static>(
     let (mut parts, _body) = request.into_parts();
     if let Err(rejection) = guard::check(&endpoint.guard, &parts) {
         return rejection.into_response();
+    }
+    if let Some(authenticator) = &endpoint.authenticator {
+        match authenticator.authenticate(&parts).await {
+            // For the identify hook to make the caller from.
+            Ok(auth) => {
+                parts.extensions.insert(auth);
+            }
+            Err(rejection) => return WsRejection::from(rejection).into_response(),
+        }
     }
     let upgrade = match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
         Ok(upgrade) => upgrade,
@@ -129,132 +138,41 @@ async fn upgrade<C: Send + Sync + 'static>(
         })
 }
 
-/// Why the WebSocket server did not start.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum WsServeError {
-    /// A non-loopback bind without an API key, an identify hook or the
-    /// insecure flag.
-    #[error(
-        "refusing to serve WebSocket on {addr} without authentication: it is not a loopback \
-         address, so anyone who can reach it could call the tools. Set an API key \
-         (WsServerOptions::api_key), bind 127.0.0.1, or — on a trusted network only — set \
-         WsServerOptions::allow_insecure_remote(true)"
-    )]
-    Insecure {
-        /// The requested address.
-        addr: SocketAddr,
-    },
-    /// The API key is empty (or otherwise one no client can send).
-    #[error(
-        "refusing to serve WebSocket with an unusable API key: {problem}. Set a non-empty key \
-         (WsServerOptions::api_key)"
-    )]
-    UnusableApiKey {
-        /// What is wrong with it.
-        problem: &'static str,
-    },
-    /// The address could not be bound.
-    #[error("could not bind {addr}: {source}")]
-    Bind {
-        /// The requested address.
-        addr: SocketAddr,
-        /// The OS error.
-        source: io::Error,
-    },
-}
-
-/// A running WebSocket server (see [`serve_ws`]). Dropping the handle
-/// leaves it running; [`shutdown`](Self::shutdown) stops it.
-#[derive(Debug)]
-pub struct WsServer {
-    local_addr: SocketAddr,
-    path: String,
-    shutdown: CancellationToken,
-    task: JoinHandle<io::Result<()>>,
-}
-
-impl WsServer {
-    /// The bound address (with the actual port when port 0 was asked).
-    pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
-    }
-
-    /// The endpoint URL, `ws://ADDR/ws`.
-    pub fn url(&self) -> String {
-        format!("ws://{}{}", self.local_addr, self.path)
-    }
-
-    /// A token that stops the server when cancelled.
-    pub fn shutdown_token(&self) -> CancellationToken {
-        self.shutdown.clone()
-    }
-
-    /// Stops accepting connections, closes every socket (code 1001) —
-    /// aborting the calls in flight — and waits for the server task.
-    pub async fn shutdown(self) -> io::Result<()> {
-        self.shutdown.cancel();
-        self.wait().await
-    }
-
-    /// Waits until the server stops.
-    pub async fn wait(self) -> io::Result<()> {
-        match self.task.await {
-            Ok(result) => result,
-            Err(join) => Err(io::Error::other(join)),
-        }
-    }
-}
-
 /// Serves the handler at `ws://ADDR/ws` (the path is configurable) and
 /// returns once the socket is bound. Accepted connections use
 /// `TCP_NODELAY`.
 ///
-/// A non-loopback `addr` refuses to start without an API key, an identify
-/// hook or [`allow_insecure_remote`](WsServerOptions::allow_insecure_remote);
-/// an empty API key refuses to start. The bound address is added to the
-/// Host allow-list (for a wildcard bind, every address and the name of the
+/// A non-loopback `addr` refuses to start without an API key, an
+/// authentication or identify hook, or
+/// [`allow_insecure_remote`](crate::adapters::http::HttpServerOptions::allow_insecure_remote); an
+/// empty API key refuses to start. The bound address is added to the Host
+/// allow-list (for a wildcard bind, every address and the name of the
 /// machine), and a port in `Host` must be the bound one.
+///
+/// [`HttpServer::shutdown`] (or cancelling its token) stops accepting
+/// connections and closes every socket (code 1001), aborting the calls in
+/// flight.
 pub async fn serve_ws<C: Send + Sync + 'static>(
     addr: SocketAddr,
     handler: WsHandlerBuilder<C>,
     options: WsServerOptions<C>,
-) -> Result<WsServer, WsServeError> {
-    let guard = options.guard();
-    if let Some(problem) = guard.api_key_problem() {
-        return Err(WsServeError::UnusableApiKey { problem });
-    }
-    let ip = addr.ip();
-    if !ip.is_loopback() && options.api_key.is_none() && !options.identifies && !options.insecure {
-        return Err(WsServeError::Insecure { addr });
-    }
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|source| WsServeError::Bind { addr, source })?;
-    let local_addr = listener
-        .local_addr()
-        .map_err(|source| WsServeError::Bind { addr, source })?;
-    let guard = guard.bound(local_addr);
-    let shutdown = options.shutdown.clone().unwrap_or_default();
-    let path = options.path.clone();
-    let app = router_with(handler, options, guard, shutdown.clone());
-    let listener = listener.tap_io(|tcp| {
-        if let Err(error) = tcp.set_nodelay(true) {
-            tracing::debug!(target: "gonk_tools::adapters::ws", %error, "could not set TCP_NODELAY");
-        }
-    });
+) -> Result<HttpServer, HttpServeError> {
+    let bound = options
+        .http
+        .bind("WebSocket", addr, options.identifies)
+        .await?;
+    let local_addr = bound.local_addr;
+    let shutdown = options.http.shutdown();
+    let path = options.path().to_owned();
+    let app = router_with(handler, options, bound.guard.clone(), shutdown.clone());
+    let listener = bound.into_listener();
     let stop = shutdown.clone();
-    let task = tokio::spawn(async move {
+    let serve = async move {
         axum::serve(listener, app)
             .with_graceful_shutdown(async move { stop.cancelled().await })
             .await
-    });
-    Ok(WsServer {
-        local_addr,
-        path,
-        shutdown,
-        task,
-    })
+    };
+    Ok(HttpServer::spawn("ws", local_addr, &path, shutdown, serve))
 }
 
 #[cfg(test)]
@@ -262,6 +180,7 @@ mod tests {
     use std::io::{Read, Write};
 
     use super::*;
+    use crate::adapters::http::HttpServerOptions;
     use crate::registry::ToolRegistry;
 
     /// The status of a bare `GET /ws` with this `Host` (no upgrade headers:
@@ -318,14 +237,34 @@ mod tests {
             let error = serve_ws(
                 "127.0.0.1:0".parse().unwrap(),
                 WsHandler::builder(&registry),
-                WsServerOptions::new().api_key(key),
+                WsServerOptions::new().http(HttpServerOptions::new().api_key(key)),
             )
             .await
             .unwrap_err();
             assert!(
-                matches!(error, WsServeError::UnusableApiKey { .. }),
+                matches!(error, HttpServeError::UnusableApiKey { .. }),
                 "{key:?}: {error}"
             );
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_options_shutdown_token_stops_the_standalone_server() {
+        let registry = ToolRegistry::new();
+        let token = CancellationToken::new();
+        let server = serve_ws(
+            "127.0.0.1:0".parse().unwrap(),
+            WsHandler::builder(&registry),
+            WsServerOptions::new().http(HttpServerOptions::new().shutdown_token(token.clone())),
+        )
+        .await
+        .unwrap();
+        assert_eq!(server.url(), format!("ws://{}/ws", server.local_addr()));
+        token.cancel();
+        assert!(server.shutdown_token().is_cancelled());
+        tokio::time::timeout(std::time::Duration::from_secs(10), server.wait())
+            .await
+            .expect("the server stops")
+            .unwrap();
     }
 }

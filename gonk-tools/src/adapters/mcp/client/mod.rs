@@ -32,9 +32,9 @@ use rmcp::{ClientHandler, RoleClient};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::content::result_to_outcome;
-use super::notify::to_mcp_level;
-use super::tools::WRAPPED_INPUT_META_KEY;
+use super::server::content::result_to_outcome;
+use super::server::notify::to_mcp_level;
+use super::server::tools::WRAPPED_INPUT_META_KEY;
 use crate::ask::{InputKind, InputRequest};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEventStream;

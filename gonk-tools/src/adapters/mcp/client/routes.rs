@@ -15,7 +15,7 @@ use rmcp::RoleClient;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::super::notify::{from_mcp_level, PROGRESS_TOKEN_META_KEY};
+use super::super::server::notify::{from_mcp_level, PROGRESS_TOKEN_META_KEY};
 use crate::event::ToolEvent;
 
 /// Notifications for a token that is not registered yet are kept this many

@@ -8,8 +8,8 @@ use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::lines::LineTransport;
-use super::server::McpServer;
-use super::{McpServerOptions, WriteToolPolicy};
+use crate::adapters::mcp::server::McpServer;
+use crate::adapters::mcp::{McpServerOptions, WriteToolPolicy};
 use crate::registry::ToolRegistry;
 
 /// Why an MCP session could not be served.

@@ -46,7 +46,8 @@ use rmcp::{ErrorData, RoleServer};
 use serde_json::{json, Map, Value};
 
 use super::content::{error_result, success_result, ErrorPlacement};
-use super::{tools, McpServerOptions, WriteToolPolicy};
+use super::tools;
+use crate::adapters::mcp::{McpServerOptions, WriteToolPolicy};
 use crate::error::ErrorCode;
 use crate::jobs::{JobRecord, JobRunner, JobStatus};
 use crate::registry::ToolRegistry;

@@ -1,6 +1,7 @@
 //! The shared [`HttpGuard`](crate::adapters::http::HttpGuard) in front of the MCP endpoint — `Host`, `Origin`
 //! and the API key, before anything else reads the request — and the
-//! `401` answers of the endpoint. (rmcp's own Host and Origin checks are
+//! endpoint's answers to what the guard or the authentication hook
+//! refused. (rmcp's own Host and Origin checks are
 //! off: its Host check takes the first of several `Host` headers and
 //! ignores the port, and one guard for every HTTP surface keeps MCP and
 //! WebSocket on the same rules.)
@@ -9,7 +10,7 @@ use axum::response::Response;
 use http::{header, HeaderValue, StatusCode};
 
 use super::body::plain;
-use crate::adapters::http::GuardRejection;
+use crate::adapters::http::{GuardRejection, HttpAuthRejection};
 
 /// The realm of the endpoint's Bearer challenges.
 const REALM: &str = "mcp";
@@ -31,9 +32,22 @@ pub(crate) fn answer(rejection: &GuardRejection) -> Response {
     response
 }
 
+/// The answer to a request the authentication hook refused: `401` with
+/// the same challenge as a wrong API key, or `403`.
+pub(crate) fn refused(rejection: &HttpAuthRejection) -> Response {
+    if rejection.status() == StatusCode::UNAUTHORIZED {
+        invalid_token(rejection.message())
+    } else {
+        plain(
+            rejection.status(),
+            &format!("Forbidden: {}", rejection.message()),
+        )
+    }
+}
+
 /// `401` for credentials the authentication hook refused, with the same
 /// challenge as a wrong API key.
-pub(crate) fn invalid_token(message: &str) -> Response {
+fn invalid_token(message: &str) -> Response {
     let mut response = plain(
         StatusCode::UNAUTHORIZED,
         &format!("Unauthorized: {message}"),
@@ -84,7 +98,8 @@ mod tests {
             "text/plain; charset=utf-8"
         );
         assert_eq!(
-            invalid_token("expired").headers()[header::WWW_AUTHENTICATE],
+            refused(&HttpAuthRejection::unauthorized("expired")).headers()
+                [header::WWW_AUTHENTICATE],
             wrong.headers()[header::WWW_AUTHENTICATE]
         );
     }

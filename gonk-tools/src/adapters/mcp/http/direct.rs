@@ -48,9 +48,9 @@ use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
 use rmcp::{ErrorData, RoleServer, Service};
 use serde_json::Value;
 
-use super::notify::{AnswerStream, ANSWER_STREAM_CAPACITY};
 use super::security::RequestState;
-use super::server::McpServer;
+use crate::adapters::mcp::server::notify::{AnswerStream, ANSWER_STREAM_CAPACITY};
+use crate::adapters::mcp::server::McpServer;
 use sse_stream::Sse;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 

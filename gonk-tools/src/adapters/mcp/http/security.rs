@@ -6,13 +6,11 @@
 //! checks are in [`admission`](super::admission).)
 
 use std::collections::HashMap;
-use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use axum::extract::Request;
 use axum::response::Response;
-use futures::future::BoxFuture;
 use http::{Method, StatusCode};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::SessionManager;
@@ -20,92 +18,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::body::{plain, BodyEnd, EndAware};
 use super::direct::SESSION_HEADER;
-use super::host::invalid_token;
+use super::host;
+use crate::adapters::http::HttpAuthenticator;
 use crate::security::AuthContext;
 
 /// Past this many pinned sessions, closed ones are pruned on the next
 /// `initialize`.
 const PRUNE_THRESHOLD: usize = 256;
-
-/// Why the authentication hook refused a request: the HTTP answer.
-#[derive(Clone, Debug)]
-pub struct HttpAuthRejection {
-    status: StatusCode,
-    message: String,
-}
-
-impl HttpAuthRejection {
-    /// `401 Unauthorized` with `WWW-Authenticate: Bearer error="invalid_token"`:
-    /// the credentials are missing, malformed, expired or unknown.
-    pub fn unauthorized(message: impl Into<String>) -> Self {
-        HttpAuthRejection {
-            status: StatusCode::UNAUTHORIZED,
-            message: message.into(),
-        }
-    }
-
-    /// `403 Forbidden`: the credentials are valid but may not use this
-    /// server at all.
-    pub fn forbidden(message: impl Into<String>) -> Self {
-        HttpAuthRejection {
-            status: StatusCode::FORBIDDEN,
-            message: message.into(),
-        }
-    }
-
-    /// The HTTP status.
-    pub fn status(&self) -> StatusCode {
-        self.status
-    }
-
-    /// The message sent in the body.
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-
-    fn into_response(self) -> Response {
-        if self.status == StatusCode::UNAUTHORIZED {
-            invalid_token(&self.message)
-        } else {
-            plain(self.status, &format!("Forbidden: {}", self.message))
-        }
-    }
-}
-
-impl fmt::Display for HttpAuthRejection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.status, self.message)
-    }
-}
-
-/// The host's authentication hook: turns the verified credentials of an
-/// HTTP request (a bearer token, a client certificate forwarded by a
-/// proxy, …) into the [`AuthContext`] every `tools/list` and `tools/call`
-/// of the request runs with. It is the only source of auth over HTTP.
-///
-/// Any `Fn(&HttpRequestParts) -> impl Future<Output = Result<AuthContext,
-/// HttpAuthRejection>>` is one (see
-/// [`McpHttpOptions::authenticate`](super::McpHttpOptions::authenticate)).
-pub trait HttpAuthenticator: Send + Sync + 'static {
-    /// Authenticates one request.
-    fn authenticate(
-        &self,
-        request: &http::request::Parts,
-    ) -> BoxFuture<'static, Result<AuthContext, HttpAuthRejection>>;
-}
-
-impl<F, Fut> HttpAuthenticator for F
-where
-    F: Fn(&http::request::Parts) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<AuthContext, HttpAuthRejection>> + Send + 'static,
-{
-    fn authenticate(
-        &self,
-        request: &http::request::Parts,
-    ) -> BoxFuture<'static, Result<AuthContext, HttpAuthRejection>> {
-        Box::pin(self(request))
-    }
-}
 
 /// Per-request state the middleware hands to the MCP handler through the
 /// request extensions.
@@ -192,7 +111,7 @@ where
         None => None,
         Some(authenticator) => match authenticator.authenticate(&parts).await {
             Ok(auth) => Some(auth),
-            Err(rejection) => return rejection.into_response(),
+            Err(rejection) => return host::refused(&rejection),
         },
     };
     let mut request = Request::from_parts(parts, body);

@@ -1,25 +1,23 @@
-//! The streamable-HTTP transport: an axum router to mount, and a
+//! The streamable-HTTP transport: its options ([`McpHttpOptions`], around
+//! the shared [`HttpServerOptions`]), an axum router to mount, and a
 //! standalone server on a bound address.
 
 use std::collections::HashMap;
 use std::future::IntoFuture;
-use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::admission::{self, Admission, OpenStreams};
 use super::host;
-use super::security::{self, HttpAuthenticator, Security};
-use super::server::McpServer;
-use super::{McpServerOptions, WriteToolPolicy};
-use crate::adapters::http::HttpGuard;
+use super::security::{self, Security};
+use crate::adapters::http::{HttpGuard, HttpServeError, HttpServer, HttpServerOptions};
+use crate::adapters::mcp::server::McpServer;
+use crate::adapters::mcp::{McpServerOptions, WriteToolPolicy};
 use crate::registry::ToolRegistry;
 
 /// The default request body limit: 4 MiB. A larger body gets `413`.
@@ -35,7 +33,11 @@ pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// answers get to leave, and then how long open connections get to close.
 const FLUSH_BOUND: Duration = Duration::from_secs(5);
 
-/// Options of the streamable-HTTP transport.
+/// Options of the streamable-HTTP transport: the MCP-specific ones
+/// (sessions, their cap and idle timeout, the body limit, SSE keep-alive,
+/// routes served beside the endpoint) and the [`HttpServerOptions`] every
+/// HTTP surface takes (path, API key, authentication hook, Host and Origin
+/// allow-lists, insecure-remote opt-in, shutdown token).
 ///
 /// Secure by default: loopback only, a Host/Origin allow-list against DNS
 /// rebinding, a 4 MiB body limit, and — over HTTP — write tools withheld
@@ -44,23 +46,18 @@ const FLUSH_BOUND: Duration = Duration::from_secs(5);
 /// the WebSocket endpoint's.
 ///
 /// ```
+/// use gonk_tools::adapters::http::HttpServerOptions;
 /// use gonk_tools::adapters::mcp::{McpHttpOptions, McpServerOptions};
 ///
 /// let options = McpHttpOptions::new(McpServerOptions::new("notes", "1.0.0"))
-///     .api_key("s3cret")
-///     .allowed_hosts(["notes.internal"]);
+///     .http(HttpServerOptions::new().api_key("s3cret").allowed_hosts(["notes.internal"]))
+///     .max_sessions(64);
 /// assert_eq!(options.path(), "/mcp");
 /// ```
 #[derive(Clone)]
 pub struct McpHttpOptions {
     pub(crate) server: McpServerOptions,
-    pub(crate) path: String,
-    pub(crate) api_key: Option<String>,
-    pub(crate) authenticator: Option<Arc<dyn HttpAuthenticator>>,
-    pub(crate) insecure: bool,
-    pub(crate) allowed_hosts: Vec<String>,
-    pub(crate) allowed_origins: Vec<String>,
-    pub(crate) host_check: bool,
+    pub(crate) http: HttpServerOptions,
     pub(crate) max_body_bytes: usize,
     pub(crate) sse_keep_alive: Option<Duration>,
     pub(crate) also_serve: Option<axum::Router>,
@@ -74,13 +71,7 @@ impl std::fmt::Debug for McpHttpOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpHttpOptions")
             .field("server", &self.server)
-            .field("path", &self.path)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
-            .field("authenticator", &self.authenticator.is_some())
-            .field("insecure", &self.insecure)
-            .field("allowed_hosts", &self.allowed_hosts)
-            .field("allowed_origins", &self.allowed_origins)
-            .field("host_check", &self.host_check)
+            .field("http", &self.http)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("also_serve", &self.also_serve.is_some())
             .field("map_router", &self.map_router.is_some())
@@ -91,18 +82,16 @@ impl std::fmt::Debug for McpHttpOptions {
     }
 }
 
+/// The endpoint's path unless [`HttpServerOptions::at`] sets another.
+const DEFAULT_PATH: &str = "/mcp";
+
 impl McpHttpOptions {
-    /// HTTP options for a server with these options, at path `/mcp`.
+    /// HTTP options for a server with these options, at path `/mcp`, with
+    /// the default [`HttpServerOptions`] (loopback only, no API key).
     pub fn new(server: McpServerOptions) -> Self {
         McpHttpOptions {
             server,
-            path: "/mcp".to_owned(),
-            api_key: None,
-            authenticator: None,
-            insecure: false,
-            allowed_hosts: Vec::new(),
-            allowed_origins: Vec::new(),
-            host_check: true,
+            http: HttpServerOptions::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             sse_keep_alive: Some(Duration::from_secs(15)),
             also_serve: None,
@@ -113,123 +102,20 @@ impl McpHttpOptions {
         }
     }
 
-    /// The endpoint path (default `/mcp`).
+    /// The endpoint path (default `/mcp`; [`HttpServerOptions::at`] sets
+    /// another).
     pub fn path(&self) -> &str {
-        &self.path
+        self.http.path().unwrap_or(DEFAULT_PATH)
     }
 
-    /// Serves at `path` instead of `/mcp`.
-    pub fn at(mut self, path: impl Into<String>) -> Self {
-        let path = path.into();
-        self.path = if path.starts_with('/') {
-            path
-        } else {
-            format!("/{path}")
-        };
-        self
-    }
-
-    /// Requires `Authorization: Bearer <key>` on every request (the scheme
-    /// in any case; compared in constant time); a missing or wrong key gets
-    /// `401` with `WWW-Authenticate: Bearer`. An empty key (or one with
-    /// surrounding white space or control characters, which no client can
-    /// send) matches no request, and makes [`serve_http`] refuse to start.
-    pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(key.into());
-        self
-    }
-
-    /// The host's authentication hook: every request's credentials become
-    /// the [`AuthContext`](crate::security::AuthContext) its `tools/list`
-    /// (only tools whose `tool.discover` is allowed) and `tools/call` run
-    /// with, and each session is pinned to the principal that opened it (a
-    /// different principal presenting its session id gets `404`, as for an
-    /// unknown session). A rejection answers `401`/`403`. Counts as
-    /// authentication for a non-loopback bind.
-    ///
-    /// ```
-    /// use gonk_tools::adapters::mcp::{
-    ///     HttpAuthRejection, HttpRequestParts, McpHttpOptions, McpServerOptions,
-    /// };
-    /// use gonk_tools::security::{AllowAll, AuthContext, AuthMethod, AuthenticatedPrincipal, PrincipalIdentity, PrincipalKind};
-    ///
-    /// let options = McpHttpOptions::new(McpServerOptions::new("app", "1.0.0")).authenticate(
-    ///     |request: &HttpRequestParts| {
-    ///         let token = request
-    ///             .headers
-    ///             .get("authorization")
-    ///             .and_then(|v| v.to_str().ok())
-    ///             .and_then(|v| v.strip_prefix("Bearer "))
-    ///             .map(str::to_owned);
-    ///         async move {
-    ///             match token.as_deref() {
-    ///                 Some("alice-token") => Ok(AuthContext::new(
-    ///                     AuthenticatedPrincipal::new(
-    ///                         "alice",
-    ///                         PrincipalKind::Human,
-    ///                         PrincipalIdentity::new("https://idp.example", "alice", AuthMethod::Oauth),
-    ///                     ),
-    ///                     AllowAll,
-    ///                 )),
-    ///                 _ => Err(HttpAuthRejection::unauthorized("unknown token")),
-    ///             }
-    ///         }
-    ///     },
-    /// );
-    /// # let _ = options;
-    /// ```
-    pub fn authenticate(mut self, authenticator: impl HttpAuthenticator) -> Self {
-        self.authenticator = Some(Arc::new(authenticator));
-        self
-    }
-
-    /// Allows a non-loopback bind without an API key. Anyone who can reach
-    /// the address can then call the tools: only for trusted networks.
-    pub fn allow_insecure_remote(mut self, insecure: bool) -> Self {
-        self.insecure = insecure;
-        self
-    }
-
-    /// Host names (or `host:port`) accepted in the `Host` header, besides
-    /// the loopback names and — for [`serve_http`] — the bound address (for
-    /// a wildcard bind such as `0.0.0.0`: every address and the name of the
-    /// machine). Needed when clients reach the server by another name
-    /// (`notes serve --allow-host NAME`).
-    ///
-    /// A `Host` must be exactly one well-formed header; when it carries a
-    /// port, the port must be the server's (under [`serve_http`]) or the
-    /// entry's own (`host:port`). Several `Host` headers or a malformed one
-    /// get `400`; a name or port not allowed gets `403`. An entry that is
-    /// not `host` or `host:port` is ignored, with a warning.
-    pub fn allowed_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
-        self.allowed_hosts.extend(hosts.into_iter().map(Into::into));
-        self
-    }
-
-    /// Browser origins accepted in the `Origin` header, besides the
-    /// loopback origins (`http://localhost:*`, `http://127.0.0.1:*`,
-    /// `http://[::1]:*`) and the page's own origin (`http` or `https` on the
-    /// host and port of the request's allowed `Host`: a page served next to
-    /// `/mcp`, as with [`also_serve`](Self::also_serve)).
-    ///
-    /// An entry is `scheme://host` — on the scheme's default port only
-    /// (`https://app.example` is `:443`) —, `scheme://host:port`,
-    /// `scheme://host:*` for any port, or `null`. A request without
-    /// `Origin` is not from a browser page and is not checked; several
-    /// `Origin` headers get `400`, an origin not allowed `403`.
-    pub fn allowed_origins<S: Into<String>>(
-        mut self,
-        origins: impl IntoIterator<Item = S>,
-    ) -> Self {
-        self.allowed_origins
-            .extend(origins.into_iter().map(Into::into));
-        self
-    }
-
-    /// Turns the Host/Origin allow-list off (e.g. behind a proxy that
-    /// checks it). Not recommended. The API key is still checked.
-    pub fn disable_host_check(mut self) -> Self {
-        self.host_check = false;
+    /// What every HTTP surface takes: the path, the API key, the
+    /// authentication hook, the Host and Origin allow-lists, the
+    /// insecure-remote opt-in and the shutdown token (replacing the ones set
+    /// before). Under [`serve_http`], the bound address joins the Host
+    /// allow-list and a shutdown token is the server's; under
+    /// [`mcp_router`], cancelling the token ends every session.
+    pub fn http(mut self, http: HttpServerOptions) -> Self {
+        self.http = http;
         self
     }
 
@@ -332,17 +218,6 @@ impl McpHttpOptions {
             .disable_allowed_hosts()
             .disable_allowed_origins()
     }
-
-    /// The endpoint's Host, Origin and API-key checks (the server's own
-    /// address is added by [`serve_http`] once it is bound).
-    fn guard(&self) -> HttpGuard {
-        HttpGuard::from_settings(
-            &self.allowed_hosts,
-            &self.allowed_origins,
-            self.api_key.as_deref(),
-            self.host_check,
-        )
-    }
 }
 
 /// What [`McpHttpOptions::map_router`] keeps.
@@ -365,11 +240,12 @@ type RouterMap = Arc<dyn Fn(axum::Router) -> axum::Router + Send + Sync>;
 /// # }
 /// ```
 pub fn mcp_router(registry: ToolRegistry, options: McpHttpOptions) -> axum::Router {
-    let guard = options.guard();
+    let guard = options.http.guard().clone();
     if let Some(problem) = guard.api_key_problem() {
         tracing::error!(target: "gonk_tools::mcp", "{problem}: every request will get 401");
     }
-    Endpoint::new(registry, options, guard, CancellationToken::new()).router
+    let sessions_cancel = options.http.shutdown();
+    Endpoint::new(registry, options, guard, sessions_cancel).router
 }
 
 /// The endpoint and what a graceful shutdown needs of it.
@@ -409,14 +285,14 @@ impl Endpoint {
             server: Arc::new(server.clone()),
             streams: streams.clone(),
             initializing: tokio::sync::Mutex::new(()),
-            path: options.path.clone(),
+            path: options.path().to_owned(),
             keep_alive: options.sse_keep_alive,
             sessions_cancel: cancel,
             sessionless: !options.sessions,
             detached_peers: Default::default(),
         };
         let security = Security {
-            authenticator: options.authenticator.clone(),
+            authenticator: options.http.authenticator().cloned(),
             sessions,
             pinned: Mutex::new(HashMap::new()),
         };
@@ -426,7 +302,7 @@ impl Endpoint {
             admission,
         });
         let router = axum::Router::new()
-            .route_service(&options.path, service)
+            .route_service(options.path(), service)
             .layer(axum::middleware::from_fn_with_state(front, Front::serve));
         Endpoint {
             router,
@@ -462,124 +338,33 @@ impl Front {
     }
 }
 
-/// Why the HTTP server did not start.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum HttpServeError {
-    /// A non-loopback bind without an API key, an authentication hook or
-    /// the insecure flag.
-    #[error(
-        "refusing to serve MCP on {addr} without authentication: it is not a loopback address, so \
-         anyone who can reach it could call the tools. Set an API key (McpHttpOptions::api_key, \
-         clients send `Authorization: Bearer <key>`), bind 127.0.0.1, or — on a trusted network \
-         only — set McpHttpOptions::allow_insecure_remote(true)"
-    )]
-    Insecure {
-        /// The requested address.
-        addr: SocketAddr,
-    },
-    /// The API key is empty (or otherwise one no client can send).
-    #[error(
-        "refusing to serve MCP with an unusable API key: {problem}. Set a non-empty key \
-         (McpHttpOptions::api_key, or notes serve --api-key / NOTES_API_KEY)"
-    )]
-    UnusableApiKey {
-        /// What is wrong with it.
-        problem: &'static str,
-    },
-    /// The address could not be bound.
-    #[error("could not bind {addr}: {source}")]
-    Bind {
-        /// The requested address.
-        addr: SocketAddr,
-        /// The OS error.
-        source: io::Error,
-    },
-}
-
-/// A running HTTP server (see [`serve_http`]). Dropping the handle leaves
-/// the server running; call [`shutdown`](Self::shutdown) to stop it.
-#[derive(Debug)]
-pub struct McpHttpServer {
-    local_addr: SocketAddr,
-    path: String,
-    cancel: CancellationToken,
-    task: JoinHandle<io::Result<()>>,
-}
-
-impl McpHttpServer {
-    /// The bound address (with the actual port when port 0 was asked).
-    pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
-    }
-
-    /// The endpoint URL, `http://ADDR/mcp`.
-    pub fn url(&self) -> String {
-        format!("http://{}{}", self.local_addr, self.path)
-    }
-
-    /// A token that starts the graceful [`shutdown`](Self::shutdown) when
-    /// cancelled (e.g. from a SIGTERM or Ctrl-C handler while another task
-    /// [`wait`](Self::wait)s).
-    pub fn shutdown_token(&self) -> CancellationToken {
-        self.cancel.clone()
-    }
-
-    /// Shuts down gracefully and waits for the server task: stops
-    /// accepting connections and calls, lets running calls finish within
-    /// [`McpServerOptions::shutdown_grace`], cancels the rest (each answered
-    /// with an `ABORTED` error saying the server is shutting down), waits
-    /// (bounded) for those answers to be written, then ends the sessions.
-    pub async fn shutdown(self) -> io::Result<()> {
-        self.cancel.cancel();
-        self.wait().await
-    }
-
-    /// Waits until the server stops (it runs until [`shutdown`](Self::shutdown)
-    /// or an I/O error).
-    pub async fn wait(self) -> io::Result<()> {
-        match self.task.await {
-            Ok(result) => result,
-            Err(join) => Err(io::Error::other(join)),
-        }
-    }
-}
-
 /// Serves `registry` over streamable HTTP at `http://ADDR/mcp` (the path is
 /// configurable) and returns once the socket is bound.
 ///
-/// A non-loopback `addr` refuses to start without an API key or
-/// [`allow_insecure_remote`](McpHttpOptions::allow_insecure_remote); an
+/// A non-loopback `addr` refuses to start without an API key, an
+/// authentication hook or
+/// [`allow_insecure_remote`](HttpServerOptions::allow_insecure_remote); an
 /// empty API key refuses to start. The bound address is added to the Host
 /// allow-list (for a wildcard bind, every address and the name of the
 /// machine). Accepted connections get `TCP_NODELAY`.
+///
+/// [`HttpServer::shutdown`] (or cancelling its token) stops accepting
+/// connections and calls, lets running calls finish within
+/// [`McpServerOptions::shutdown_grace`](crate::adapters::mcp::McpServerOptions::shutdown_grace),
+/// cancels the rest (each answered with an `ABORTED` error saying the
+/// server is shutting down), waits (bounded) for those answers to be
+/// written, then ends the sessions.
 pub async fn serve_http(
     addr: SocketAddr,
     registry: ToolRegistry,
     mut options: McpHttpOptions,
-) -> Result<McpHttpServer, HttpServeError> {
-    let guard = options.guard();
-    if let Some(problem) = guard.api_key_problem() {
-        return Err(HttpServeError::UnusableApiKey { problem });
-    }
-    let ip = addr.ip();
-    if !ip.is_loopback()
-        && options.api_key.is_none()
-        && options.authenticator.is_none()
-        && !options.insecure
-    {
-        return Err(HttpServeError::Insecure { addr });
-    }
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|source| HttpServeError::Bind { addr, source })?;
-    let local_addr = listener
-        .local_addr()
-        .map_err(|source| HttpServeError::Bind { addr, source })?;
-    let guard = guard.bound(local_addr);
-    let cancel = CancellationToken::new();
+) -> Result<HttpServer, HttpServeError> {
+    let bound = options.http.bind("MCP", addr, false).await?;
+    let local_addr = bound.local_addr;
+    let guard = bound.guard.clone();
+    let cancel = options.http.shutdown();
     let sessions_cancel = CancellationToken::new();
-    let path = options.path.clone();
+    let path = options.path().to_owned();
     let also_serve = options.also_serve.take();
     let map_router = options.map_router.take();
     let grace = options.server.shutdown_grace;
@@ -590,21 +375,14 @@ pub async fn serve_http(
     if let Some(map) = map_router {
         endpoint.router = map(endpoint.router);
     }
-    // Without TCP_NODELAY the last chunk of every response on a kept-alive
-    // connection waits for the client's delayed ACK (~40 ms on Linux).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(error) = tcp.set_nodelay(true) {
-            tracing::debug!(target: "gonk_tools::mcp", %error, "could not set TCP_NODELAY");
-        }
-    });
     let stop_accepting = CancellationToken::new();
-    let serve = axum::serve(listener, endpoint.router)
+    let serve = axum::serve(bound.into_listener(), endpoint.router)
         .with_graceful_shutdown(stop_accepting.clone().cancelled_owned());
     let shutdown = cancel.clone();
     let Endpoint {
         server, streams, ..
     } = endpoint;
-    let task = tokio::spawn(async move {
+    let run = async move {
         let serve = serve.into_future();
         tokio::pin!(serve);
         let drain = async {
@@ -625,11 +403,106 @@ pub async fn serve_http(
             // A connection that will not close does not hold the process.
             Err(_) => Ok(()),
         }
-    });
-    Ok(McpHttpServer {
-        local_addr,
-        path,
-        cancel,
-        task,
-    })
+    };
+    Ok(HttpServer::spawn("http", local_addr, &path, cancel, run))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpStream;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::adapters::mcp::McpServerOptions;
+
+    /// Sends one raw HTTP/1.1 request; the stream is left at the body.
+    fn request(addr: SocketAddr, head: &str, body: &str) -> BufReader<TcpStream> {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        write!(
+            stream,
+            "{head}Host: {addr}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        BufReader::new(stream)
+    }
+
+    /// The status line and the `mcp-session-id` header of an answer.
+    fn status_and_session(reader: &mut BufReader<TcpStream>) -> (String, Option<String>) {
+        let mut status = String::new();
+        reader.read_line(&mut status).unwrap();
+        let mut session = None;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if line.trim().is_empty() {
+                return (status, session);
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                if name.eq_ignore_ascii_case("mcp-session-id") {
+                    session = Some(value.trim().to_owned());
+                }
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_mounted_endpoint_ends_its_sessions_when_the_shutdown_token_is_cancelled() {
+        let token = CancellationToken::new();
+        let options = McpHttpOptions::new(McpServerOptions::new("mounted", "1.0.0"))
+            .http(HttpServerOptions::new().shutdown_token(token.clone()));
+        let router = mcp_router(ToolRegistry::new(), options);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(axum::serve(listener, router).into_future());
+
+        // A 2025 session and its server → client stream, read to its end.
+        let stream_ended = tokio::task::spawn_blocking(move || {
+            let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+            let mut answer = request(
+                addr,
+                "POST /mcp HTTP/1.1\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nConnection: close\r\n",
+                initialize,
+            );
+            let (status, session) = status_and_session(&mut answer);
+            assert!(status.contains(" 200 "), "{status}");
+            let session = session.expect("a session id");
+            let mut events = request(
+                addr,
+                &format!(
+                    "GET /mcp HTTP/1.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-06-18\r\nConnection: close\r\n"
+                ),
+                "",
+            );
+            let (status, _) = status_and_session(&mut events);
+            assert!(status.contains(" 200 "), "{status}");
+            let mut rest = Vec::new();
+            let _ = events.read_to_end(&mut rest);
+        });
+        // The stream stays open until the token ends the session.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!stream_ended.is_finished(), "the stream ended on its own");
+        token.cancel();
+        tokio::time::timeout(Duration::from_secs(10), stream_ended)
+            .await
+            .expect("cancelling the token ends the session's stream")
+            .unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_options_shutdown_token_stops_the_standalone_server() {
+        let token = CancellationToken::new();
+        let options = McpHttpOptions::new(McpServerOptions::new("standalone", "1.0.0"))
+            .http(HttpServerOptions::new().shutdown_token(token.clone()));
+        let server = serve_http("127.0.0.1:0".parse().unwrap(), ToolRegistry::new(), options)
+            .await
+            .unwrap();
+        token.cancel();
+        assert!(server.shutdown_token().is_cancelled());
+        tokio::time::timeout(Duration::from_secs(10), server.wait())
+            .await
+            .expect("the server stops")
+            .unwrap();
+    }
 }

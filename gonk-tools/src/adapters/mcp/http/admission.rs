@@ -26,9 +26,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::body::{self, EndAware};
 use super::direct::{self, SESSION_HEADER};
-use super::inflight::until_zero;
-use super::jsonrpc::{self, Inbound, Rejection, INVALID_REQUEST};
-use super::server::McpServer;
+use crate::adapters::mcp::jsonrpc::{self, Inbound, Rejection, INVALID_REQUEST};
+use crate::adapters::mcp::server::inflight::until_zero;
+use crate::adapters::mcp::server::McpServer;
 
 /// The admission layer's state.
 pub(crate) struct Admission {

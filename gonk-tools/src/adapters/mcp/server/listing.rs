@@ -10,7 +10,7 @@ use std::time::Duration;
 use rmcp::model::Tool;
 
 use super::tools;
-use super::{McpServerOptions, WriteToolPolicy};
+use crate::adapters::mcp::{McpServerOptions, WriteToolPolicy};
 use crate::definition::{CapabilityStatus, ToolDefinition};
 use crate::registry::ToolRegistry;
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
-use super::{McpServerOptions, WriteToolPolicy};
+use crate::adapters::mcp::{McpServerOptions, WriteToolPolicy};
 use crate::definition::{SurfaceHints, SurfaceProfile, ToolDefinition, WriteTools};
 
 /// `_meta` key of a listed tool whose input is wrapped as `{value}`, so

@@ -1,6 +1,6 @@
 //! The stdio wire: newline-delimited JSON-RPC over a byte stream pair, as
 //! an rmcp [`Transport`]. Ours rather than rmcp's so that every line gets
-//! the answer JSON-RPC owes it (see [`jsonrpc`](super::jsonrpc)): an
+//! the answer JSON-RPC owes it (see [`jsonrpc`]): an
 //! unparseable line gets `-32700`, a line over the size limit `-32600`
 //! (with its id when it comes early in the line) — rmcp drops both without
 //! an answer, and the client waits forever. End of input cancels
@@ -18,7 +18,7 @@ use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::jsonrpc::{self, Inbound};
+use crate::adapters::mcp::jsonrpc::{self, Inbound};
 
 /// The default limit of one stdio line: 16 MiB (rmcp's, and what its HTTP
 /// client accepts as one event).

@@ -1,0 +1,282 @@
+//! [`McpServer`]: one server over a [`ToolRegistry`] — what its sessions
+//! share (the registry, the options, the running calls, the cached
+//! listings, the `requestState` sealer), what each session keeps (its log
+//! level, its close signal, its subscriptions), and what every request
+//! starts from: the listing, the base context, the server's info.
+#![allow(deprecated)] // rmcp marks logging (SEP-2577) deprecated; 2025-era clients use it.
+
+use std::sync::{Arc, OnceLock};
+
+use rmcp::model::{
+    CacheScope, Implementation, ListToolsResult, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::RoleServer;
+use tokio_util::sync::CancellationToken;
+
+use super::inflight::InFlight;
+use super::listing::Listings;
+use super::notify::LevelFilter;
+use super::request_state::{RequestStateKeys, Sealer};
+use super::resources::{self, Subscriptions};
+use super::tools;
+use crate::adapters::mcp::http::security::RequestState;
+use crate::adapters::mcp::{McpServerOptions, WriteToolPolicy};
+use crate::context::ToolContext;
+use crate::jobs;
+use crate::registry::ToolRegistry;
+use crate::security::AuthContext;
+
+/// What every session of one server shares.
+pub(super) struct Shared {
+    pub(super) registry: ToolRegistry,
+    pub(super) options: McpServerOptions,
+    pub(super) policy: WriteToolPolicy,
+    pub(super) inflight: InFlight,
+    pub(super) listings: Listings,
+    /// Seals and opens `requestState` (2026 calls that ask their client).
+    pub(super) sealer: Sealer,
+    /// The server's info for each combination of what it offers (tasks,
+    /// resources, prompts), made when first asked: rmcp asks for it on
+    /// every directly served request.
+    infos: [OnceLock<ServerConfig>; 8],
+}
+
+/// An MCP server over a [`ToolRegistry`]: one value per session (clone it
+/// with [`McpServer::new_session`] for each new connection).
+///
+/// Use it with any rmcp transport (`rmcp::ServiceExt::serve`); the
+/// adapter's [`serve_stdio`](crate::adapters::mcp::serve_stdio) and
+/// [`mcp_router`](crate::adapters::mcp::mcp_router) do that for you.
+#[derive(Clone)]
+pub struct McpServer {
+    pub(super) shared: Arc<Shared>,
+    pub(super) level: Arc<LevelFilter>,
+    pub(super) closed: CancellationToken,
+    /// The resource URIs this (2025) session subscribed to.
+    pub(super) subscriptions: Arc<Subscriptions>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("options", &self.shared.options)
+            .field("policy", &self.shared.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server over `registry`. The write-tool policy is the options' one,
+    /// else `default_policy`; under [`WriteToolPolicy::Warn`] a warning
+    /// names the write tools.
+    pub fn new(
+        registry: ToolRegistry,
+        options: McpServerOptions,
+        default_policy: WriteToolPolicy,
+    ) -> Self {
+        let policy = options.write_policy.unwrap_or(default_policy);
+        if policy == WriteToolPolicy::Warn {
+            let writes: Vec<String> = registry
+                .list()
+                .iter()
+                .filter(|def| !def.capabilities.duplex && tools::is_write_tool(def))
+                .map(|def| tools::mcp_name(def).to_owned())
+                .collect();
+            if !writes.is_empty() {
+                tracing::warn!(
+                    target: "gonk_tools::mcp",
+                    tools = %writes.join(", "),
+                    "MCP server exposes write tools; set WriteToolPolicy::RequireAllowlist to withhold them"
+                );
+            }
+        }
+        let level = Arc::new(LevelFilter::new(options.default_log_level));
+        McpServer {
+            shared: Arc::new(Shared {
+                inflight: InFlight::new(options.max_in_flight_calls),
+                listings: Listings::default(),
+                sealer: Sealer::new(
+                    &options
+                        .request_state_keys
+                        .clone()
+                        .unwrap_or_else(RequestStateKeys::random),
+                    options.request_state_ttl,
+                    options.request_state_store.clone(),
+                ),
+                registry,
+                options,
+                policy,
+                infos: Default::default(),
+            }),
+            level,
+            closed: CancellationToken::new(),
+            subscriptions: Arc::default(),
+        }
+    }
+
+    /// A fresh session over the same registry and options: its own log
+    /// level and its own close signal.
+    pub fn new_session(&self) -> Self {
+        McpServer {
+            shared: Arc::clone(&self.shared),
+            level: Arc::new(LevelFilter::new(self.shared.options.default_log_level)),
+            closed: CancellationToken::new(),
+            subscriptions: Arc::default(),
+        }
+    }
+
+    /// Cancelled when the session's connection closes; cancelling it
+    /// cancels the session's running calls.
+    pub fn closed_token(&self) -> &CancellationToken {
+        &self.closed
+    }
+
+    /// The running calls of this server (shared by its sessions).
+    pub(crate) fn inflight(&self) -> &InFlight {
+        &self.shared.inflight
+    }
+
+    /// The input schema `tools/call` of `name` is checked against (rmcp
+    /// reads `x-mcp-header` annotations from it), without projecting the
+    /// whole tool; `None` for a tool this server does not serve.
+    pub(crate) fn with_input_schema<T>(
+        &self,
+        name: &str,
+        read: impl FnOnce(&serde_json::Value) -> T,
+    ) -> Option<T> {
+        let shared = &self.shared;
+        tools::resolve(&shared.registry, name, &shared.options, shared.policy)
+            .map(|def| read(def.effective_input_schema()))
+    }
+
+    /// The write-tool policy in force.
+    pub fn write_policy(&self) -> WriteToolPolicy {
+        self.shared.policy
+    }
+
+    /// The tools a session lists (the `tools/list` result) without auth.
+    ///
+    /// Projected once per registry change (see
+    /// [`ToolRegistry::generation`]) and shared by every session; a tool
+    /// with a `capability_for` probe is re-projected when its answer
+    /// changes. The options' filter is asked when the listing is built.
+    pub fn list(&self) -> Vec<Tool> {
+        let shared = &self.shared;
+        shared
+            .listings
+            .all(&shared.registry, &shared.options, shared.policy)
+            .0
+    }
+
+    /// The tools `auth` lists: only those whose `tool.discover` its policy
+    /// allows.
+    pub async fn list_for(&self, auth: &AuthContext) -> Vec<Tool> {
+        self.list_in(&ToolContext::new().with_auth(auth.clone()))
+            .await
+            .tools
+    }
+
+    /// What `ctx` lists: everything listed without auth; with auth, the
+    /// listed tools its policy lets it discover (from the same cached
+    /// projections). Either way with how long the listing may be kept
+    /// and by whom: a listing filtered by the caller's credentials is
+    /// private to them, one without auth is the same for every caller.
+    pub(super) async fn list_in(&self, ctx: &ToolContext) -> ListToolsResult {
+        let shared = &self.shared;
+        let (tools, ttl, scope) = if ctx.is_authenticated() {
+            let visible = shared.registry.list_discoverable(ctx).await;
+            let (tools, ttl) =
+                shared
+                    .listings
+                    .of(&visible, &shared.registry, &shared.options, shared.policy);
+            (tools, ttl, CacheScope::Private)
+        } else {
+            let (tools, ttl) =
+                shared
+                    .listings
+                    .all(&shared.registry, &shared.options, shared.policy);
+            (tools, ttl, CacheScope::Public)
+        };
+        ListToolsResult::with_all_items(tools)
+            .with_ttl_ms(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX))
+            .with_cache_scope(scope)
+    }
+
+    /// The base context of one request: the host's
+    /// [`base_context`](crate::adapters::mcp::McpServerOptions::base_context), with the
+    /// authentication hook's auth over HTTP (the hook's wins). Listing and
+    /// calling both start from it, so what is listed is what is callable.
+    /// `token` cancels it (the request's).
+    pub(super) fn base_context(
+        &self,
+        request_state: Option<&RequestState>,
+        token: CancellationToken,
+    ) -> ToolContext {
+        self.base_context_shared(request_state, Arc::new(token))
+    }
+
+    /// [`base_context`](Self::base_context) with a token the caller keeps
+    /// a handle to.
+    pub(super) fn base_context_shared(
+        &self,
+        request_state: Option<&RequestState>,
+        token: Arc<CancellationToken>,
+    ) -> ToolContext {
+        let base = match &self.shared.options.base_context {
+            Some(make) => make().with_shared_cancellation(token),
+            None => ToolContext::from_shared_cancellation(token),
+        };
+        match request_state.and_then(|state| state.auth.clone()) {
+            Some(auth) => base.with_auth(auth),
+            None => base,
+        }
+    }
+
+    /// The job owner a request speaks for (its caller's security context
+    /// key; `None` on the unauthenticated path).
+    pub(super) fn owner(&self, context: &RequestContext<RoleServer>) -> Option<String> {
+        let request_state = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<RequestState>());
+        let base = self.base_context(request_state, CancellationToken::new());
+        jobs::owner_of(base.auth())
+    }
+
+    pub(super) fn info(&self) -> ServerConfig {
+        let registry = &self.shared.registry;
+        // Detached tools are offered as tasks when there is a job runner.
+        let tasks = jobs::runner(registry).is_some();
+        let (resources, prompts) = (
+            !registry.resources().is_empty(),
+            !registry.prompts().is_empty(),
+        );
+        let offers = usize::from(tasks) | usize::from(resources) << 1 | usize::from(prompts) << 2;
+        self.shared.infos[offers]
+            .get_or_init(|| self.make_info(tasks, resources, prompts))
+            .clone()
+    }
+
+    fn make_info(&self, tasks: bool, resources: bool, prompts: bool) -> ServerConfig {
+        let options = &self.shared.options;
+        let mut implementation = Implementation::new(&options.name, &options.version);
+        implementation.title = options.title.clone();
+        // The listing changes with the catalog: a 2026 client hears of it on
+        // `subscriptions/listen`, a 2025 session by notification.
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_logging();
+        let mut capabilities = if tasks {
+            capabilities.enable_tasks().build()
+        } else {
+            capabilities.build()
+        };
+        resources::capabilities(&mut capabilities, resources, prompts);
+        let mut info = ServerConfig::new(capabilities);
+        info.server_info = implementation;
+        info.instructions = options.instructions.clone();
+        info
+    }
+}
