@@ -140,7 +140,7 @@
 //!    [`adapters::providers`] (OpenAI, Anthropic, Gemini; `rig`),
 //!    [`adapters::ws`] (the WebSocket projection; the socket server and
 //!    `WsClient` with `ws`), and behind their features `cli`, `mcp`, `pi`
-//!    and `http` (the guard MCP and WebSocket share), with
+//!    and `http` (the options, guard and server handle MCP and WebSocket share), with
 //!    [`adapters::names`] and [`adapters::render`] shared between them.
 //!
 //! [`macro@tool`], [`macro@tools`], [`toolset!`], [`macro@resource`] and

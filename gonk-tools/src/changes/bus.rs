@@ -115,8 +115,11 @@ pub struct SharedChanges {
     origin: String,
     task: tokio::task::JoinHandle<()>,
     /// Detaches the registry from the bus (it stops publishing).
-    detach: Option<Box<dyn FnOnce(&str) + Send + Sync>>,
+    detach: Option<Detach>,
 }
+
+/// What detaches a registry from its bus, given the attachment's origin.
+type Detach = Box<dyn FnOnce(&str) + Send + Sync>;
 
 impl std::fmt::Debug for SharedChanges {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
