@@ -651,6 +651,20 @@ async fn test_tool_with_task(ctx: &ToolContext) -> Result<ToolOutput<Value>, Too
     Ok(handle)
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct Region {
+    /// The region to route to; sent as the `Mcp-Param-Region` header too.
+    region: String,
+}
+
+/// Echoes the region it was routed to. Its `region` argument travels as an
+/// MCP parameter header (`x-mcp-header`), which the suite's custom-header
+/// scenario validates against the body.
+#[tool(approval = "read", mcp(read_only, header(region = "Region")))]
+async fn test_param_headers(input: Region) -> String {
+    format!("routed to {}", input.region)
+}
+
 toolset! {
     /// The tools the conformance suite's server scenarios call.
     pub struct Conformance {
@@ -688,6 +702,7 @@ toolset! {
         MultiInput,
         GreetLater,
         TestToolWithTask,
+        TestParamHeaders,
     }
 }
 

@@ -88,6 +88,16 @@ fn the_2026_07_28_requirement_set_passes_but_for_its_baseline() {
         "the suite did not run:\n{output}"
     );
     assert!(passed, "2026-07-28 requirement set:\n{output}");
+    // Every declared check was exercised: a scenario the example gives no
+    // way to test reports "not testable" without failing the baseline.
+    assert!(
+        !output.contains("NotTestable") && !output.contains("Not testable"),
+        "a scenario could not be exercised against the conformance example:\n{output}"
+    );
+    assert!(
+        output.contains("http-custom-header-server-validation: 10 passed, 0 failed"),
+        "the custom-header scenario ran against a tool with parameter headers:\n{output}"
+    );
 }
 
 #[test]
@@ -129,7 +139,7 @@ async fn the_conformance_example_also_serves_stdio() {
     let tools = client.list_tools().await.expect("tools/list");
     // The suite's tools, and the `jobs.*` tools of the job runner the
     // detached ones launch on.
-    assert_eq!(tools.len(), 38);
+    assert_eq!(tools.len(), 39);
     let output = collect_tool_outcome(client.invoke("test_simple_text", json!({})), |_| {})
         .await
         .expect("test_simple_text");
