@@ -89,6 +89,32 @@ pub struct ToolContext {
     pub(crate) deadline: Option<Arc<tokio::time::Instant>>,
 }
 
+/// Host values of different types on one context (most contexts carry one
+/// value, or none, and never make this list).
+struct HostValues(Vec<Arc<dyn Any + Send + Sync>>);
+
+impl HostValues {
+    /// `held` (one value, or a list) with `added` too, replacing a value of
+    /// the same type.
+    fn with(
+        held: Arc<dyn Any + Send + Sync>,
+        added: Arc<dyn Any + Send + Sync>,
+    ) -> Arc<dyn Any + Send + Sync> {
+        // The values' own types, not the `Arc`'s.
+        let added_type = (*added).type_id();
+        let mut values = match held.downcast::<HostValues>() {
+            Ok(list) => list.0.clone(),
+            Err(single) => vec![single],
+        };
+        values.retain(|value| (**value).type_id() != added_type);
+        if values.is_empty() {
+            return added;
+        }
+        values.push(added);
+        Arc::new(HostValues(values))
+    }
+}
+
 /// The duplex input stream (the root call's only), how the call asks its
 /// caller (installed by the surface; composed calls share it, see
 /// [`crate::ask`]) and where its notifications go (shared too).
@@ -468,10 +494,26 @@ impl ToolContext {
         self
     }
 
-    /// Attaches an opaque host value (e.g. an adapter's request handle).
-    pub fn with_host<T: Any + Send + Sync>(mut self, host: T) -> Self {
-        self.host = Some(Arc::new(host));
-        self
+    /// Attaches a host value (the invoking agent and profile, an adapter's
+    /// request handle, …), found again by its type with
+    /// [`host`](Self::host). Values of different types are all kept — the
+    /// host's own from a server's base context and the surface's request
+    /// handle both reach the tool; a value of a type already attached
+    /// replaces it.
+    ///
+    /// ```
+    /// use gonk_tools::ToolContext;
+    ///
+    /// struct Agent(&'static str);
+    /// struct Request(u64);
+    /// let ctx = ToolContext::new().with_host(Agent("planner")).with_host(Request(7));
+    /// assert_eq!(ctx.host::<Agent>().map(|a| a.0), Some("planner"));
+    /// assert_eq!(ctx.host::<Request>().map(|r| r.0), Some(7));
+    /// let ctx = ctx.with_host(Request(8));
+    /// assert_eq!(ctx.host::<Request>().map(|r| r.0), Some(8));
+    /// ```
+    pub fn with_host<T: Any + Send + Sync>(self, host: T) -> Self {
+        self.with_shared_host(Arc::new(host))
     }
 
     /// [`with_host`](Self::with_host) with a host value the caller keeps a
@@ -490,7 +532,10 @@ impl ToolContext {
     /// assert_eq!(ctx.host::<Request>().map(|r| r.id), Some(7));
     /// ```
     pub fn with_shared_host(mut self, host: Arc<dyn Any + Send + Sync>) -> Self {
-        self.host = Some(host);
+        self.host = Some(match self.host.take() {
+            None => host,
+            Some(held) => HostValues::with(held, host),
+        });
         self
     }
 
@@ -566,9 +611,17 @@ impl ToolContext {
         self.notify(&ToolEvent::progress(percent, message.into()));
     }
 
-    /// The host value, when it is a `T`.
+    /// The host value of type `T`, when one is attached.
     pub fn host<T: Any + Send + Sync>(&self) -> Option<&T> {
-        self.host.as_deref().and_then(|h| h.downcast_ref::<T>())
+        let host = self.host.as_deref()?;
+        match host.downcast_ref::<T>() {
+            Some(value) => Some(value),
+            None => host
+                .downcast_ref::<HostValues>()?
+                .0
+                .iter()
+                .find_map(|value| value.downcast_ref::<T>()),
+        }
     }
 
     /// Application state `T` from the registry running this call.

@@ -359,7 +359,7 @@ impl<'a> Gate<'a> {
         now: &mut SystemTime,
     ) -> Result<ResourceRef, ToolError> {
         let resolution = match &self.options.resource_resolver {
-            None => Err((Cow::Borrowed("Resource resolver not configured"), None)),
+            None => Err(Cow::Borrowed("Resource resolver not configured")),
             Some(resolver) => {
                 let request = ResourceResolutionRequest {
                     principal: captured.principal(),
@@ -373,14 +373,14 @@ impl<'a> Gate<'a> {
                 match resolved {
                     Err(()) => {
                         tracing::warn!(target: TARGET, tool = %def.name, "resource resolver failed; denying");
-                        Err((Cow::Borrowed("Resource resolver failed"), None))
+                        Err(Cow::Borrowed("Resource resolver failed"))
                     }
-                    Ok(None) => Err((Cow::Borrowed("Resource not found"), None)),
+                    Ok(None) => Err(Cow::Borrowed("Resource not found")),
                     Ok(Some(resource)) => check_resource(declared, resource),
                 }
             }
         };
-        let (reason, partial) = match resolution {
+        let reason = match resolution {
             Ok(resource) => return Ok(resource),
             Err(refused) => refused,
         };
@@ -393,7 +393,8 @@ impl<'a> Gate<'a> {
                     timestamp: at,
                     action: AuthorizationAction::Invoke,
                     resource: tool.redacted(),
-                    related_resources: partial.into_iter().collect(),
+                    // Nothing was resolved that the call could act on.
+                    related_resources: Vec::new(),
                     tool_name: Arc::clone(def.name_arc()),
                     outcome: AuthorizationOutcome::Deny,
                     reason: Some(reason),
@@ -942,21 +943,17 @@ enum Discover {
 }
 
 /// Checks a resolved resource against the declaration: same kind, every
-/// required field present. A mismatch records the contract's reason; the
-/// receipt's related resource shows what was resolved instead.
+/// required field present. A mismatch records the contract's reason.
 fn check_resource(
     declared: &AuthorizationResource,
     resource: ResourceRef,
-) -> Result<ResourceRef, (Cow<'static, str>, Option<RedactedResource>)> {
+) -> Result<ResourceRef, Cow<'static, str>> {
     let complete = declared
         .required_fields
         .iter()
         .all(|field| resource.has_field(field));
     if *resource.kind != *declared.kind || !complete {
-        return Err((
-            Cow::Borrowed(RESOURCE_UNRESOLVED),
-            Some(resource.redacted()),
-        ));
+        return Err(Cow::Borrowed(RESOURCE_UNRESOLVED));
     }
     Ok(resource)
 }

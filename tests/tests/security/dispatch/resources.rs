@@ -74,15 +74,16 @@ async fn a_resource_that_cannot_be_resolved_is_unresolved() {
             resolver: Some(TestResolver::new(|_| {
                 Ok(Some(ResourceRef::new("folder").with_target("f1")))
             })),
-            // The contract's reason; the receipt shows the resolved kind.
+            // The contract's reason; as for every unresolved resource, the
+            // receipt lists no related resources (the wrong kind included).
             reason: "Required authorization resource could not be resolved",
-            related: json!([{"kind": "folder", "target": "f1"}]),
+            related: json!([]),
             resolver_calls: 1,
         },
         Unresolved {
             resolver: Some(TestResolver::new(|_| Ok(Some(ResourceRef::new("note"))))),
             reason: "Required authorization resource could not be resolved",
-            related: json!([{"kind": "note"}]),
+            related: json!([]),
             resolver_calls: 1,
         },
         Unresolved {
@@ -192,7 +193,8 @@ async fn declared_required_fields_are_all_checked() {
     )
     .await;
     assert_eq!(error_of(&events).code, ErrorCode::AuthResourceUnresolved);
-    // The contract's reason; the receipt shows what was resolved (no tenant).
+    // The contract's reason; as in the seed, an unresolved resource's
+    // receipt lists no related resources (not even the half-resolved one).
     let receipt = authz(&audit.snapshot()[1]).clone();
     assert_eq!(
         receipt.reason.as_deref(),
@@ -200,7 +202,7 @@ async fn declared_required_fields_are_all_checked() {
     );
     assert_eq!(
         serde_json::to_value(&receipt.related_resources).unwrap(),
-        json!([{"kind": "note", "target": "n1"}])
+        json!([])
     );
 }
 

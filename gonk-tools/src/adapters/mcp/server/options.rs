@@ -269,7 +269,10 @@ impl McpServerOptions {
         self
     }
 
-    /// Makes the base context of every request (cwd, env, scope, …).
+    /// Makes the base context of every request (cwd, env, scope, host
+    /// values, …). A host value it carries reaches the tool beside the
+    /// adapter's own [`McpRequestContext`](crate::adapters::mcp::McpRequestContext):
+    /// each is found by its type with [`ToolContext::host`].
     ///
     /// Auth it carries ([`ToolContext::with_auth`]) applies to listing and
     /// calling alike: `tools/list` shows only the tools its policy lets the

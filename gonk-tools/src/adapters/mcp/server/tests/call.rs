@@ -190,3 +190,27 @@ async fn a_call_starts_from_the_hosts_base_context_and_the_http_callers_auth_win
     let who = data(&result);
     assert!(who.as_str().unwrap().starts_with("anonymous@"), "{who}");
 }
+
+/// The host's own value, set in the server's base context.
+struct Agent(&'static str);
+
+#[tokio::test]
+async fn a_call_sees_the_hosts_value_beside_its_mcp_request() {
+    let options = McpServerOptions::new("unit", "1.0.0")
+        .base_context(|| ToolContext::new().with_host(Agent("planner")));
+    let tool = ToolDefinition::builder("agent")
+        .description("Names the invoking agent and the request.")
+        .approval(ApprovalTier::Read)
+        .handler(|_: NoInput, ctx: ToolContext| async move {
+            let agent = ctx.host::<Agent>().map(|agent| agent.0);
+            let request = ctx
+                .host::<McpRequestContext>()
+                .map(|mcp| mcp.request_id().clone());
+            Ok::<_, ToolError>(format!("{agent:?} {request:?}"))
+        })
+        .build();
+    let server = server_with(registry_of([tool]), options);
+    let context = session_request(&server, 4);
+    let result = call(&server, "agent", json!({}), context).await.unwrap();
+    assert_eq!(data(&result), "Some(\"planner\") Some(Number(4))");
+}
