@@ -93,6 +93,8 @@ mod source;
 mod stdio;
 mod telemetry;
 
+#[cfg(feature = "oauth")]
+pub use client::oauth;
 pub use client::{
     ElicitationRequest, McpClient, McpClientBuilder, McpClientError, McpEra, McpHttpClientOptions,
     McpToolChanges,
