@@ -25,6 +25,7 @@ mod http_security;
 mod mapping;
 mod notes_clients;
 mod notes_resources;
+mod oauth_client;
 mod otel;
 mod param_headers;
 mod rate_limit;
