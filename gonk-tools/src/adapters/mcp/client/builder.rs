@@ -10,7 +10,7 @@ use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildPr
 use rmcp::RoleClient;
 use serde_json::Value;
 
-use super::answers::{Answers, ElicitationRequest};
+use super::answers::{Answers, ElicitationRequest, UrlElicitationRequest};
 use super::http::WatchedHttp;
 use super::{
     lifecycle, ClientState, McpClient, McpClientError, McpEra, McpHttpClientOptions, Shared,
@@ -95,8 +95,8 @@ impl McpClientBuilder {
     /// `Accepted` with the form's content (a JSON object), `Declined` or
     /// `Cancelled`. Fields the content leaves out that the form gives a
     /// `default` for are sent with that default. Declares the
-    /// `elicitation` capability (form mode; a URL elicitation is
-    /// declined).
+    /// `elicitation` capability in form mode (URL mode has its own hook,
+    /// [`on_url_elicitation`](Self::on_url_elicitation)).
     ///
     /// ```no_run
     /// use gonk_tools::adapters::mcp::McpClient;
@@ -122,6 +122,41 @@ impl McpClientBuilder {
         Fut: Future<Output = Elicited<Value>> + Send + 'static,
     {
         self.answers.on_elicitation(hook);
+        self
+    }
+
+    /// Answers URL-mode elicitations: the server asks the human to open a
+    /// URL — a downstream service's sign-in or consent page — and to come
+    /// back when done. `hook` shows the URL (or opens it once the human
+    /// agrees), waits until they are done, and returns
+    /// `Accepted(())`, `Declined` or `Cancelled`; the server then goes on.
+    /// Nothing the human enters there passes through the client. Declares
+    /// the `elicitation.url` capability; without this hook a URL-mode
+    /// elicitation is declined.
+    ///
+    /// ```no_run
+    /// use gonk_tools::adapters::mcp::{McpClient, McpHttpClientOptions};
+    /// use gonk_tools::ask::Elicited;
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = McpClient::builder()
+    ///     .on_url_elicitation(|request| async move {
+    ///         println!("{}\nOpen {} and press Enter when done.", request.message, request.url);
+    ///         let mut line = String::new();
+    ///         let _ = std::io::stdin().read_line(&mut line);
+    ///         Elicited::Accepted(())
+    ///     })
+    ///     .connect_http("http://127.0.0.1:8080/mcp", McpHttpClientOptions::new())
+    ///     .await?;
+    /// # let _ = client;
+    /// # Ok(()) }
+    /// ```
+    pub fn on_url_elicitation<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(UrlElicitationRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Elicited<()>> + Send + 'static,
+    {
+        self.answers.on_url_elicitation(hook);
         self
     }
 
