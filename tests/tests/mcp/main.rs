@@ -42,3 +42,4 @@ mod stdio_eof;
 mod stdio_wire;
 mod tasks;
 mod tasks_2026;
+mod url_elicitation;
