@@ -5,7 +5,8 @@
 //! played by following the redirect), a step-up on `403
 //! insufficient_scope` and its limit, refresh of an expiring or rejected
 //! token, a file store reused by a later client, a client that may not
-//! authorize on its own, and no token ever in a log line.
+//! authorize on its own, no token ever in a log line; and `McpSource`
+//! importing the server's tools, its token kept across reconnects.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +14,9 @@ use std::time::Duration;
 use gonk_tools::adapters::mcp::oauth::{
     FileCredentialStore, InMemoryCredentialStore, OAuthOptions,
 };
-use gonk_tools::adapters::mcp::{McpClient, McpClientError, McpEra, McpHttpClientOptions};
+use gonk_tools::adapters::mcp::{
+    McpClient, McpClientError, McpEndpoint, McpEra, McpHttpClientOptions, McpSource,
+};
 use gonk_tools::prelude::*;
 use gonk_tools_tests::log_capture::Capture;
 use gonk_tools_tests::mock_oauth::{FollowRedirect, MockOAuth, MockOptions};
@@ -291,5 +294,40 @@ async fn concurrent_calls_share_one_authorization_and_no_token_is_logged() {
         assert!(!logged.contains(&token), "a token was logged:\n{logged}");
     }
     Arc::try_unwrap(client).unwrap().close().await.unwrap();
+    mock.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_imports_a_protected_server_and_keeps_its_token_across_reconnects() {
+    let mock = MockOAuth::start(MockOptions::default()).await;
+    let registry = ToolRegistry::new();
+    let source = McpSource::builder("notes", McpEndpoint::http(&mock.url))
+        .oauth(OAuthOptions::client_credentials(
+            "indexer",
+            "indexer-secret",
+        ))
+        .connect(&registry)
+        .await
+        .expect("imports");
+    let whoami = || async {
+        collect_tool_outcome(
+            registry.invoke("notes.whoami", json!({}), ToolContext::new()),
+            |_| {},
+        )
+        .await
+        .expect("notes.whoami")
+        .data["content"][0]["text"]
+        .clone()
+    };
+    // The remote's text content, as it sent it (JSON).
+    assert_eq!(whoami().await, "\"indexer\"");
+    source.reconnect().await.expect("reconnects");
+    assert_eq!(whoami().await, "\"indexer\"");
+    assert_eq!(
+        mock.events_of("token").len(),
+        1,
+        "the reconnect used the token it had"
+    );
+    source.close().await.unwrap();
     mock.shutdown().await;
 }
