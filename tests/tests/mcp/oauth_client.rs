@@ -317,7 +317,7 @@ async fn a_source_imports_a_protected_server_and_keeps_its_token_across_reconnec
         .await
         .expect("notes.whoami")
         .data["content"][0]["text"]
-        .clone()
+            .clone()
     };
     // The remote's text content, as it sent it (JSON).
     assert_eq!(whoami().await, "\"indexer\"");

@@ -16,8 +16,9 @@ use rmcp::transport::auth::{
 ///
 /// The file is created with mode `0600` (on Unix) and rewritten atomically;
 /// a file that others may read is refused when loaded (its tokens may have
-/// leaked: `chmod 600` it, or log in again). Loaded once, then kept in
-/// memory; refreshes within this process take turns.
+/// leaked: `chmod 600` it, or log in again). What was read is kept in
+/// memory and read again when the file changes (another process logged
+/// in); refreshes within this process take turns.
 ///
 /// ```no_run
 /// use gonk_tools::adapters::mcp::oauth::{FileCredentialStore, LoopbackRedirect, OAuthOptions};
@@ -37,8 +38,8 @@ pub struct FileCredentialStore {
 #[derive(Debug)]
 struct FileStoreInner {
     path: PathBuf,
-    /// What the file holds, once read (`None` inside: no file).
-    cached: tokio::sync::Mutex<Option<Option<StoredCredentials>>>,
+    /// What the file held when last read or written, and its stamp then.
+    cached: tokio::sync::Mutex<Option<Cached>>,
     /// Held across a refresh and its save (rmcp's refresh guard).
     refreshing: Arc<tokio::sync::Mutex<()>>,
 }
@@ -60,6 +61,27 @@ impl FileCredentialStore {
     pub fn path(&self) -> &Path {
         &self.inner.path
     }
+}
+
+/// The file's contents as last read, with the stamp they were read at.
+#[derive(Debug)]
+struct Cached {
+    stamp: Option<Stamp>,
+    credentials: Option<StoredCredentials>,
+}
+
+/// What tells that a file changed: its modification time, length and (on
+/// Unix) inode, which a rename-into-place always changes (`None`: no
+/// file).
+type Stamp = (std::time::SystemTime, u64, u64);
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let metadata = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(&metadata);
+    #[cfg(not(unix))]
+    let inode = 0;
+    Some((metadata.modified().ok()?, metadata.len(), inode))
 }
 
 fn store_error(path: &Path, what: &str, error: impl std::fmt::Display) -> AuthError {
@@ -133,14 +155,18 @@ fn write(path: &Path, credentials: &StoredCredentials) -> Result<(), AuthError> 
 impl CredentialStore for FileCredentialStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         let mut cached = self.inner.cached.lock().await;
-        if let Some(credentials) = cached.as_ref() {
-            return Ok(credentials.clone());
+        let current = stamp(&self.inner.path);
+        if let Some(kept) = cached.as_ref().filter(|kept| kept.stamp == current) {
+            return Ok(kept.credentials.clone());
         }
         let path = self.inner.path.clone();
         let loaded = tokio::task::spawn_blocking(move || read(&path))
             .await
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))??;
-        *cached = Some(loaded.clone());
+        *cached = Some(Cached {
+            stamp: current,
+            credentials: loaded.clone(),
+        });
         Ok(loaded)
     }
 
@@ -151,7 +177,10 @@ impl CredentialStore for FileCredentialStore {
         tokio::task::spawn_blocking(move || write(&path, &saved))
             .await
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))??;
-        *cached = Some(Some(credentials));
+        *cached = Some(Cached {
+            stamp: stamp(&self.inner.path),
+            credentials: Some(credentials),
+        });
         Ok(())
     }
 
@@ -168,7 +197,10 @@ impl CredentialStore for FileCredentialStore {
                 ))
             }
         }
-        *cached = Some(None);
+        *cached = Some(Cached {
+            stamp: None,
+            credentials: None,
+        });
         Ok(())
     }
 
@@ -259,6 +291,14 @@ mod tests {
             .map(|entry| entry.unwrap().file_name())
             .collect();
         assert_eq!(names, ["upstream.json"]);
+        // Another process logs in: the first store sees its token.
+        FileCredentialStore::new(&path)
+            .save(credentials("t-2"))
+            .await
+            .expect("saved");
+        let seen = store.load().await.expect("loads").expect("stored");
+        let token = serde_json::to_value(seen.token_response.unwrap()).unwrap();
+        assert_eq!(token["access_token"], "t-2");
         later.clear().await.expect("cleared");
         assert!(!path.exists());
         assert!(later.load().await.unwrap().is_none());
