@@ -19,10 +19,12 @@ use crate::ask::{Elicited, Root, SamplingMessage, SamplingRequest};
 use crate::event::LogLevel;
 
 /// Builds an [`McpClient`] whose hooks answer the server's questions: a
-/// form for the human ([`on_elicitation`](Self::on_elicitation)), a
-/// completion from the application's model
+/// form for the human ([`on_elicitation`](Self::on_elicitation)), a URL
+/// for the human to open ([`on_url_elicitation`](Self::on_url_elicitation)),
+/// a completion from the application's model
 /// ([`on_sampling`](Self::on_sampling)), the application's roots
-/// ([`on_roots`](Self::on_roots)).
+/// ([`on_roots`](Self::on_roots)); and, with the `oauth` feature, that
+/// reaches OAuth-protected servers (`oauth`).
 ///
 /// The hooks answer in both eras: a 2025-revision server asks on the
 /// session (`elicitation/create`, `sampling/createMessage`, `roots/list`);

@@ -290,8 +290,6 @@ fn elicitation_id() -> String {
 /// client has answered, and what a pending question needs to be sealed.
 pub(crate) struct Round {
     pub(crate) replay: Arc<ReplayAsker>,
-    /// The elicitation modes the client declared.
-    modes: ElicitationModes,
     binding: Vec<u8>,
 }
 
@@ -306,7 +304,6 @@ impl Round {
         arguments: &Value,
         caller: &str,
         kinds: Vec<InputKind>,
-        modes: ElicitationModes,
         request_state: Option<&str>,
         input_responses: Option<BTreeMap<String, Value>>,
     ) -> Result<Round, ErrorData> {
@@ -340,20 +337,19 @@ impl Round {
             .with_steps(record.steps);
         Ok(Round {
             replay: Arc::new(replay),
-            modes,
             binding,
         })
     }
 
     /// The asker a call of this round asks through: the replay, refusing
-    /// elicitations in a mode the client did not declare.
-    pub(crate) fn asker(&self) -> Arc<dyn Asker> {
-        if self.modes.all() {
+    /// elicitations in a mode the client did not declare (`modes`).
+    pub(crate) fn asker(&self, modes: ElicitationModes) -> Arc<dyn Asker> {
+        if modes.all() {
             Arc::clone(&self.replay) as Arc<dyn Asker>
         } else {
             Arc::new(ModesDeclared {
                 replay: Arc::clone(&self.replay),
-                modes: self.modes,
+                modes,
             })
         }
     }

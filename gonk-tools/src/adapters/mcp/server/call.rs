@@ -127,7 +127,6 @@ impl McpServer {
                                 &arguments,
                                 caller.as_deref().unwrap_or("anonymous"),
                                 meta_kinds,
-                                ElicitationModes::in_meta(meta),
                                 sealed_state.as_deref(),
                                 input_responses,
                             ))
@@ -136,7 +135,8 @@ impl McpServer {
                                 Ok(opened) => opened,
                                 Err(refused) => return Err(refused),
                             };
-                            let base = base.with_asker(opened.asker());
+                            let base =
+                                base.with_asker(opened.asker(ElicitationModes::in_meta(meta)));
                             round = Some(opened);
                             base
                         }

@@ -56,12 +56,11 @@ impl McpServer {
                 &arguments,
                 caller.as_deref().unwrap_or("anonymous"),
                 kinds,
-                ElicitationModes::in_meta(&context.meta),
                 request_state,
                 input_responses,
             )
             .await?;
-            let base = base.with_asker(round.asker());
+            let base = base.with_asker(round.asker(ElicitationModes::in_meta(&context.meta)));
             return Ok((base, Some(round)));
         }
         let info = context.peer.peer_info();
