@@ -282,8 +282,4 @@ impl OAuthOptions {
         matches!(self.grant, Grant::ClientCredentials { .. }) || self.redirect.is_some()
     }
 
-    /// The store the tokens are kept in.
-    pub fn store(&self) -> Arc<dyn CredentialStore> {
-        Arc::clone(&self.store)
-    }
 }
