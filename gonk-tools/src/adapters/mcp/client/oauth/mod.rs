@@ -1,4 +1,4 @@
-//! OAuth 2.1 for the MCP client (feature `oauth`): [`McpClient`](super::McpClient),
+//! OAuth 2.1 for the MCP client (features `mcp` and `oauth`): [`McpClient`](super::McpClient),
 //! [`McpSource`](super::super::McpSource) and the gateway's upstreams reach
 //! servers that answer `401` and ask for a bearer token, as the MCP
 //! authorization spec describes.
@@ -281,5 +281,4 @@ impl OAuthOptions {
     pub fn can_authorize(&self) -> bool {
         matches!(self.grant, Grant::ClientCredentials { .. }) || self.redirect.is_some()
     }
-
 }
