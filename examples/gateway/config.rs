@@ -3,9 +3,10 @@
 //! fields of our own per server.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use gonk_tools::adapters::mcp::oauth::{FileCredentialStore, OAuthOptions};
 use gonk_tools::adapters::mcp::{McpEndpoint, McpSource, McpSourceBuilder};
 use serde::Deserialize;
 
@@ -59,6 +60,130 @@ pub struct ServerConfig {
     /// Skip this server.
     #[serde(default)]
     pub disabled: bool,
+    /// How the gateway authorizes with an HTTP server that asks for a
+    /// token: `{"oauth": {…}}`.
+    pub auth: Option<UpstreamAuth>,
+}
+
+/// `"auth"` of an upstream: OAuth 2.1 (the only kind for now).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamAuth {
+    /// The OAuth client the gateway is to the upstream's authorization
+    /// server.
+    pub oauth: Option<OAuthConfig>,
+}
+
+/// `"auth": {"oauth": {…}}`: who the gateway is to the upstream's
+/// authorization server, what it asks for, and where its token is kept.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OAuthConfig {
+    /// A client id registered with the authorization server beforehand.
+    pub client_id: Option<String>,
+    /// Its secret, for a confidential client; `${NAME}` is read from the
+    /// environment.
+    pub client_secret: Option<String>,
+    /// The HTTPS URL of the gateway's Client ID Metadata Document, used as
+    /// its client id where the authorization server supports those.
+    pub client_metadata_url: Option<String>,
+    /// The scopes to ask for (default: those the upstream asks for).
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// The file the token is kept in (`login` writes it; every run reads
+    /// and refreshes it); relative to the config file's directory.
+    pub token_store: Option<PathBuf>,
+    /// `authorizationCode` (default: a person logs in once with `login`)
+    /// or `clientCredentials` (the gateway is a machine client: `clientId`
+    /// and `clientSecret`, no login).
+    #[serde(default)]
+    pub grant: OAuthGrant,
+}
+
+/// How the gateway gets its upstream token.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum OAuthGrant {
+    /// A person logs in once (`gonk-gateway --config F login SERVER`).
+    #[default]
+    AuthorizationCode,
+    /// The gateway's own client credentials.
+    ClientCredentials,
+}
+
+impl OAuthConfig {
+    /// The token file (made absolute at load).
+    pub fn token_file(&self) -> &Path {
+        self.token_store.as_deref().unwrap_or(Path::new(""))
+    }
+
+    /// The client options: the token from the token file, refreshed there;
+    /// a person's authorization only with a redirect added (`login`).
+    pub fn options(&self) -> OAuthOptions {
+        let mut options = match self.grant {
+            OAuthGrant::ClientCredentials => OAuthOptions::client_credentials(
+                self.client_id.clone().unwrap_or_default(),
+                self.client_secret
+                    .as_deref()
+                    .map(expand)
+                    .unwrap_or_default(),
+            ),
+            OAuthGrant::AuthorizationCode => {
+                let mut options = OAuthOptions::new().client_name("gonk-gateway");
+                if let Some(id) = &self.client_id {
+                    options = options.client_id(id);
+                    if let Some(secret) = &self.client_secret {
+                        options = options.client_secret(expand(secret));
+                    }
+                }
+                if let Some(url) = &self.client_metadata_url {
+                    options = options.client_metadata_url(url);
+                }
+                options
+            }
+        };
+        if !self.scopes.is_empty() {
+            options = options.scopes(self.scopes.clone());
+        }
+        options.credential_store(FileCredentialStore::new(self.token_file()))
+    }
+
+    /// Checks the entry of server `id`; the error says what to fix.
+    fn check(&self, id: &str) -> Result<(), String> {
+        if self.token_store.is_none() {
+            return Err(format!(
+                "server {id:?}: auth.oauth needs \"tokenStore\", the file where the token is kept (e.g. \"tokens/{id}.json\")"
+            ));
+        }
+        if self.client_id.is_some() && self.client_metadata_url.is_some() {
+            return Err(format!(
+                "server {id:?}: auth.oauth has both clientId and clientMetadataUrl; give one (or neither, to register dynamically)"
+            ));
+        }
+        if self.client_secret.is_some() && self.client_id.is_none() {
+            return Err(format!(
+                "server {id:?}: auth.oauth has a clientSecret without the clientId it belongs to"
+            ));
+        }
+        if let Some(url) = &self.client_metadata_url {
+            let path = url
+                .strip_prefix("https://")
+                .and_then(|rest| rest.split_once('/'));
+            if !path.is_some_and(|(host, path)| !host.is_empty() && !path.is_empty()) {
+                return Err(format!(
+                    "server {id:?}: auth.oauth clientMetadataUrl must be an https:// URL with a path (the client metadata document), not {url:?}"
+                ));
+            }
+        }
+        if self.grant == OAuthGrant::ClientCredentials
+            && (self.client_id.is_none() || self.client_secret.is_none())
+        {
+            return Err(format!(
+                "server {id:?}: auth.oauth grant \"clientCredentials\" needs clientId and clientSecret"
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Reads and checks `path`; the error says what to fix.
@@ -104,11 +229,49 @@ pub fn load(path: &Path) -> Result<GatewayConfig, String> {
                 ));
             }
         }
+        if let Some(auth) = &server.auth {
+            check_auth(id, server, auth)?;
+        }
+    }
+    let base = path.parent().unwrap_or(Path::new(""));
+    for server in config.servers.values_mut() {
+        if let Some(oauth) = server.auth.as_mut().and_then(|auth| auth.oauth.as_mut()) {
+            if let Some(store) = oauth.token_store.as_mut() {
+                if store.is_relative() {
+                    *store = base.join(&*store);
+                }
+            }
+        }
     }
     if let Some(dev) = &config.dev_router {
         crate::dev_router::check(dev, &config.servers)?;
     }
     Ok(config)
+}
+
+/// Checks the `auth` of server `id`: OAuth, for an HTTP server, whose
+/// token no header also sets.
+fn check_auth(id: &str, server: &ServerConfig, auth: &UpstreamAuth) -> Result<(), String> {
+    let Some(oauth) = &auth.oauth else {
+        return Err(format!(
+            "server {id:?}: auth must be {{\"oauth\": {{…}}}} (tokenStore, and clientId or clientMetadataUrl if the authorization server does not register clients dynamically)"
+        ));
+    };
+    if server.url.is_none() {
+        return Err(format!(
+            "server {id:?}: auth applies to an HTTP server (url); a command server gets its credentials through env"
+        ));
+    }
+    if server
+        .headers
+        .keys()
+        .any(|name| name.eq_ignore_ascii_case("authorization"))
+    {
+        return Err(format!(
+            "server {id:?}: has both auth.oauth and an Authorization header; the OAuth token is the Authorization, remove the header"
+        ));
+    }
+    oauth.check(id)
 }
 
 /// `${NAME}` replaced by the variable `NAME` (empty when unset).
@@ -134,6 +297,11 @@ pub fn expand(value: &str) -> String {
 }
 
 impl ServerConfig {
+    /// Its OAuth entry, if it has one.
+    pub fn oauth(&self) -> Option<&OAuthConfig> {
+        self.auth.as_ref().and_then(|auth| auth.oauth.as_ref())
+    }
+
     /// The source builder of server `id`; `trusted` adds `--trust`.
     pub fn builder(&self, id: &str, trusted: bool) -> McpSourceBuilder {
         let endpoint = match (&self.command, &self.url) {
@@ -153,6 +321,9 @@ impl ServerConfig {
         if let Some(tools) = &self.tools {
             builder = builder.allow(tools.clone());
         }
+        if let Some(oauth) = self.oauth() {
+            builder = builder.oauth(oauth.options());
+        }
         if !self.headers.is_empty() {
             let headers = self.headers.clone();
             builder = builder.headers(move || {
@@ -169,7 +340,89 @@ impl ServerConfig {
 
 #[cfg(test)]
 mod tests {
-    use super::expand;
+    use super::*;
+
+    /// Loads `config` from a file in a fresh directory (kept alive with it).
+    fn load_json(config: serde_json::Value) -> (Result<GatewayConfig, String>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gw.json");
+        std::fs::write(&path, config.to_string()).unwrap();
+        (load(&path), dir)
+    }
+
+    fn with_auth(server: serde_json::Value) -> Result<GatewayConfig, String> {
+        load_json(serde_json::json!({"mcpServers": {"notes": server}})).0
+    }
+
+    #[test]
+    fn oauth_entries_are_checked_at_load_saying_what_to_fix() {
+        let url = "https://notes.example/mcp";
+        let cases = [
+            (
+                serde_json::json!({"url": url, "auth": {"oauth": {}}}),
+                "needs \"tokenStore\"",
+            ),
+            (
+                serde_json::json!({"url": url, "auth": {}}),
+                "auth must be {\"oauth\"",
+            ),
+            (
+                serde_json::json!({"command": "notes", "auth": {"oauth": {"tokenStore": "t.json"}}}),
+                "auth applies to an HTTP server",
+            ),
+            (
+                serde_json::json!({"url": url, "headers": {"authorization": "Bearer x"},
+                                   "auth": {"oauth": {"tokenStore": "t.json"}}}),
+                "remove the header",
+            ),
+            (
+                serde_json::json!({"url": url, "auth": {"oauth": {"tokenStore": "t.json",
+                    "clientId": "a", "clientMetadataUrl": "https://gw.example/client.json"}}}),
+                "give one",
+            ),
+            (
+                serde_json::json!({"url": url, "auth": {"oauth": {"tokenStore": "t.json",
+                    "clientSecret": "s"}}}),
+                "without the clientId",
+            ),
+            (
+                serde_json::json!({"url": url, "auth": {"oauth": {"tokenStore": "t.json",
+                    "clientMetadataUrl": "http://gw.example/client.json"}}}),
+                "must be an https:// URL with a path",
+            ),
+            (
+                serde_json::json!({"url": url, "auth": {"oauth": {"tokenStore": "t.json",
+                    "grant": "clientCredentials", "clientId": "a"}}}),
+                "needs clientId and clientSecret",
+            ),
+            (
+                serde_json::json!({"url": url, "auth": {"oauth": {"tokenStore": "t.json",
+                    "clientID": "a"}}}),
+                "unknown field `clientID`",
+            ),
+        ];
+        for (server, expected) in cases {
+            let error = with_auth(server.clone()).expect_err("refused");
+            assert!(error.contains(expected), "{server}: {error}");
+        }
+    }
+
+    #[test]
+    fn an_oauth_entry_loads_with_its_token_store_beside_the_config() {
+        let (config, dir) = load_json(serde_json::json!({"mcpServers": {"notes": {
+            "url": "https://notes.example/mcp",
+            "auth": {"oauth": {"clientId": "gw", "scopes": ["notes:read"], "tokenStore": "tokens/notes.json"}},
+        }}}));
+        let config = config.expect("loads");
+        let oauth = config.servers["notes"].oauth().expect("an oauth entry");
+        assert_eq!(oauth.token_file(), dir.path().join("tokens/notes.json"));
+        assert_eq!(oauth.grant, OAuthGrant::AuthorizationCode);
+        assert_eq!(oauth.scopes, ["notes:read"]);
+        assert!(
+            !oauth.options().can_authorize(),
+            "serving never waits for a person"
+        );
+    }
 
     #[test]
     fn variables_in_headers_are_expanded() {

@@ -9,7 +9,10 @@
 //!   streamable HTTP at `/mcp` (both eras) and WebSocket at `/ws`;
 //! * `gonk-gateway --config FILE list` — the imported tools;
 //! * `gonk-gateway --config FILE call TOOL [--flags]` — one call, every
-//!   imported tool a subcommand (`call` may be left out).
+//!   imported tool a subcommand (`call` may be left out);
+//! * `gonk-gateway --config FILE login SERVER` — log in to an upstream
+//!   behind OAuth (`"auth": {"oauth": {…}}` in its entry) once: the token
+//!   is kept in its `tokenStore` and used and refreshed by every run.
 //!
 //! `--audit FILE` appends an audit receipt per call (JSON lines). While
 //! serving, a dead upstream — a command that exited, an HTTP server that
@@ -23,6 +26,7 @@ mod callers;
 mod config;
 mod config_watch;
 mod dev_router;
+mod login;
 mod rate_limits;
 mod serving;
 mod tool_search;
@@ -169,8 +173,11 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
             return ExitCode::from(gonk_tools::adapters::cli::exit::USAGE);
         }
     };
-    // `dev status|use` reads and writes the file; it connects nothing.
-    let dev_command = dev_router::command::is_dev_command(command_word(&args).as_deref());
+    // `dev status|use` reads and writes the file, `login` connects its one
+    // upstream itself: neither connects the others.
+    let word = command_word(&args);
+    let dev_command = dev_router::command::is_dev_command(word.as_deref())
+        || login::is_login_command(word.as_deref());
     let gateway = match &early.config {
         Some(_) if dev_command => Gateway::empty(),
         Some(path) => {
@@ -219,6 +226,10 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
         .command(dev_router::command::command(), {
             let config = early.config.clone();
             move |matches| dev_router::command::run(config.clone(), matches)
+        })
+        .command(login::command(), {
+            let config = early.config.clone();
+            move |matches| login::run(config.clone(), matches)
         })
         .command(tool_search::provider_tools_command(), {
             let gateway = gateway.clone();

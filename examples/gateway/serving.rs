@@ -16,8 +16,8 @@ use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgMatches, Command};
 use gonk_tools::adapters::cli::exit;
 use gonk_tools::adapters::http::HttpServerOptions;
 use gonk_tools::adapters::mcp::{
-    serve_http, serve_stdio_with_shutdown, McpHttpOptions, McpServerOptions, McpSource,
-    WriteToolPolicy,
+    serve_http, serve_stdio_with_shutdown, McpClientError, McpHttpOptions, McpServerOptions,
+    McpSource, McpSourceError, WriteToolPolicy,
 };
 use gonk_tools::adapters::ws::{ws_router, WsHandler, WsServerOptions};
 use gonk_tools::prelude::*;
@@ -229,8 +229,27 @@ impl Gateway {
                         },
                     );
                 }
-                Err(error) => eprintln!("gonk-gateway: {error}; its tools are not served"),
+                Err(error) => eprintln!("gonk-gateway: {}", self.not_served(&id, &error)),
             }
+        }
+    }
+
+    /// What to say of upstream `id` that could not be connected: an
+    /// upstream that needs a login says how to log in.
+    fn not_served(&self, id: &str, error: &McpSourceError) -> String {
+        let needs_login = matches!(
+            error,
+            McpSourceError::Connect {
+                source: McpClientError::AuthorizationRequired(_),
+                ..
+            }
+        );
+        match (&self.config, needs_login) {
+            (Some(config), true) => format!(
+                "{id} needs a login: run `gonk-gateway --config {} login {id}`; its tools are not served",
+                config.display()
+            ),
+            _ => format!("{error}; its tools are not served"),
         }
     }
 

@@ -12,6 +12,7 @@ pub mod clients;
 pub mod golden;
 pub mod log_capture;
 pub mod mcp_clients;
+pub mod mock_oauth;
 pub mod pi;
 pub mod postgres;
 pub mod process;

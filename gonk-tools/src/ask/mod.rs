@@ -164,6 +164,43 @@ impl InputRequest {
         }
     }
 
+    /// A URL-mode elicitation: `message` for the human and a `url` to open
+    /// — a downstream service's sign-in or consent page, say. The human
+    /// completes it there, out of band: nothing they enter passes through
+    /// the client, and no credential comes back through the answer, which
+    /// only says whether they went ahead (`accept`), declined or cancelled.
+    /// Asked only of a client that declares URL-mode elicitation; for any
+    /// other the question is `INPUT_UNAVAILABLE`.
+    ///
+    /// ```
+    /// use gonk_tools::ask::{InputKind, InputRequest};
+    ///
+    /// let question = InputRequest::elicit_url(
+    ///     "Sign in to your calendar, then come back",
+    ///     "https://calendar.example/authorize?client_id=notes",
+    /// );
+    /// assert_eq!(question.kind, InputKind::Elicitation);
+    /// assert!(question.is_url_elicitation());
+    /// assert_eq!(question.params["url"], "https://calendar.example/authorize?client_id=notes");
+    /// ```
+    pub fn elicit_url(message: impl Into<String>, url: impl Into<String>) -> Self {
+        InputRequest {
+            kind: InputKind::Elicitation,
+            params: serde_json::json!({
+                "mode": "url",
+                "message": message.into(),
+                "url": url.into(),
+            }),
+        }
+    }
+
+    /// Whether this is a URL-mode elicitation
+    /// ([`elicit_url`](Self::elicit_url)).
+    pub fn is_url_elicitation(&self) -> bool {
+        self.kind == InputKind::Elicitation
+            && self.params.get("mode").and_then(Value::as_str) == Some("url")
+    }
+
     /// A sampling request.
     pub fn sample(request: &SamplingRequest) -> Self {
         InputRequest {

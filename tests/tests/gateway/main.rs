@@ -8,6 +8,7 @@
 mod callers;
 mod dev_router;
 mod limits;
+mod oauth;
 mod reload;
 mod search;
 mod upstreams;

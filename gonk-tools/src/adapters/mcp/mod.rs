@@ -93,9 +93,11 @@ mod source;
 mod stdio;
 mod telemetry;
 
+#[cfg(feature = "oauth")]
+pub use client::oauth;
 pub use client::{
     ElicitationRequest, McpClient, McpClientBuilder, McpClientError, McpEra, McpHttpClientOptions,
-    McpToolChanges,
+    McpToolChanges, UrlElicitationRequest,
 };
 pub use http::{
     mcp_router, serve_http, McpHttpOptions, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,

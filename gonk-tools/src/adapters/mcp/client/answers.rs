@@ -21,7 +21,7 @@ use futures::future::BoxFuture;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestMethod, ElicitationCapability,
     ErrorCode as JsonRpcCode, FormElicitationCapability, InputRequests, ListRootsRequestMethod,
-    RootsCapabilities, SamplingCapability,
+    RootsCapabilities, SamplingCapability, UrlElicitationCapability,
 };
 use rmcp::ErrorData;
 use serde_json::{json, Map, Value};
@@ -83,7 +83,39 @@ impl ElicitationRequest {
     }
 }
 
+/// A URL-mode elicitation: the server asks the human to open a URL (a
+/// downstream service's sign-in or consent page) and to come back when
+/// done. Whatever they enter there goes to that page, never through the
+/// client: the answer is only [`Elicited::Accepted`] (done),
+/// [`Declined`](Elicited::Declined) or [`Cancelled`](Elicited::Cancelled).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UrlElicitationRequest {
+    /// Why the server asks, for the human.
+    pub message: String,
+    /// The URL to open. Show it to the human with its host plainly visible
+    /// (or open it for them after they agree): a server could name any
+    /// page.
+    pub url: String,
+    /// The server's id for this elicitation (2025 revisions; `None` in
+    /// `2026-07-28`, which has none).
+    pub elicitation_id: Option<String>,
+}
+
+impl UrlElicitationRequest {
+    /// A URL-mode elicitation of `message` pointing at `url` (for testing a
+    /// hook).
+    pub fn new(message: impl Into<String>, url: impl Into<String>) -> Self {
+        UrlElicitationRequest {
+            message: message.into(),
+            url: url.into(),
+            elicitation_id: None,
+        }
+    }
+}
+
 type ElicitHook = dyn Fn(ElicitationRequest) -> BoxFuture<'static, Elicited<Value>> + Send + Sync;
+type UrlHook = dyn Fn(UrlElicitationRequest) -> BoxFuture<'static, Elicited<()>> + Send + Sync;
 type SampleHook = dyn Fn(SamplingRequest) -> BoxFuture<'static, SamplingMessage> + Send + Sync;
 type RootsHook = dyn Fn() -> BoxFuture<'static, Vec<Root>> + Send + Sync;
 
@@ -91,6 +123,7 @@ type RootsHook = dyn Fn() -> BoxFuture<'static, Vec<Root>> + Send + Sync;
 #[derive(Clone, Default)]
 pub(super) struct Answers {
     elicitation: Option<Arc<ElicitHook>>,
+    url_elicitation: Option<Arc<UrlHook>>,
     sampling: Option<Arc<SampleHook>>,
     roots: Option<Arc<RootsHook>>,
 }
@@ -102,6 +135,14 @@ impl Answers {
         Fut: Future<Output = Elicited<Value>> + Send + 'static,
     {
         self.elicitation = Some(Arc::new(move |request| Box::pin(hook(request))));
+    }
+
+    pub(super) fn on_url_elicitation<F, Fut>(&mut self, hook: F)
+    where
+        F: Fn(UrlElicitationRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Elicited<()>> + Send + 'static,
+    {
+        self.url_elicitation = Some(Arc::new(move |request| Box::pin(hook(request))));
     }
 
     pub(super) fn on_sampling<F, Fut>(&mut self, hook: F)
@@ -123,19 +164,25 @@ impl Answers {
     /// Whether a hook answers questions of `kind`.
     pub(super) fn answers(&self, kind: InputKind) -> bool {
         match kind {
-            InputKind::Elicitation => self.elicitation.is_some(),
+            InputKind::Elicitation => self.elicitation.is_some() || self.url_elicitation.is_some(),
             InputKind::Sampling => self.sampling.is_some(),
             InputKind::Roots => self.roots.is_some(),
         }
     }
 
     /// The capabilities to declare: one per installed hook (elicitation in
-    /// form mode only; a URL elicitation is declined).
+    /// the modes it has a hook for).
     pub(super) fn capabilities(&self) -> ClientCapabilities {
         let mut capabilities = ClientCapabilities::default();
-        if self.elicitation.is_some() {
-            capabilities.elicitation =
-                Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
+        if self.elicitation.is_some() || self.url_elicitation.is_some() {
+            let mut elicitation = ElicitationCapability::new();
+            if self.elicitation.is_some() {
+                elicitation = elicitation.with_form(FormElicitationCapability::default());
+            }
+            if self.url_elicitation.is_some() {
+                elicitation = elicitation.with_url(UrlElicitationCapability::default());
+            }
+            capabilities.elicitation = Some(elicitation);
         }
         if self.sampling.is_some() {
             capabilities.sampling = Some(SamplingCapability::default());
@@ -170,14 +217,27 @@ impl Answers {
         }
     }
 
-    /// An elicitation result. Without a hook, and for a URL elicitation
-    /// (this client declares form mode only), the answer is `decline`.
+    /// An elicitation result: the hook of its mode answers; without one
+    /// the answer is `decline`. A URL-mode answer carries no content.
     async fn elicit(&self, params: Value) -> Value {
-        let form = params
-            .get("mode")
-            .and_then(Value::as_str)
-            .is_none_or(|mode| mode == "form");
-        let (Some(hook), true) = (&self.elicitation, form) else {
+        let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
+        if mode == "url" {
+            let Some(hook) = &self.url_elicitation else {
+                return json!({ "action": "decline" });
+            };
+            let text = |key: &str| params.get(key).and_then(Value::as_str).map(str::to_owned);
+            let request = UrlElicitationRequest {
+                message: text("message").unwrap_or_default(),
+                url: text("url").unwrap_or_default(),
+                elicitation_id: text("elicitationId").filter(|id| !id.is_empty()),
+            };
+            return match hook(request).await {
+                Elicited::Accepted(()) => json!({ "action": "accept" }),
+                Elicited::Declined => json!({ "action": "decline" }),
+                Elicited::Cancelled => json!({ "action": "cancel" }),
+            };
+        }
+        let (Some(hook), "form") = (&self.elicitation, mode) else {
             return json!({ "action": "decline" });
         };
         let request = ElicitationRequest {
@@ -335,17 +395,49 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_url_elicitation_is_declined_even_with_a_hook() {
+    async fn a_url_elicitation_is_declined_without_its_own_hook() {
         let mut answers = Answers::default();
         answers.on_elicitation(|_| async { Elicited::Accepted(json!({})) });
-        let request = InputRequest {
-            kind: InputKind::Elicitation,
-            params: json!({"mode": "url", "message": "Sign in", "url": "https://example.com"}),
-        };
+        let declared = serde_json::to_value(answers.capabilities()).expect("serializes");
+        assert_eq!(declared, json!({"elicitation": {"form": {}}}));
+        let request = InputRequest::elicit_url("Sign in", "https://example.com");
         assert_eq!(
             answers.answer(request).await.expect("declined"),
             json!({"action": "decline"})
         );
+    }
+
+    #[tokio::test]
+    async fn the_url_hook_answers_url_elicitations_without_content() {
+        let mut answers = Answers::default();
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let saw = Arc::clone(&seen);
+        answers.on_url_elicitation(move |request| {
+            saw.lock().unwrap().push(request);
+            async { Elicited::Accepted(()) }
+        });
+        let declared = serde_json::to_value(answers.capabilities()).expect("serializes");
+        assert_eq!(declared, json!({"elicitation": {"url": {}}}));
+        let mut request = InputRequest::elicit_url("Sign in", "https://calendar.example/a");
+        request.params["elicitationId"] = json!("e-1");
+        assert_eq!(
+            answers.answer(request).await.expect("answered"),
+            json!({"action": "accept"})
+        );
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [UrlElicitationRequest {
+                message: "Sign in".into(),
+                url: "https://calendar.example/a".into(),
+                elicitation_id: Some("e-1".into()),
+            }]
+        );
+        // A form is declined: this client has no form hook.
+        let declined = answers
+            .answer(InputRequest::elicit("Who?", form()))
+            .await
+            .expect("declined");
+        assert_eq!(declined, json!({"action": "decline"}));
     }
 
     #[tokio::test]

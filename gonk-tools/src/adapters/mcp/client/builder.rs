@@ -10,7 +10,7 @@ use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildPr
 use rmcp::RoleClient;
 use serde_json::Value;
 
-use super::answers::{Answers, ElicitationRequest};
+use super::answers::{Answers, ElicitationRequest, UrlElicitationRequest};
 use super::http::WatchedHttp;
 use super::{
     lifecycle, ClientState, McpClient, McpClientError, McpEra, McpHttpClientOptions, Shared,
@@ -19,10 +19,12 @@ use crate::ask::{Elicited, Root, SamplingMessage, SamplingRequest};
 use crate::event::LogLevel;
 
 /// Builds an [`McpClient`] whose hooks answer the server's questions: a
-/// form for the human ([`on_elicitation`](Self::on_elicitation)), a
-/// completion from the application's model
+/// form for the human ([`on_elicitation`](Self::on_elicitation)), a URL
+/// for the human to open ([`on_url_elicitation`](Self::on_url_elicitation)),
+/// a completion from the application's model
 /// ([`on_sampling`](Self::on_sampling)), the application's roots
-/// ([`on_roots`](Self::on_roots)).
+/// ([`on_roots`](Self::on_roots)); and, with the `oauth` feature, that
+/// reaches OAuth-protected servers (`oauth`).
 ///
 /// The hooks answer in both eras: a 2025-revision server asks on the
 /// session (`elicitation/create`, `sampling/createMessage`, `roots/list`);
@@ -58,6 +60,8 @@ pub struct McpClientBuilder {
     answers: Answers,
     max_input_rounds: usize,
     era: Option<McpEra>,
+    #[cfg(feature = "oauth")]
+    oauth: Option<super::oauth::OAuthOptions>,
 }
 
 impl Default for McpClientBuilder {
@@ -66,6 +70,8 @@ impl Default for McpClientBuilder {
             answers: Answers::default(),
             max_input_rounds: DEFAULT_MRTR_MAX_ROUNDS,
             era: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
     }
 }
@@ -76,7 +82,7 @@ impl std::fmt::Debug for McpClientBuilder {
             .field("capabilities", &self.answers.capabilities())
             .field("max_input_rounds", &self.max_input_rounds)
             .field("era", &self.era)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -91,8 +97,8 @@ impl McpClientBuilder {
     /// `Accepted` with the form's content (a JSON object), `Declined` or
     /// `Cancelled`. Fields the content leaves out that the form gives a
     /// `default` for are sent with that default. Declares the
-    /// `elicitation` capability (form mode; a URL elicitation is
-    /// declined).
+    /// `elicitation` capability in form mode (URL mode has its own hook,
+    /// [`on_url_elicitation`](Self::on_url_elicitation)).
     ///
     /// ```no_run
     /// use gonk_tools::adapters::mcp::McpClient;
@@ -118,6 +124,41 @@ impl McpClientBuilder {
         Fut: Future<Output = Elicited<Value>> + Send + 'static,
     {
         self.answers.on_elicitation(hook);
+        self
+    }
+
+    /// Answers URL-mode elicitations: the server asks the human to open a
+    /// URL — a downstream service's sign-in or consent page — and to come
+    /// back when done. `hook` shows the URL (or opens it once the human
+    /// agrees), waits until they are done, and returns
+    /// `Accepted(())`, `Declined` or `Cancelled`; the server then goes on.
+    /// Nothing the human enters there passes through the client. Declares
+    /// the `elicitation.url` capability; without this hook a URL-mode
+    /// elicitation is declined.
+    ///
+    /// ```no_run
+    /// use gonk_tools::adapters::mcp::{McpClient, McpHttpClientOptions};
+    /// use gonk_tools::ask::Elicited;
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = McpClient::builder()
+    ///     .on_url_elicitation(|request| async move {
+    ///         println!("{}\nOpen {} and press Enter when done.", request.message, request.url);
+    ///         let mut line = String::new();
+    ///         let _ = std::io::stdin().read_line(&mut line);
+    ///         Elicited::Accepted(())
+    ///     })
+    ///     .connect_http("http://127.0.0.1:8080/mcp", McpHttpClientOptions::new())
+    ///     .await?;
+    /// # let _ = client;
+    /// # Ok(()) }
+    /// ```
+    pub fn on_url_elicitation<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(UrlElicitationRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Elicited<()>> + Send + 'static,
+    {
+        self.answers.on_url_elicitation(hook);
         self
     }
 
@@ -232,6 +273,31 @@ impl McpClientBuilder {
             .await
     }
 
+    /// Authorizes with OAuth 2.1 when the server asks for a token (feature
+    /// `oauth`; HTTP connections only): the server's `401` starts the flow
+    /// `options` describe, and every request then carries the token, which
+    /// is refreshed, renewed and stepped up as the server's refusals call
+    /// for. A token replaces the [`api_key`](McpHttpClientOptions::api_key)
+    /// of the connection. See [`oauth`](super::oauth).
+    ///
+    /// ```no_run
+    /// use gonk_tools::adapters::mcp::oauth::{LoopbackRedirect, OAuthOptions};
+    /// use gonk_tools::adapters::mcp::{McpClient, McpHttpClientOptions};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = McpClient::builder()
+    ///     .oauth(OAuthOptions::new().redirect(LoopbackRedirect::bind(0).await?))
+    ///     .connect_http("https://notes.example.com/mcp", McpHttpClientOptions::new())
+    ///     .await?;
+    /// # let _ = client;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, options: super::oauth::OAuthOptions) -> Self {
+        self.oauth = Some(options);
+        self
+    }
+
     /// Connects to a streamable-HTTP endpoint (`http://127.0.0.1:8080/mcp`).
     pub async fn connect_http(
         self,
@@ -243,17 +309,43 @@ impl McpClientBuilder {
             config = config.auth_header(key);
         }
         if !options.headers.is_empty() {
-            config = config.custom_headers(options.headers);
+            config = config.custom_headers(options.headers.clone());
         }
         config = config.reinit_on_expired_session(options.renew_expired_sessions);
         let http = WatchedHttp::new(reqwest::Client::new());
-        let transport = StreamableHttpClientTransport::with_client(http.clone(), config.clone());
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = self.oauth.clone() {
+            let session = Arc::new(
+                super::oauth::OAuthSession::new(oauth, url).map_err(McpClientError::Connect)?,
+            );
+            let authorized = super::oauth::OAuthHttp::new(http.clone(), Arc::clone(&session));
+            let prepared = session
+                .prepare(&reqwest::Client::new(), &options.headers)
+                .await;
+            let connected = match prepared {
+                Ok(()) => self.connect_over(http, authorized, config).await,
+                Err(error) => Err(McpClientError::Connect(error.to_string())),
+            };
+            return connected.map_err(|error| oauth_error(&session, url, error));
+        }
+        self.connect_over(http.clone(), http, config).await
+    }
+
+    /// Connects over `client` (the watched HTTP client itself, or a layer
+    /// over it), watching the connection through `http`.
+    async fn connect_over<C>(
+        self,
+        http: WatchedHttp,
+        client: C,
+        config: StreamableHttpClientTransportConfig,
+    ) -> Result<McpClient, McpClientError>
+    where
+        C: rmcp::transport::streamable_http_client::StreamableHttpClient,
+    {
+        let transport = StreamableHttpClientTransport::with_client(client.clone(), config.clone());
         // A handshake after discovery starts on a fresh transport: HTTP
         // keeps no state between requests that a new one would lose.
-        let again = {
-            let http = http.clone();
-            move |_| StreamableHttpClientTransport::with_client(http, config)
-        };
+        let again = move |_| StreamableHttpClientTransport::with_client(client, config);
         let mut client = self.connect(transport, again).await?;
         // A session's server may ask on its standalone stream at once.
         if client.era() == McpEra::Session {
@@ -299,5 +391,29 @@ impl McpClientBuilder {
             version,
             http: None,
         })
+    }
+}
+
+/// The error of a connection whose authorization failed, said as such:
+/// someone must log in (the server wants a token no flow of `session` could
+/// get), or the flow failed and why; other errors as they are.
+#[cfg(feature = "oauth")]
+fn oauth_error(
+    session: &super::oauth::OAuthSession,
+    url: &str,
+    error: McpClientError,
+) -> McpClientError {
+    if session.login_needed() {
+        return McpClientError::AuthorizationRequired(format!(
+            "the MCP server at {url} asks for an OAuth token, and the credential store holds none \
+             that works; log in first (an authorization-code client runs the flow only with \
+             OAuthOptions::redirect)"
+        ));
+    }
+    match session.last_failure() {
+        Some(reason) => McpClientError::Authorization(format!(
+            "authorizing with the MCP server at {url} failed: {reason}"
+        )),
+        None => error,
     }
 }

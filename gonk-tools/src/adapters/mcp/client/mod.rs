@@ -15,6 +15,8 @@ mod answers;
 mod builder;
 mod http;
 mod lifecycle;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod routes;
 
 use std::collections::HashMap;
@@ -39,8 +41,8 @@ use crate::ask::{InputKind, InputRequest};
 use crate::error::{ErrorCode, ToolError};
 use crate::event::ToolEventStream;
 use crate::event::{LogLevel, ToolEvent};
-pub use answers::ElicitationRequest;
 use answers::{Answers, RoundError};
+pub use answers::{ElicitationRequest, UrlElicitationRequest};
 pub use builder::McpClientBuilder;
 pub use lifecycle::McpEra;
 use routes::Inbox;
@@ -60,6 +62,17 @@ pub enum McpClientError {
     /// A request failed at the protocol or transport level.
     #[error("MCP request failed: {0}")]
     Request(#[from] ServiceError),
+    /// The server asks for an OAuth token and none could be had without a
+    /// person (feature `oauth`): an authorization-code client without a
+    /// redirect, and no usable token in its store. Log in, then connect
+    /// again.
+    #[error("{0}")]
+    AuthorizationRequired(String),
+    /// The OAuth flow failed (feature `oauth`): discovery, registration,
+    /// the authorization server's answer or its checks (`iss`, `resource`),
+    /// the token exchange; the message says which.
+    #[error("{0}")]
+    Authorization(String),
 }
 
 /// Options of an HTTP connection.

@@ -14,7 +14,7 @@ use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::asking::{declared_kinds, kinds_in_meta, Round, SessionAsker};
+use super::asking::{declared_kinds, kinds_in_meta, ElicitationModes, Round, SessionAsker};
 use super::content::{error_result, success_result, unknown_tool, ErrorPlacement};
 use super::mcp_server::McpServer;
 use super::notify::{
@@ -23,7 +23,6 @@ use super::notify::{
 use super::request_context::{missing_capability, McpRequestContext};
 use super::tools;
 use crate::adapters::mcp::http::security::RequestState;
-use crate::ask::Asker;
 use crate::context::{LogSink, NotifySink, ToolContext};
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
@@ -100,7 +99,8 @@ impl McpServer {
                 // What a sealed state is bound to: the arguments as the client sent
                 // them. Kept only when the call may ask (or brings a state).
                 // (A stateless request's `_meta` was moved out of `context`.)
-                let meta_kinds = kinds_in_meta(stateless.unwrap_or(session_meta));
+                let meta = stateless.unwrap_or(session_meta);
+                let meta_kinds = kinds_in_meta(meta);
                 let bound_arguments = (sealed_state.is_some() || !meta_kinds.is_empty())
                     .then(|| Value::Object(arguments.clone()));
                 let mut input = Value::Object(arguments);
@@ -136,7 +136,7 @@ impl McpServer {
                                 Err(refused) => return Err(refused),
                             };
                             let base =
-                                base.with_asker(Arc::clone(&opened.replay) as Arc<dyn Asker>);
+                                base.with_asker(opened.asker(ElicitationModes::in_meta(meta)));
                             round = Some(opened);
                             base
                         }

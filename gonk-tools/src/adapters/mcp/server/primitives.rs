@@ -9,12 +9,11 @@ use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 
-use super::asking::{declared_kinds, kinds_in_meta, Round, SessionAsker};
+use super::asking::{declared_kinds, kinds_in_meta, ElicitationModes, Round, SessionAsker};
 use super::mcp_server::McpServer;
 use super::request_context::missing_capability;
 use super::resources::{self};
 use crate::adapters::mcp::http::security::RequestState;
-use crate::ask::Asker;
 use crate::context::ToolContext;
 use crate::error::{ErrorCode, ToolError};
 use crate::jobs;
@@ -61,7 +60,7 @@ impl McpServer {
                 input_responses,
             )
             .await?;
-            let base = base.with_asker(Arc::clone(&round.replay) as Arc<dyn Asker>);
+            let base = base.with_asker(round.asker(ElicitationModes::in_meta(&context.meta)));
             return Ok((base, Some(round)));
         }
         let info = context.peer.peer_info();

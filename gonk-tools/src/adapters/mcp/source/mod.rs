@@ -223,6 +223,8 @@ struct SourceOptions {
     call_timeout: Option<Duration>,
     era: Option<McpEra>,
     headers: Option<HeaderResolver>,
+    #[cfg(feature = "oauth")]
+    oauth: Option<super::client::oauth::OAuthOptions>,
 }
 
 /// One open connection, and the token that cancels the calls running on
@@ -300,6 +302,10 @@ impl SourceShared {
         let mut builder = McpClient::builder();
         if let Some(era) = self.options.era {
             builder = builder.era(era);
+        }
+        #[cfg(feature = "oauth")]
+        if let (Some(oauth), McpEndpoint::Http { .. }) = (&self.options.oauth, &self.endpoint) {
+            builder = builder.oauth(oauth.clone());
         }
         let connect = |source| McpSourceError::Connect {
             server_id: self.id.clone(),
@@ -675,6 +681,37 @@ impl McpSourceBuilder {
         self
     }
 
+    /// Authorizes with OAuth 2.1 when the HTTP server asks for a token
+    /// (feature `oauth`; see [`McpClientBuilder::oauth`](super::McpClientBuilder::oauth)).
+    /// Every connect and reconnect uses the same options, so a reconnect
+    /// keeps the token (the options' credential store holds it). A source
+    /// that serves other callers (a gateway) gives options without a
+    /// redirect: it uses the stored token, refreshed, and fails to connect
+    /// with [`McpClientError::AuthorizationRequired`](super::McpClientError::AuthorizationRequired)
+    /// when someone must log in. Its callers' own credentials never reach
+    /// the remote. Not used for a stdio endpoint.
+    ///
+    /// ```no_run
+    /// use gonk_tools::adapters::mcp::oauth::{FileCredentialStore, OAuthOptions};
+    /// use gonk_tools::adapters::mcp::{McpEndpoint, McpSource};
+    /// use gonk_tools::ToolRegistry;
+    ///
+    /// # async fn run(registry: &ToolRegistry) -> Result<(), Box<dyn std::error::Error>> {
+    /// let oauth = OAuthOptions::new()
+    ///     .credential_store(FileCredentialStore::new("tokens/linear.json"));
+    /// let source = McpSource::builder("linear", McpEndpoint::http("https://mcp.linear.app/mcp"))
+    ///     .oauth(oauth)
+    ///     .connect(registry)
+    ///     .await?;
+    /// # let _ = source;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, options: super::client::oauth::OAuthOptions) -> Self {
+        self.options.oauth = Some(options);
+        self
+    }
+
     /// Connects, reads the catalog (revision 1) into `registry` as source
     /// `serverId`, and starts watching for changes. On any error nothing is
     /// registered and the connection is closed.
@@ -729,6 +766,8 @@ impl McpSource {
                 call_timeout: None,
                 era: None,
                 headers: None,
+                #[cfg(feature = "oauth")]
+                oauth: None,
             },
         }
     }
