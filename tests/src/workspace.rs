@@ -25,6 +25,12 @@ fn build_bins() -> HashMap<String, PathBuf> {
             "--workspace",
             "--all-features",
             "--bins",
+            // With the test targets in the build, the dependencies resolve
+            // the same features as `cargo test --workspace --all-features`
+            // did, so the binaries it already built are fresh: without it,
+            // the first test to need a binary rebuilds every binary and
+            // part of the dependencies in the middle of the test run.
+            "--tests",
             "--quiet",
             "--message-format=json-render-diagnostics",
         ])
@@ -44,7 +50,14 @@ fn build_bins() -> HashMap<String, PathBuf> {
         let Ok(message) = serde_json::from_str::<Value>(line) else {
             continue;
         };
-        if message["reason"] != "compiler-artifact" {
+        // Only the binaries: the test executables are artifacts too, and a
+        // test target may share a binary's name.
+        if message["reason"] != "compiler-artifact"
+            || message["profile"]["test"] == true
+            || !message["target"]["kind"]
+                .as_array()
+                .is_some_and(|kinds| kinds.iter().any(|kind| kind == "bin"))
+        {
             continue;
         }
         if let (Some(name), Some(exe)) = (
