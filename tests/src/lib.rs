@@ -13,6 +13,7 @@ pub mod golden;
 pub mod log_capture;
 pub mod mcp_clients;
 pub mod mock_oauth;
+pub mod oidc_provider;
 pub mod pi;
 pub mod postgres;
 pub mod process;
