@@ -2,9 +2,9 @@
 OAuth: its `OAuthClientProvider` does the whole authorization-code flow
 with PKCE (discovery, dynamic registration, the `resource` parameter, the
 token exchange, a step-up when the server asks for a wider scope), and this
-script plays the person in between: it follows the authorization URL like
-a browser, signs in as ACCOUNT on the authorization server's login form,
-allows its consent form, and hands the SDK the code it was sent back with.
+script plays the person in between (oauth_browser.py: it signs in as
+ACCOUNT on the authorization server's login form and allows its consent
+form), and hands the SDK the code the browser was sent back with.
 Then it creates a note and searches for it, and prints what it saw as one
 JSON object. The Rust test (tests/tests/mcp/oauth_e2e.rs) makes the
 assertions.
@@ -14,60 +14,18 @@ usage: python_oauth.py URL ACCOUNT TITLE
 
 import json
 import sys
-from urllib.parse import parse_qs, urljoin, urlparse
+from urllib.parse import parse_qs, urlparse
 
 import anyio
 import httpx2
-from html.parser import HTMLParser
 from mcp import Client
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, TokenStorage
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from oauth_browser import browse
 
 # No one listens here: the browser stops when it is sent back to it.
 REDIRECT_URI = "http://127.0.0.1:9/callback"
-
-
-class Form(HTMLParser):
-    """The first form of a page: its action and named inputs."""
-
-    def __init__(self):
-        super().__init__()
-        self.action = None
-        self.fields = {}
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "form" and self.action is None:
-            self.action = attrs.get("action")
-        elif tag == "input" and attrs.get("name"):
-            self.fields[attrs["name"]] = attrs.get("value") or ""
-
-
-async def browse(url, account):
-    """Follows the authorization URL (cookies kept), submits the login and
-    consent forms, and returns the URL the browser is sent back to."""
-    origin = urlparse(url).netloc
-    async with httpx2.AsyncClient(follow_redirects=False, timeout=30) as browser:
-        method, data = "GET", None
-        for _ in range(20):
-            response = await browser.request(method, url, data=data)
-            if response.is_redirect:
-                target = urljoin(url, response.headers["location"])
-                if urlparse(target).netloc != origin:
-                    return target
-                url, method, data = target, "GET", None
-                continue
-            if response.status_code != 200:
-                raise RuntimeError(f"{url} answered {response.status_code}: {response.text}")
-            form = Form()
-            form.feed(response.text)
-            if form.action is None:
-                raise RuntimeError(f"{url}: a page without a form: {response.text}")
-            if "login" in form.fields:
-                form.fields["login"] = account
-            url, method, data = urljoin(url, form.action), "POST", form.fields
-    raise RuntimeError("still not sent back to the client after 20 steps")
 
 
 class Memory(TokenStorage):
