@@ -150,6 +150,27 @@ impl McpServer {
             .map(|def| read(def.effective_input_schema()))
     }
 
+    /// The registry name of the tool a session calls as `name` over MCP;
+    /// `None` for a tool this server does not serve.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn tool_name(&self, name: &str) -> Option<String> {
+        let shared = &self.shared;
+        tools::resolve(&shared.registry, name, &shared.options, shared.policy)
+            .map(|def| def.name.clone())
+    }
+
+    /// The scopes calling `tool` needs that `auth`'s token lacks: the
+    /// resource server's requirements.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn missing_scopes(
+        &self,
+        resource: &crate::adapters::http::oauth::ProtectedResource,
+        auth: &AuthContext,
+        tool: &str,
+    ) -> Option<Vec<String>> {
+        resource.missing_scopes(auth.principal(), tool)
+    }
+
     /// The write-tool policy in force.
     pub fn write_policy(&self) -> WriteToolPolicy {
         self.shared.policy
