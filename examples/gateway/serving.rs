@@ -138,6 +138,7 @@ impl Gateway {
             callers,
             dev: None,
         };
+        crate::login::install(&gateway, &servers)?;
         gateway.apply(servers).await;
         if let Some(dev) = loaded.dev_router {
             gateway.dev = Some(DevRouter::start(dev, &gateway.registry).await);
@@ -250,6 +251,45 @@ impl Gateway {
                 config.display()
             ),
             _ => format!("{error}; its tools are not served"),
+        }
+    }
+
+    /// The config file it serves.
+    pub fn config_path(&self) -> Option<&Path> {
+        self.config.as_deref()
+    }
+
+    /// Whether upstream `id` is connected (its tools served).
+    pub async fn is_connected(&self, id: &str) -> bool {
+        self.upstreams.lock().await.contains_key(id)
+    }
+
+    /// Connects the upstreams of the config file that are not connected
+    /// (one that just got its token, after a login); the connected ones
+    /// stay as they are.
+    pub async fn connect_missing(&self) {
+        let Some(path) = &self.config else { return };
+        match config::load(path) {
+            Ok(config) => {
+                let missing: BTreeMap<String, ServerConfig> = {
+                    let upstreams = self.upstreams.lock().await;
+                    config
+                        .servers
+                        .into_iter()
+                        .filter(|(id, _)| !upstreams.contains_key(id))
+                        .collect()
+                };
+                let mut wanted: BTreeMap<String, ServerConfig> = self
+                    .upstreams
+                    .lock()
+                    .await
+                    .iter()
+                    .map(|(id, up)| (id.clone(), up.config.clone()))
+                    .collect();
+                wanted.extend(missing);
+                self.apply(wanted).await;
+            }
+            Err(error) => eprintln!("gonk-gateway: {error}"),
         }
     }
 

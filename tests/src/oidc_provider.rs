@@ -238,9 +238,7 @@ pub async fn browse(authorization_url: &str, account: &str) -> Result<String, St
                 .get(LOCATION)
                 .and_then(|l| l.to_str().ok())
                 .ok_or_else(|| format!("{url}: a redirect without a Location"))?;
-            let next = url
-                .join(location)
-                .map_err(|e| format!("{location}: {e}"))?;
+            let next = url.join(location).map_err(|e| format!("{location}: {e}"))?;
             if next.origin() != origin {
                 return Ok(next.to_string());
             }
