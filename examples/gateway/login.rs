@@ -271,14 +271,15 @@ impl PendingLogins {
         });
         let mut early = outcome.clone();
         let url = tokio::select! {
-            url = url_rx => url.map_err(|_| format!("the login to {id} ended before it had a URL to open"))?,
-            ended = early.wait_for(Option::is_some) => {
-                let failed: Outcome = ended.map(|outcome| outcome.clone()).unwrap_or(None);
-                return Err(match failed {
-                    Some(Err(error)) => error,
-                    _ => format!("{id} needed no login"),
-                });
-            }
+            url = url_rx => url.ok(),
+            _ = ended(&mut early) => None,
+        };
+        // Without a URL the flow ended without asking a person: say why.
+        let Some(url) = url else {
+            return Err(match ended(&mut outcome.clone()).await {
+                Some(Err(error)) => error,
+                _ => format!("{id} needed no login"),
+            });
         };
         let pending = PendingLogin { url, outcome };
         self.pending
@@ -287,6 +288,15 @@ impl PendingLogins {
             .insert(id.to_owned(), pending.clone());
         Ok(pending)
     }
+}
+
+/// Waits until a login has an outcome.
+async fn ended(outcome: &mut watch::Receiver<Outcome>) -> Outcome {
+    outcome
+        .wait_for(Option::is_some)
+        .await
+        .map(|outcome| outcome.clone())
+        .unwrap_or(None)
 }
 
 fn login_error(message: impl Into<String>) -> ToolError {
@@ -361,14 +371,9 @@ pub fn install(gateway: &Gateway, servers: &BTreeMap<String, ServerConfig>) -> R
                     )));
                 }
                 let mut outcome = pending.outcome;
-                let result = tokio::time::timeout(
-                    CALLER_LOGIN_TIMEOUT,
-                    outcome.wait_for(Option::is_some),
-                )
-                .await
-                .map_err(|_| login_error(format!("the browser never came back from {id}")))?
-                .map_err(|_| login_error(format!("the login to {id} stopped")))?
-                .clone();
+                let result = tokio::time::timeout(CALLER_LOGIN_TIMEOUT, ended(&mut outcome))
+                    .await
+                    .map_err(|_| login_error(format!("the browser never came back from {id}")))?;
                 match result {
                     Some(Ok(_)) if gateway.is_connected(&id).await => Ok(served(&gateway, &id)),
                     Some(Ok(_)) => Err(login_error(format!(

@@ -4,7 +4,8 @@ open the upstream's authorization page (URL-mode elicitation). The
 elicitation callback plays the person (oauth_browser.py signs in as
 ACCOUNT and allows the consent form) and opens the page the authorization
 server then sends the browser to — the gateway's loopback callback — then
-answers `accept`. Then the upstream's tools are listed and called. Prints
+answers `accept`. Then the upstream's tools are listed and called (the
+gateway names them `notes.<tool>`: `notes.notes.create`). Prints
 what it saw as one JSON object; the Rust test
 (tests/tests/gateway/oauth_e2e.rs) makes the assertions.
 
@@ -47,8 +48,8 @@ async def main():
             before = [t.name for t in (await client.list_tools()).tools]
             login = wire(await client.call_tool("gateway.login", {"server": "notes"}))
             after = [t.name for t in (await client.list_tools()).tools]
-            created = wire(await client.call_tool("notes.create", {"title": title, "body": "through the gateway"}))
-            found = wire(await client.call_tool("notes.search", {"query": title}))
+            created = wire(await client.call_tool("notes.notes.create", {"title": title, "body": "through the gateway"}))
+            found = wire(await client.call_tool("notes.notes.search", {"query": title}))
             return {
                 "protocol_version": client.protocol_version,
                 "asked": asked,

@@ -188,17 +188,20 @@ async fn login_once_then_callers_list_and_call_an_upstream_behind_oidc_provider(
         .into_iter()
         .map(|tool| tool.name.to_string())
         .collect();
-    assert!(names.contains(&"notes.create".to_owned()), "{names:?}");
+    assert!(
+        names.contains(&"notes.notes.create".to_owned()),
+        "{names:?}"
+    );
     let title = "Through the gateway behind OAuth";
     let created = collect_tool_outcome(
-        client.invoke("notes.create", json!({"title": title, "body": "b"})),
+        client.invoke("notes.notes.create", json!({"title": title, "body": "b"})),
         |_| {},
     )
     .await
     .expect("notes.create through the gateway");
     assert_ne!(created.data["isError"], true, "{:?}", created.data);
     let found = collect_tool_outcome(
-        client.invoke("notes.search", json!({"query": "gateway behind"})),
+        client.invoke("notes.notes.search", json!({"query": "gateway behind"})),
         |_| {},
     )
     .await
@@ -238,7 +241,7 @@ fn a_caller_logs_the_gateway_in_through_url_elicitation() {
     // Before the login the upstream's tools are not served; the login tool is.
     let before = report["before"].to_string();
     assert!(before.contains("gateway.login"), "{report}");
-    assert!(!before.contains("notes.create"), "{report}");
+    assert!(!before.contains("notes.notes.create"), "{report}");
     // The gateway asked once, in URL mode, to open the authorization page.
     let asked = report["asked"].as_array().expect("asked");
     assert_eq!(asked.len(), 1, "{report}");
@@ -256,10 +259,10 @@ fn a_caller_logs_the_gateway_in_through_url_elicitation() {
     assert_eq!(report["callbacks"][0]["status"], 200, "{report}");
     assert_ne!(report["login"]["isError"], true, "{report}");
     assert!(
-        report["login"].to_string().contains("notes.search"),
+        report["login"].to_string().contains("notes.notes.search"),
         "{report}"
     );
-    assert!(report["after"].to_string().contains("notes.create"));
+    assert!(report["after"].to_string().contains("notes.notes.create"));
     assert_ne!(report["created"]["isError"], true, "{report}");
     assert!(report["found"].to_string().contains(title), "{report}");
     assert!(dir.path().join("tokens").join("notes.json").exists());
