@@ -264,13 +264,22 @@ async fn mcp_client_authorizes_at_oidc_provider_and_steps_up_for_a_write() {
 /// A stateless `tools/call` of `notes.create` sent by hand with `token`:
 /// the status and the `WWW-Authenticate` header.
 async fn raw_create(url: &str, token: &str, title: &str) -> (u16, String) {
+    raw_call_with(url, token, "notes.create", json!({"title": title})).await
+}
+
+/// The same for `tool` without arguments.
+async fn raw_call(url: &str, token: &str, tool: &str) -> (u16, String) {
+    raw_call_with(url, token, tool, json!({})).await
+}
+
+async fn raw_call_with(url: &str, token: &str, tool: &str, arguments: Value) -> (u16, String) {
     let body = json!({
         "jsonrpc": "2.0",
         "id": 1,
         "method": "tools/call",
         "params": {
-            "name": "notes.create",
-            "arguments": {"title": title},
+            "name": tool,
+            "arguments": arguments,
             "_meta": {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities": {},
@@ -284,7 +293,7 @@ async fn raw_create(url: &str, token: &str, title: &str) -> (u16, String) {
         .header("Content-Type", "application/json")
         .header("MCP-Protocol-Version", "2026-07-28")
         .header("Mcp-Method", "tools/call")
-        .header("Mcp-Name", "notes.create")
+        .header("Mcp-Name", tool)
         .body(body.to_string())
         .send()
         .await
@@ -296,4 +305,110 @@ async fn raw_create(url: &str, token: &str, title: &str) -> (u16, String) {
         .unwrap_or_default()
         .to_owned();
     (response.status().as_u16(), challenge)
+}
+
+/// Keeps every receipt the registry writes.
+#[derive(Clone, Default)]
+struct KeptReceipts(std::sync::Arc<std::sync::Mutex<Vec<Value>>>);
+
+impl gonk_tools::security::AuditSink for KeptReceipts {
+    fn record(
+        &self,
+        receipt: gonk_tools::security::AuditReceipt,
+    ) -> futures::future::BoxFuture<'_, Result<(), gonk_tools::security::SecurityError>> {
+        let kept = serde_json::to_value(&receipt).map_err(gonk_tools::security::SecurityError::new);
+        Box::pin(async move {
+            self.0.lock().unwrap().push(kept?);
+            Ok(())
+        })
+    }
+}
+
+/// The resource-server seam itself (no `notes` binary): `ProtectedResource`
+/// with a `JwtVerifier` of oidc-provider in front of a registry in this
+/// process; the same flow and step-up as above.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_protected_resource_takes_oidc_provider_tokens_and_mcp_client_steps_up() {
+    use gonk_tools::adapters::http::oauth::{JwtVerifier, ProtectedResource};
+    use gonk_tools::adapters::http::HttpServerOptions;
+    use gonk_tools::adapters::mcp::{serve_http, McpHttpOptions, McpServerOptions};
+    use gonk_tools::security::SecurityOptions;
+
+    let provider = OidcProvider::start();
+    let receipts = KeptReceipts::default();
+    let registry = ToolRegistry::builder()
+        .security(SecurityOptions::new().audit_sink(receipts.clone()))
+        .build();
+    for name in ["docs.read", "docs.write"] {
+        registry
+            .register(
+                ToolDefinition::builder(name)
+                    .description("A tool behind a scope.")
+                    .approval(ApprovalTier::Read)
+                    .handler(move |_: NoInput, _ctx: ToolContext| async move {
+                        Ok::<_, ToolError>(format!("{name} ran"))
+                    })
+                    .build(),
+            )
+            .unwrap();
+    }
+    let resource = ProtectedResource::new(JwtVerifier::new(&provider.issuer).unwrap())
+        .authorization_server(&provider.issuer)
+        .scopes_supported(["notes:read", "notes:write"])
+        .require_scopes("docs.read", ["notes:read"])
+        .require_scopes("docs.write", ["notes:write"]);
+    let options = McpHttpOptions::new(McpServerOptions::new("docs", "1.0.0"))
+        .http(HttpServerOptions::new().protected_resource(resource));
+    let server = serve_http("127.0.0.1:0".parse().unwrap(), registry, options)
+        .await
+        .expect("serves");
+    let url = server.url();
+
+    let store = InMemoryCredentialStore::new();
+    let login = OidcLogin::new("dana");
+    let client = McpClient::builder()
+        .oauth(
+            OAuthOptions::new()
+                .client_name("gonk-tools e2e")
+                .scopes(["notes:read"])
+                .credential_store(store.clone())
+                .redirect(login.clone()),
+        )
+        .connect_http(&url, McpHttpClientOptions::new())
+        .await
+        .expect("connects after the login");
+    assert_eq!(
+        call(&client, "docs.read", json!({})).await.unwrap(),
+        "docs.read ran"
+    );
+    assert_eq!(login.logins().len(), 1);
+    let read_only = tokens_in(&store).await;
+    let refused = raw_call(&url, &read_only[0], "docs.write").await;
+    assert_eq!(refused.0, 403, "{refused:?}");
+    assert!(
+        refused.1.contains("insufficient_scope") && refused.1.contains("notes:write"),
+        "{}",
+        refused.1
+    );
+    assert_eq!(
+        call(&client, "docs.write", json!({})).await.unwrap(),
+        "docs.write ran"
+    );
+    assert_eq!(login.logins().len(), 2, "one step-up");
+    let authorizations = provider.events_of("authorize");
+    assert!(authorizations[1]["scope"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("notes:write"));
+    for authorization in &authorizations {
+        assert_eq!(authorization["resource"], json!(url));
+    }
+    client.close().await.unwrap();
+    let kept = receipts.0.lock().unwrap().clone();
+    assert!(
+        kept.iter()
+            .any(|r| r.to_string().contains("\"docs.write\"") && r.to_string().contains("\"dana\"")),
+        "{kept:#?}"
+    );
+    server.shutdown().await.unwrap();
 }
