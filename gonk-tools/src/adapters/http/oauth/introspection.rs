@@ -185,7 +185,8 @@ impl IntrospectionVerifier {
             verified = verified.with_client_id(client_id);
         }
         if let Some(exp) = exp {
-            verified = verified.with_expires_at(UNIX_EPOCH + Duration::from_secs(exp));
+            verified =
+                verified.with_expires_at(UNIX_EPOCH + Duration::from_secs(exp + self.leeway));
         }
         Ok(verified)
     }

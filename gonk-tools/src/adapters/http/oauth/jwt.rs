@@ -263,7 +263,8 @@ impl JwtVerifier {
         }
         Ok(VerifiedToken::new(&self.issuer, claims.sub)
             .with_scopes(scopes_of(claims.scope, claims.scp))
-            .with_expires_at(UNIX_EPOCH + Duration::from_secs(claims.exp))
+            // The principal lives as long as the check let the token live.
+            .with_expires_at(UNIX_EPOCH + Duration::from_secs(claims.exp) + self.leeway)
             .with_client_id_opt(claims.client_id.or(claims.azp)))
     }
 }
