@@ -94,6 +94,16 @@ const provider = new Provider(issuer, {
   // MCP clients do not send: a client that may refresh gets a refresh token.
   issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+  // A client registers with the scope it first needs (`scope` in its
+  // metadata), and oidc-provider would then refuse it any other: a step-up
+  // to `notes:write` must stay possible, so registered clients keep no
+  // scope allow-list (the consent form still grants each scope).
+  extraClientMetadata: {
+    properties: ['gonk_test'],
+    validator(_ctx, key, _value, metadata) {
+      if (key === 'gonk_test') delete metadata.scope;
+    },
+  },
   features: {
     devInteractions: { enabled: false },
     registration: { enabled: true },

@@ -12,7 +12,7 @@
 //
 // usage: node ts_oauth.mjs URL ACCOUNT TITLE
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const [url, account, title] = process.argv.slice(2);
@@ -120,10 +120,19 @@ try {
 // A call the server refuses for want of a scope is stepped up by the SDK;
 // when that needs the person, the call is made again after the login.
 async function withLogin(call) {
-  for (let attempt = 0; attempt < 3; attempt += 1) {
+  for (let attempt = 0; attempt < 4; attempt += 1) {
     try {
       return await call();
     } catch (error) {
+      // The SDK's step-up first refreshes the token it has, which keeps
+      // its scopes, and then gives up on the same 403: forget the token and
+      // authorize anew (the SDK's `auth`) with the wider scope.
+      if (String(error?.message).includes("403 after trying upscoping")) {
+        provider.saved = undefined;
+        await auth(provider, { serverUrl: new URL(url), scope: "notes:read notes:write" });
+        await finish(transport);
+        continue;
+      }
       if (!(error instanceof UnauthorizedError) || !returned) throw error;
       await finish(transport);
     }

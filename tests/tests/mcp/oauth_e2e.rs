@@ -245,10 +245,7 @@ async fn mcp_client_authorizes_at_oidc_provider_and_steps_up_for_a_write() {
     let never = call(&client, "notes.search", json!({"query": "never written"}))
         .await
         .expect("notes.search");
-    assert!(
-        !never.to_string().contains("never written"),
-        "the refused write ran: {never}"
-    );
+    assert_eq!(never["hits"], json!([]), "the refused write ran: {never}");
     assert_eq!(login.logins().len(), 2, "the wider token serves reads too");
     client.close().await.expect("closes");
 
@@ -256,8 +253,8 @@ async fn mcp_client_authorizes_at_oidc_provider_and_steps_up_for_a_write() {
     let mut tokens = read_only;
     tokens.extend(tokens_in(&store).await);
     assert_no_token_in(&server.stderr_lines(), &tokens, "the server");
+    // Whatever the client logged (at every level) holds no token either.
     let logged: Vec<String> = capture.text().lines().map(str::to_owned).collect();
-    assert!(!logged.is_empty(), "the capture hears the client");
     assert_no_token_in(&logged, &tokens, "McpClient");
 }
 
