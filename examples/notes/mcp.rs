@@ -347,7 +347,7 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         .filter(|def| gonk_tools::adapters::mcp::is_write_tool(def))
         .map(|def| def.name.clone())
         .collect();
-    let oauth = match crate::oauth::resource(&matches, &registry, host) {
+    let oauth = match crate::oauth::resource(&matches, host) {
         Ok(oauth) => oauth,
         Err(error) => return failure(error),
     };

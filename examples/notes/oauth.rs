@@ -9,8 +9,6 @@ use std::net::IpAddr;
 
 use gonk_tools::adapters::cli::clap::ArgMatches;
 use gonk_tools::adapters::http::oauth::{JwtVerifier, ProtectedResource};
-use gonk_tools::adapters::mcp::is_write_tool;
-use gonk_tools::ToolRegistry;
 
 /// The scope the read tools need.
 pub const READ_SCOPE: &str = "notes:read";
@@ -18,41 +16,29 @@ pub const READ_SCOPE: &str = "notes:read";
 pub const WRITE_SCOPE: &str = "notes:write";
 
 /// The resource server `--auth-issuer` asks for, if it does.
-pub fn resource(
-    matches: &ArgMatches,
-    registry: &ToolRegistry,
-    host: IpAddr,
-) -> Result<Option<ProtectedResource>, String> {
+pub fn resource(matches: &ArgMatches, host: IpAddr) -> Result<Option<ProtectedResource>, String> {
     let Some(issuer) = matches.get_one::<String>("auth-issuer") else {
         return Ok(None);
     };
     let verifier = JwtVerifier::new(issuer).map_err(|error| format!("--auth-issuer: {error}"))?;
-    let mut resource = ProtectedResource::new(verifier)
+    let resource = ProtectedResource::new(verifier)
         .authorization_server(issuer)
         .scopes_supported([READ_SCOPE, WRITE_SCOPE])
         .challenge_scope(READ_SCOPE);
-    match matches.get_one::<String>("auth-audience") {
-        Some(audience) => {
-            resource = resource
+    let resource =
+        match matches.get_one::<String>("auth-audience") {
+            Some(audience) => resource
                 .resource(audience)
-                .map_err(|error| format!("--auth-audience: {error}"))?;
-        }
-        None if !host.is_loopback() => {
-            return Err(
+                .map_err(|error| format!("--auth-audience: {error}"))?,
+            None if !host.is_loopback() => return Err(
                 "--auth-issuer on a non-loopback --host needs --auth-audience: the URL clients \
                  reach this server's /mcp at (tokens are issued for it)"
                     .to_owned(),
-            )
-        }
-        None => {}
-    }
-    for def in registry.list() {
-        let scope = if is_write_tool(&def) {
-            WRITE_SCOPE
-        } else {
-            READ_SCOPE
+            ),
+            None => resource,
         };
-        resource = resource.require_scopes(def.name.clone(), [scope]);
-    }
+    // The tools declare their scopes (`#[tool(scopes("notes:write"))]`):
+    // dispatch enforces them, and `/mcp` answers a missing one with the
+    // `403` step-up.
     Ok(Some(resource))
 }

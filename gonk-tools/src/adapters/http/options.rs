@@ -174,7 +174,10 @@ impl HttpServerOptions {
     /// protected resource metadata is served beside the MCP endpoint, and
     /// its challenges answer a missing or bad token — and, over MCP, a
     /// tool whose scope the token lacks (`403 insufficient_scope`). A
-    /// standalone server without a resource URI takes its own URL.
+    /// standalone server without a resource URI takes its own URL. Set no
+    /// [`api_key`](Self::api_key) beside it (the guard would demand the key
+    /// as the bearer token); a static key is one more verifier:
+    /// [`ApiKeyVerifier`](super::oauth::ApiKeyVerifier).
     #[cfg(feature = "oauth")]
     pub fn protected_resource(mut self, resource: super::oauth::ProtectedResource) -> Self {
         self.authenticator = Some(Arc::new(resource.clone()));

@@ -112,6 +112,11 @@ impl KeyCache {
         self.client = client;
     }
 
+    /// Takes the keys from `uri` instead of the issuer's metadata.
+    pub(crate) fn set_jwks_uri(&mut self, uri: String) {
+        self.source = Source::Given(uri);
+    }
+
     /// How many times the key set was fetched (successfully or not).
     pub(crate) fn fetches(&self) -> u64 {
         self.fetches.load(Ordering::Relaxed)

@@ -124,9 +124,7 @@ impl JwtVerifier {
 
     /// Takes the keys from `uri` instead of the issuer's metadata.
     pub fn jwks_uri(mut self, uri: impl AsRef<str>) -> Result<Self, OAuthConfigError> {
-        let uri = checked_url(uri.as_ref())?;
-        let client = reqwest::Client::new();
-        self.keys = KeyCache::new(self.issuer.clone(), Some(uri), client);
+        self.keys.set_jwks_uri(checked_url(uri.as_ref())?);
         Ok(self)
     }
 

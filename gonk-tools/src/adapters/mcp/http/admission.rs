@@ -65,7 +65,7 @@ pub(crate) struct Admission {
 /// caller's token lacks (MCP's scope step-up): the client asks for a wider
 /// token and retries; nothing runs. The tool stays listed.
 #[cfg(feature = "oauth")]
-fn step_up(
+async fn step_up(
     admission: &Admission,
     parts: &http::request::Parts,
     message: &rmcp::model::ClientJsonRpcMessage,
@@ -83,7 +83,10 @@ fn step_up(
         .auth
         .as_ref()?;
     let tool = admission.server.tool_name(call.params.name.as_ref())?;
-    let needed = admission.server.missing_scopes(resource, auth, &tool)?;
+    let needed = admission
+        .server
+        .missing_scopes(resource, auth, &tool)
+        .await?;
     tracing::info!(target: "gonk_tools::mcp", tool = %tool, needed = %needed.join(" "), "tools/call refused: the token lacks a scope (403 insufficient_scope)");
     let mut response = json_error(
         StatusCode::FORBIDDEN,
@@ -244,7 +247,7 @@ pub(crate) async fn admit(admission: &Admission, request: Request, next: Next) -
         Inbound::Message(message) => message,
     };
     #[cfg(feature = "oauth")]
-    if let Some(refusal) = step_up(admission, &parts, &message) {
+    if let Some(refusal) = step_up(admission, &parts, &message).await {
         return refusal;
     }
     let opens_session = !admission.sessionless

@@ -160,15 +160,30 @@ impl McpServer {
     }
 
     /// The scopes calling `tool` needs that `auth`'s token lacks: the
-    /// resource server's requirements.
+    /// tool's own (`#[tool(scopes(..))]`, the registry's rules; none for a
+    /// tool the caller may not discover) and the resource server's.
     #[cfg(feature = "oauth")]
-    pub(crate) fn missing_scopes(
+    pub(crate) async fn missing_scopes(
         &self,
         resource: &crate::adapters::http::oauth::ProtectedResource,
         auth: &AuthContext,
         tool: &str,
     ) -> Option<Vec<String>> {
-        resource.missing_scopes(auth.principal(), tool)
+        let mut needed = self
+            .shared
+            .registry
+            .insufficient_scope(auth, tool)
+            .await
+            .unwrap_or_default();
+        for scope in resource
+            .missing_scopes(auth.principal(), tool)
+            .unwrap_or_default()
+        {
+            if !needed.contains(&scope) {
+                needed.push(scope);
+            }
+        }
+        (!needed.is_empty()).then_some(needed)
     }
 
     /// The write-tool policy in force.
