@@ -120,7 +120,7 @@ pub struct ToolMetadata {
     pub provenance: Option<Provenance>,
     /// The OAuth scopes a call needs, each once, in declaration order
     /// (`#[tool(scopes(..))]`, [`ToolBuilder::scopes`], or a registry's
-    /// [scope rule](crate::registry::ToolRegistryBuilder::scopes_for)); read them
+    /// scope rule (`ToolRegistryBuilder::scopes_for`)); read them
     /// with [`ToolDefinition::required_scopes`]. Empty: no scope needed.
     pub scopes: Vec<String>,
 }
@@ -347,7 +347,7 @@ impl ToolDefinition {
 
     /// The OAuth scopes a call of this tool needs: declared with
     /// `#[tool(scopes(..))]` or [`ToolBuilder::scopes`], plus those a
-    /// registry's [scope rule](crate::registry::ToolRegistryBuilder::scopes_for)
+    /// registry's scope rule (`ToolRegistryBuilder::scopes_for`)
     /// added when it registered the tool (ask the registry's copy,
     /// [`ToolRegistry::get`](crate::ToolRegistry::get)). An authenticated
     /// caller whose token lacks one is refused with `INSUFFICIENT_SCOPE`
