@@ -14,15 +14,18 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgMatches, Command};
 use gonk_tools::adapters::cli::exit;
+use gonk_tools::adapters::http::oauth::{JwtVerifier, ProtectedResource};
 use gonk_tools::adapters::http::HttpServerOptions;
 use gonk_tools::adapters::mcp::{
     serve_http, serve_stdio_with_shutdown, McpClientError, McpHttpOptions, McpServerOptions,
     McpSource, McpSourceError, WriteToolPolicy,
 };
-use gonk_tools::adapters::ws::{ws_router, WsHandler, WsServerOptions};
+use gonk_tools::adapters::ws::{ws_router, HookError, WsHandler, WsRejection, WsServerOptions};
 use gonk_tools::prelude::*;
 use gonk_tools::rate_limit::RateLimits;
-use gonk_tools::security::{provider_fn, AuditReceipt, AuditSink, SecurityError, SecurityOptions};
+use gonk_tools::security::{
+    provider_fn, AuditReceipt, AuditSink, AuthContext, SecurityError, SecurityOptions,
+};
 use gonk_tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;
 
@@ -138,6 +141,7 @@ impl Gateway {
             callers,
             dev: None,
         };
+        crate::login::install(&gateway, &servers)?;
         gateway.apply(servers).await;
         if let Some(dev) = loaded.dev_router {
             gateway.dev = Some(DevRouter::start(dev, &gateway.registry).await);
@@ -250,6 +254,45 @@ impl Gateway {
                 config.display()
             ),
             _ => format!("{error}; its tools are not served"),
+        }
+    }
+
+    /// The config file it serves.
+    pub fn config_path(&self) -> Option<&Path> {
+        self.config.as_deref()
+    }
+
+    /// Whether upstream `id` is connected (its tools served).
+    pub async fn is_connected(&self, id: &str) -> bool {
+        self.upstreams.lock().await.contains_key(id)
+    }
+
+    /// Connects the upstreams of the config file that are not connected
+    /// (one that just got its token, after a login); the connected ones
+    /// stay as they are.
+    pub async fn connect_missing(&self) {
+        let Some(path) = &self.config else { return };
+        match config::load(path) {
+            Ok(config) => {
+                let missing: BTreeMap<String, ServerConfig> = {
+                    let upstreams = self.upstreams.lock().await;
+                    config
+                        .servers
+                        .into_iter()
+                        .filter(|(id, _)| !upstreams.contains_key(id))
+                        .collect()
+                };
+                let mut wanted: BTreeMap<String, ServerConfig> = self
+                    .upstreams
+                    .lock()
+                    .await
+                    .iter()
+                    .map(|(id, up)| (id.clone(), up.config.clone()))
+                    .collect();
+                wanted.extend(missing);
+                self.apply(wanted).await;
+            }
+            Err(error) => eprintln!("gonk-gateway: {error}"),
         }
     }
 
@@ -454,6 +497,48 @@ pub fn serve_command() -> Command {
                 .value_name("K")
                 .help("Require `Authorization: Bearer K` on every request [env: GONK_GATEWAY_API_KEY]"),
         )
+        .arg(
+            Arg::new("auth-issuer")
+                .long("auth-issuer")
+                .value_name("URL")
+                .conflicts_with("api-key")
+                .help(
+                    "Accept OAuth access tokens (JWTs) of this issuer on /mcp and /ws, verified \
+                     against the keys its metadata publishes (the gateway's own callers' tokens: \
+                     never passed to an upstream)",
+                ),
+        )
+        .arg(
+            Arg::new("auth-audience")
+                .long("auth-audience")
+                .value_name("URL")
+                .requires("auth-issuer")
+                .help(
+                    "The resource URI tokens must be issued for [default: the gateway's own MCP \
+                     URL, http://HOST:PORT/mcp]",
+                ),
+        )
+}
+
+/// The resource server `--auth-issuer` asks for, if it does.
+fn oauth_resource(matches: &ArgMatches, host: IpAddr) -> Result<Option<ProtectedResource>, String> {
+    let Some(issuer) = matches.get_one::<String>("auth-issuer") else {
+        return Ok(None);
+    };
+    let verifier = JwtVerifier::new(issuer).map_err(|error| format!("--auth-issuer: {error}"))?;
+    let resource = ProtectedResource::new(verifier).authorization_server(issuer);
+    match matches.get_one::<String>("auth-audience") {
+        Some(audience) => resource
+            .resource(audience)
+            .map(Some)
+            .map_err(|error| format!("--auth-audience: {error}")),
+        None if !host.is_loopback() => Err(
+            "--auth-issuer on a non-loopback --host needs --auth-audience: the URL clients reach \
+             the gateway's /mcp at (tokens are issued for it)"
+                .to_owned(),
+        ),
+        None => Ok(Some(resource)),
+    }
 }
 
 /// Runs `gonk-gateway serve` until SIGTERM / Ctrl-C.
@@ -471,6 +556,18 @@ pub async fn run_serve(gateway: Gateway, matches: ArgMatches) -> ExitCode {
             .ok()
             .filter(|k| !k.is_empty())
     });
+    let oauth = match oauth_resource(&matches, host) {
+        Ok(oauth) => oauth,
+        Err(error) => return failure(error),
+    };
+    if let Some(resource) = oauth {
+        if gateway.dev.is_some() || gateway.callers.any() {
+            return failure(
+                "--auth-issuer and the config's callers (or devRouter) both say who calls; use one",
+            );
+        }
+        return run_oauth_serve(gateway, SocketAddr::new(host, port), resource, &matches).await;
+    }
     if let Some(dev) = gateway.dev.clone() {
         return run_dev_serve(gateway, dev, SocketAddr::new(host, port), key, &matches).await;
     }
@@ -519,6 +616,52 @@ pub async fn run_serve(gateway: Gateway, matches: ArgMatches) -> ExitCode {
     }
     // `stop` is the server's shutdown token: it also closes the sockets.
     gateway.keep_up(interval(&matches), stop.clone());
+    tokio::spawn(async move {
+        terminated().await;
+        stop.cancel();
+    });
+    match server.wait().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => failure(error),
+    }
+}
+
+/// `serve --auth-issuer`: MCP and WebSocket behind the issuer's tokens;
+/// each call runs as the token's principal (its receipt names issuer,
+/// subject and client id).
+async fn run_oauth_serve(
+    gateway: Gateway,
+    addr: SocketAddr,
+    resource: ProtectedResource,
+    matches: &ArgMatches,
+) -> ExitCode {
+    let stop = CancellationToken::new();
+    let http = HttpServerOptions::new()
+        .shutdown_token(stop.clone())
+        .protected_resource(resource);
+    let handler =
+        WsHandler::<AuthContext>::builder(gateway.registry()).context(|auth: &AuthContext| {
+            Ok::<_, HookError>(ToolContext::new().with_auth(auth.clone()))
+        });
+    let ws = WsServerOptions::new().http(http.clone()).identify(
+        |request: &axum::http::request::Parts| {
+            let auth = request.extensions.get::<AuthContext>().cloned();
+            async move { auth.ok_or_else(|| WsRejection::unauthorized("send an access token")) }
+        },
+    );
+    let options = McpHttpOptions::new(server_options(&gateway))
+        .http(http)
+        .also_serve(ws_router(handler, ws));
+    let server = match serve_http(addr, gateway.registry().clone(), options).await {
+        Ok(server) => server,
+        Err(error) => return failure(error),
+    };
+    eprintln!("gonk-gateway: serving MCP at {}", server.url());
+    eprintln!(
+        "gonk-gateway: serving WebSocket at ws://{}/ws",
+        server.local_addr()
+    );
+    gateway.keep_up(interval(matches), stop.clone());
     tokio::spawn(async move {
         terminated().await;
         stop.cancel();

@@ -61,14 +61,23 @@ pub fn from_matches(matches: &ArgMatches) -> Approval {
     }
 }
 
-/// The registry's security options: reads are approved, write and exec
-/// tiers ask the caller; `note` resources resolve from the input's `id`;
+/// The registry's security options: reads are approved, and so are writes
+/// by an OAuth token granted `notes:write`; otherwise write and exec tiers
+/// ask the caller; `note` resources resolve from the input's `id`;
 /// receipts go to stderr, one JSON line each after `notes: audit `.
 pub fn security() -> SecurityOptions {
     SecurityOptions::new()
         .approval_provider(provider_fn(|request: ApprovalRequest<'_>| {
             Ok(match request.tier() {
                 ApprovalTier::Read => ApprovalDecision::approved(),
+                // `notes serve --auth-issuer`: the user granted
+                // `notes:write` on the authorization server's consent page.
+                ApprovalTier::Write
+                    if request.principal.identity.method == AuthMethod::Oauth
+                        && request.principal.has_scope(crate::oauth::WRITE_SCOPE) =>
+                {
+                    ApprovalDecision::approved()
+                }
                 ApprovalTier::Write | ApprovalTier::Exec => ApprovalDecision::ask_caller(REASON),
             })
         }))

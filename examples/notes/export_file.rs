@@ -121,6 +121,7 @@ fn resolve(root: &Path, path: &str) -> Result<PathBuf, ToolError> {
 #[tool(
     name = "notes.export_file",
     category = "notes",
+    scopes("notes:write"),
     approval = "write",
     detached,
     capabilities(reads_fs, writes_fs, long_running),

@@ -25,6 +25,7 @@ pub mod export_file;
 pub mod jobs;
 pub mod limits;
 pub mod mcp;
+pub mod oauth;
 pub mod otel;
 pub mod pi;
 pub mod pool;

@@ -247,6 +247,27 @@ pub fn serve_command() -> Command {
                 .help("Require `Authorization: Bearer K` on every request [env: NOTES_API_KEY]"),
         )
         .arg(
+            Arg::new("auth-issuer")
+                .long("auth-issuer")
+                .value_name("URL")
+                .help(
+                    "Accept OAuth access tokens (JWTs) of this issuer on /mcp and /ws, verified \
+                     against the keys its metadata publishes; read tools need the scope \
+                     notes:read, write tools notes:write",
+                ),
+        )
+        .arg(
+            Arg::new("auth-audience")
+                .long("auth-audience")
+                .value_name("URL")
+                .requires("auth-issuer")
+                .help(
+                    "The resource URI tokens must be issued for [default: this server's own MCP \
+                     URL, http://HOST:PORT/mcp]; needed when clients reach the server by another \
+                     URL (a proxy, TLS in front, a non-loopback --host)",
+                ),
+        )
+        .arg(
             Arg::new("allow-writes")
                 .long("allow-writes")
                 .action(ArgAction::SetTrue)
@@ -326,6 +347,10 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         .filter(|def| gonk_tools::adapters::mcp::is_write_tool(def))
         .map(|def| def.name.clone())
         .collect();
+    let oauth = match crate::oauth::resource(&matches, host) {
+        Ok(oauth) => oauth,
+        Err(error) => return failure(error),
+    };
     let allowed_hosts: Vec<String> = matches
         .get_many::<String>("allow-host")
         .into_iter()
@@ -345,6 +370,7 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
             api_key: key.clone(),
             bind: host,
             http: shared.clone(),
+            oauth: oauth.clone(),
         },
     );
     let idle = matches
@@ -361,7 +387,17 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
         Ok(keyed) => keyed,
         Err(error) => return failure(error),
     };
-    if let Some(keys) = keyed {
+    if let Some(resource) = oauth {
+        if keyed.is_some() {
+            return failure(format!(
+                "--auth-issuer and {} both say who calls /mcp; use one",
+                crate::replicas::KEYS_ENV
+            ));
+        }
+        // Tokens, not the key, on /mcp (the key still guards the page and
+        // /ws when given).
+        http = http.protected_resource(resource);
+    } else if let Some(keys) = keyed {
         // The keys guard /mcp only: the page and /ws need --api-key off loopback.
         if !host.is_loopback() && key.is_none() && !matches.get_flag("allow-insecure-remote") {
             return failure(format!(

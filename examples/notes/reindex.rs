@@ -43,6 +43,7 @@ impl Drop for StopOnDrop {
 #[tool(
     name = "notes.reindex",
     category = "notes",
+    scopes("notes:write"),
     approval = "write",
     detached,
     capabilities(writes_fs, long_running, idempotent),

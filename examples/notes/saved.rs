@@ -47,6 +47,7 @@ pub fn saved_search(name: &str, query: &str) -> ToolDefinition {
         .description(format!("Saved search: the notes that match \"{query}\"."))
         .category("saved searches")
         .approval(ApprovalTier::Read)
+        .scopes(["notes:read"])
         .capabilities(Capabilities {
             reads_fs: true,
             idempotent: true,

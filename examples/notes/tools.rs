@@ -166,6 +166,7 @@ pub(crate) fn markdown(note: &Note) -> String {
 #[tool(
     name = "notes.create",
     category = "notes",
+    scopes("notes:write"),
     approval = "write",
     capabilities(writes_fs),
     mcp(read_only = false, destructive = false, idempotent = false, open_world = false),
@@ -188,6 +189,7 @@ pub async fn notes_create(
 #[tool(
     name = "notes.get",
     category = "notes",
+    scopes("notes:read"),
     approval = "read",
     capabilities(reads_fs, idempotent),
     mcp(read_only, destructive = false, idempotent, open_world = false),
@@ -205,6 +207,7 @@ pub async fn notes_get(input: NoteId, store: State<Store>) -> Result<ToolOutput<
 #[tool(
     name = "notes.search",
     category = "notes",
+    scopes("notes:read"),
     approval = "read",
     capabilities(reads_fs, idempotent),
     mcp(read_only, destructive = false, idempotent, open_world = false),
@@ -259,6 +262,7 @@ fn hit_line(hit: &Hit) -> String {
 #[tool(
     name = "notes.list",
     category = "notes",
+    scopes("notes:read"),
     approval = "read",
     capabilities(reads_fs, idempotent),
     mcp(read_only, destructive = false, idempotent, open_world = false),
@@ -285,6 +289,7 @@ pub async fn notes_list(
 #[tool(
     name = "notes.rename",
     category = "notes",
+    scopes("notes:write"),
     approval = "write",
     capabilities(writes_fs, idempotent),
     mcp(read_only = false, destructive = false, idempotent, open_world = false),
@@ -308,6 +313,7 @@ pub async fn notes_rename(
 #[tool(
     name = "notes.archive",
     category = "notes",
+    scopes("notes:write"),
     approval(tier = "write", reason = "archiving hides the note from search"),
     capabilities(writes_fs, idempotent),
     mcp(read_only = false, destructive, idempotent, open_world = false),
@@ -330,6 +336,7 @@ pub async fn notes_archive(
 #[tool(
     name = "notes.export",
     category = "notes",
+    scopes("notes:read"),
     approval = "read",
     capabilities(reads_fs, idempotent),
     mcp(read_only, destructive = false, idempotent, open_world = false),

@@ -156,6 +156,7 @@ mod rules;
 /// | `timeout` | `"30s"`, `"500ms"`, `"2m"`, `"1h 30m"`: the call is stopped with `TIMEOUT` after it (its handler dropped); default: the registry's default timeout, if any |
 /// | `cache_ttl` | `"5m"`, `"30s"`, `"0s"`: how long a client may keep a listing that shows the tool (MCP's `ttlMs`; a listing lasts as long as its shortest-lived tool); default: the registry's `default_cache_ttl`, else zero |
 /// | `detached` | a flag: a call returns a background job handle at once unless it passes `wait: true` / `sync: true` (added to the advertised input); see `gonk_tools::jobs` |
+/// | `scopes` | `scopes("notes:write", ..)`: the OAuth scopes a call needs; a caller whose token lacks one is refused with `INSUFFICIENT_SCOPE` before anything runs, and the tool stays listed (each scope: printable ASCII, no spaces, `"` or `\`; no duplicates) |
 /// | `type_name` | the generated type's name, when CamelCase of the fn name collides with another type (`async fn add(input: Add)` is refused with this advice) |
 /// | `crate` | the path of `gonk_tools` when it is renamed: `crate = my_gonk` |
 ///

@@ -243,3 +243,65 @@ impl HeaderNameError {
         }
     }
 }
+
+/// The scope rule itself, for messages (RFC 6749 §3.3's `scope-token`).
+pub const SCOPE_RULE: &str = "an OAuth scope is 1 or more printable ASCII characters other than space, `\"` and `\\` (RFC 6749 section 3.3), e.g. `notes:write`";
+
+/// Why an OAuth scope a tool requires breaks the rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScopeError {
+    /// The scope is empty.
+    Empty,
+    /// The scope holds whitespace: it would read as two scopes in a token's
+    /// space-separated `scope`.
+    Whitespace,
+    /// The scope holds a character outside the rule.
+    BadChar {
+        /// The first such character.
+        bad: char,
+    },
+}
+
+/// Checks `scope` against RFC 6749's `scope-token`: `%x21 / %x23-5B /
+/// %x5D-7E`, one or more.
+pub fn check_scope(scope: &str) -> Result<(), ScopeError> {
+    if scope.is_empty() {
+        return Err(ScopeError::Empty);
+    }
+    if scope.chars().any(char::is_whitespace) {
+        return Err(ScopeError::Whitespace);
+    }
+    match scope
+        .chars()
+        .find(|c| !matches!(*c as u32, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
+    {
+        Some(bad) => Err(ScopeError::BadChar { bad }),
+        None => Ok(()),
+    }
+}
+
+impl ScopeError {
+    /// What is wrong with `scope`, as a sentence that says how to fix it.
+    pub fn describe(&self, scope: &str) -> String {
+        match self {
+            ScopeError::Empty => {
+                format!("the OAuth scope is empty: write the scope a token must carry; {SCOPE_RULE}")
+            }
+            ScopeError::Whitespace => format!(
+                "the OAuth scope `{}` contains whitespace, so a token would read it as several scopes: list each scope as its own string, e.g. `scopes(\"notes:read\", \"notes:write\")`",
+                scope.escape_debug()
+            ),
+            ScopeError::BadChar { bad } => {
+                let bad = if bad.is_control() {
+                    format!("the control character `{}`", bad.escape_debug())
+                } else {
+                    format!("`{bad}`")
+                };
+                format!(
+                    "the OAuth scope `{}` contains {bad}; {SCOPE_RULE}",
+                    scope.escape_debug()
+                )
+            }
+        }
+    }
+}

@@ -42,6 +42,11 @@ pub mod rate_limits {}
 #[doc = include_str!("../docs/mcp.md")]
 pub mod mcp {}
 
+/// Serving behind OAuth: access tokens verified into principals on every HTTP surface.
+#[doc = ""]
+#[doc = include_str!("../docs/oauth-server.md")]
+pub mod oauth_server {}
+
 /// The WebSocket projection and the live page.
 #[doc = ""]
 #[doc = include_str!("../docs/websocket.md")]

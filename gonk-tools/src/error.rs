@@ -27,6 +27,9 @@ pub enum ErrorCode {
     AuthorizationDenied,
     /// The tool's required authorization resource could not be resolved.
     AuthResourceUnresolved,
+    /// The caller's OAuth token lacks a scope the tool requires; nothing
+    /// ran. `details.missingScopes` names them (`docs/contract.md#scopes`).
+    InsufficientScope,
     /// A mandatory audit receipt could not be written.
     AuthAuditFailed,
     /// The call needs a human approval that has not been given yet.
@@ -88,6 +91,7 @@ impl ErrorCode {
             ErrorCode::Cycle => "CYCLE",
             ErrorCode::AuthorizationDenied => "AUTHORIZATION_DENIED",
             ErrorCode::AuthResourceUnresolved => "AUTH_RESOURCE_UNRESOLVED",
+            ErrorCode::InsufficientScope => "INSUFFICIENT_SCOPE",
             ErrorCode::AuthAuditFailed => "AUTH_AUDIT_FAILED",
             ErrorCode::ApprovalRequired => "APPROVAL_REQUIRED",
             ErrorCode::ApprovalDenied => "APPROVAL_DENIED",
@@ -118,6 +122,7 @@ impl ErrorCode {
             "CYCLE" => ErrorCode::Cycle,
             "AUTHORIZATION_DENIED" => ErrorCode::AuthorizationDenied,
             "AUTH_RESOURCE_UNRESOLVED" => ErrorCode::AuthResourceUnresolved,
+            "INSUFFICIENT_SCOPE" => ErrorCode::InsufficientScope,
             "AUTH_AUDIT_FAILED" => ErrorCode::AuthAuditFailed,
             "APPROVAL_REQUIRED" => ErrorCode::ApprovalRequired,
             "APPROVAL_DENIED" => ErrorCode::ApprovalDenied,

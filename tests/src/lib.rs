@@ -12,7 +12,9 @@ pub mod clients;
 pub mod golden;
 pub mod log_capture;
 pub mod mcp_clients;
+pub mod mock_issuer;
 pub mod mock_oauth;
+pub mod oidc_provider;
 pub mod pi;
 pub mod postgres;
 pub mod process;
@@ -62,6 +64,10 @@ pub mod docs {
     /// `docs/benchmarks.md`.
     #[doc = include_str!("../../docs/benchmarks.md")]
     pub struct Benchmarks;
+
+    /// `docs/oauth-server.md`.
+    #[doc = include_str!("../../docs/oauth-server.md")]
+    pub struct OauthServer;
 
     /// `docs/contract.md`.
     #[doc = include_str!("../../docs/contract.md")]

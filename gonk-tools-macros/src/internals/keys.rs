@@ -29,6 +29,7 @@ pub const OUTPUT_SCHEMA: &str = "output_schema";
 pub const TIMEOUT: &str = "timeout";
 pub const CACHE_TTL: &str = "cache_ttl";
 pub const DETACHED: &str = "detached";
+pub const SCOPES: &str = "scopes";
 pub const TYPE_NAME: &str = "type_name";
 pub const CRATE: &str = "crate";
 
@@ -58,6 +59,7 @@ pub const TOOL_KEYS: &[&str] = &[
     TIMEOUT,
     CACHE_TTL,
     DETACHED,
+    SCOPES,
     TYPE_NAME,
     CRATE,
 ];

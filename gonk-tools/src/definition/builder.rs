@@ -352,6 +352,36 @@ impl ToolBuilder {
         self
     }
 
+    /// The OAuth scopes a call of this tool needs (what
+    /// `#[tool(scopes("notes:write"))]` sets). An authenticated caller
+    /// whose token lacks one is refused with `INSUFFICIENT_SCOPE` before
+    /// its input is looked at; the tool stays listed
+    /// (`docs/contract.md#scopes`). A repeated scope counts once; a scope
+    /// that breaks RFC 6749's rule (empty, whitespace, `"`, `\`, non-ASCII)
+    /// is refused at registration with
+    /// [`RegistryError::InvalidScope`](crate::RegistryError::InvalidScope).
+    ///
+    /// ```
+    /// use gonk_tools::prelude::*;
+    ///
+    /// let create = ToolDefinition::builder("notes.create")
+    ///     .description("Create a note.")
+    ///     .scopes(["notes:write", "notes:write"])
+    ///     .handler(|title: String, _ctx| async move { Ok::<_, ToolError>(title) })
+    ///     .build();
+    /// assert_eq!(create.required_scopes(), ["notes:write"]);
+    /// ```
+    pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.meta.scopes.clear();
+        for scope in scopes {
+            let scope = scope.into();
+            if !self.meta.scopes.contains(&scope) {
+                self.meta.scopes.push(scope);
+            }
+        }
+        self
+    }
+
     /// Records where an imported tool came from (an importer sets it).
     pub fn provenance(mut self, provenance: Provenance) -> Self {
         self.meta.provenance = Some(provenance);

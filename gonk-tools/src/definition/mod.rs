@@ -118,6 +118,11 @@ pub struct ToolMetadata {
     /// Where the tool came from, when an importer made it
     /// ([`ToolBuilder::provenance`]); `None` for tools defined here.
     pub provenance: Option<Provenance>,
+    /// The OAuth scopes a call needs, each once, in declaration order
+    /// (`#[tool(scopes(..))]`, [`ToolBuilder::scopes`], or a registry's
+    /// scope rule (`ToolRegistryBuilder::scopes_for`)); read them
+    /// with [`ToolDefinition::required_scopes`]. Empty: no scope needed.
+    pub scopes: Vec<String>,
 }
 
 impl ToolMetadata {
@@ -149,6 +154,7 @@ impl ToolMetadata {
             cache_ttl: None,
             mcp_headers: Vec::new(),
             provenance: None,
+            scopes: Vec::new(),
         }
     }
 
@@ -337,6 +343,49 @@ impl ToolDefinition {
     pub fn check_mcp_headers(&self) -> Result<(), McpHeaderError> {
         let meta = &self.inner.meta;
         mcp_header::check(meta.effective_input_schema(), &meta.mcp_headers)
+    }
+
+    /// The OAuth scopes a call of this tool needs: declared with
+    /// `#[tool(scopes(..))]` or [`ToolBuilder::scopes`], plus those a
+    /// registry's scope rule (`ToolRegistryBuilder::scopes_for`)
+    /// added when it registered the tool (ask the registry's copy,
+    /// [`ToolRegistry::get`](crate::ToolRegistry::get)). An authenticated
+    /// caller whose token lacks one is refused with `INSUFFICIENT_SCOPE`
+    /// (`docs/contract.md#scopes`).
+    pub fn required_scopes(&self) -> &[String] {
+        &self.inner.meta.scopes
+    }
+
+    /// This definition with `scopes` added to its required scopes: itself
+    /// when it requires them all already, else a copy (same handler, new
+    /// identity) — definitions are immutable once built.
+    pub(crate) fn with_scopes_added(&self, scopes: &[String]) -> ToolDefinition {
+        let mut added: Vec<&String> = Vec::new();
+        for scope in scopes {
+            if !self.inner.meta.scopes.contains(scope) && !added.contains(&scope) {
+                added.push(scope);
+            }
+        }
+        if added.is_empty() {
+            return self.clone();
+        }
+        let inner = &*self.inner;
+        let mut meta = inner.meta.clone();
+        meta.scopes.extend(added.into_iter().cloned());
+        ToolDefinition {
+            inner: Arc::new(DefinitionInner {
+                meta,
+                name: Arc::clone(&inner.name),
+                root_stack: Arc::clone(&inner.root_stack),
+                input_wrapped: inner.input_wrapped,
+                handler: inner.handler.clone(),
+                required_state: inner.required_state.clone(),
+                hand_written_schema: inner.hand_written_schema,
+                compiled: OnceLock::new(),
+                policy: OnceLock::new(),
+                primitive: inner.primitive,
+            }),
+        }
     }
 
     /// Application state types the handler extracts with `State<T>`.

@@ -280,6 +280,10 @@ impl ToolRegistry {
             {
                 limited.await?;
             }
+            // 3b: scopes, before the input is looked at.
+            if let Some(refusal) = gate.scope_refusal(&admitted, &def) {
+                return Err(refusal.await);
+            }
             validate_input(&def, &input)?;
             let span = telemetry::gate_span("authorize tool.invoke");
             let asker = asker.as_ref();
@@ -321,6 +325,59 @@ impl ToolRegistry {
                 .admit(principal, &def.name)
                 .instrument(telemetry::gate_span("rate limit")),
         ))
+    }
+
+    /// The OAuth scopes `auth`'s token lacks to call the tool `name`, for
+    /// an HTTP surface that answers `403 insufficient_scope` (naming them
+    /// in `WWW-Authenticate`) before dispatch; dispatch refuses the same
+    /// call with `INSUFFICIENT_SCOPE` itself (`docs/contract.md#scopes`).
+    ///
+    /// `Some` holds the missing scopes (never empty) and is the refusal:
+    /// it has written the same deny receipt dispatch writes. `None` when
+    /// nothing is missing — and, so that a hidden tool never reveals its
+    /// scopes, when no tool is called `name` (a registry name, not an MCP
+    /// alias), when the principal is invalid, or when its policy hides the
+    /// tool (`tool.discover` is asked as a call would ask it, with its
+    /// receipt). A principal whose scopes are not enforced
+    /// ([`AuthenticatedPrincipal::scopes_enforced`](crate::security::AuthenticatedPrincipal::scopes_enforced))
+    /// lacks none.
+    ///
+    /// ```
+    /// use gonk_tools::prelude::*;
+    /// use gonk_tools::security::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = ToolRegistry::new();
+    /// registry.register(
+    ///     ToolDefinition::builder("notes.create")
+    ///         .description("Create a note.")
+    ///         .scopes(["notes:write"])
+    ///         .handler(|title: String, _ctx| async move { Ok::<_, ToolError>(title) })
+    ///         .build(),
+    /// ).unwrap();
+    /// let reader = AuthenticatedPrincipal::new(
+    ///     "u1",
+    ///     PrincipalKind::Human,
+    ///     PrincipalIdentity::new("https://idp.example", "alice", AuthMethod::Oauth),
+    /// )
+    /// .with_scopes(["notes:read"]);
+    /// let auth = AuthContext::new(reader, AllowAll);
+    /// assert_eq!(
+    ///     registry.insufficient_scope(&auth, "notes.create").await,
+    ///     Some(vec!["notes:write".to_owned()])
+    /// );
+    /// assert_eq!(registry.insufficient_scope(&auth, "notes.nope").await, None);
+    /// # }
+    /// ```
+    pub async fn insufficient_scope(
+        &self,
+        auth: &crate::security::AuthContext,
+        name: &str,
+    ) -> Option<Vec<String>> {
+        let def = self.get(name)?;
+        Gate::new(&self.inner.security)
+            .insufficient_scope(auth, &def)
+            .await
     }
 
     /// The tools `ctx` may discover: every tool without auth; with auth,

@@ -95,6 +95,18 @@ pub enum RegistryError {
         /// What is wrong, and how to fix it.
         reason: String,
     },
+    /// A scope the tool requires (declared, or added by a
+    /// [scope rule](ToolRegistryBuilder::scopes_for)) breaks RFC 6749's
+    /// scope rule.
+    #[error("Tool {name} requires an invalid OAuth scope: {reason}")]
+    InvalidScope {
+        /// The tool.
+        name: String,
+        /// The scope as given.
+        scope: String,
+        /// What is wrong, and how to fix it.
+        reason: String,
+    },
     /// The handler extracts state the registry does not hold.
     #[error("Tool {name} needs application state `{type_name}`; provide it with ToolRegistry::builder().state(..) or insert_state(..) before registering")]
     MissingState {
@@ -218,6 +230,17 @@ pub(crate) struct RegistryInner {
     pub(crate) primitives: Arc<primitives::Primitives>,
     /// The rate-limit gate's policy (`None`: no gate, no cost).
     pub(crate) rate_limits: Option<Arc<crate::rate_limit::RateLimits>>,
+    /// Scopes assigned by policy to the tools registered here
+    /// ([`ToolRegistryBuilder::scopes_for`]); shared with derived registries.
+    pub(crate) scope_rules: Arc<[ScopeRule]>,
+}
+
+/// One [`ToolRegistryBuilder::scopes_for`] rule: the tools it picks and
+/// the scopes they then require.
+#[derive(Clone)]
+pub(crate) struct ScopeRule {
+    picks: Arc<crate::definition::ToolPredicate>,
+    scopes: Arc<[String]>,
 }
 
 /// A watch on a registry's catalog, from [`ToolRegistry::catalog_changes`].
@@ -315,6 +338,7 @@ pub struct ToolRegistryBuilder {
     default_timeout: Option<std::time::Duration>,
     default_cache_ttl: Option<std::time::Duration>,
     rate_limits: Option<Arc<crate::rate_limit::RateLimits>>,
+    scope_rules: Vec<ScopeRule>,
 }
 
 impl ToolRegistryBuilder {
@@ -380,6 +404,43 @@ impl ToolRegistryBuilder {
         self
     }
 
+    /// Assigns OAuth scopes by policy: every tool registered on this
+    /// registry (one by one, as a source catalog, or merged in) for which
+    /// `picks` returns `true` requires `scopes` as well as those it
+    /// declares (`#[tool(scopes(..))]`). Rules add up; the definition the
+    /// registry stores carries them all
+    /// ([`ToolDefinition::required_scopes`] on what
+    /// [`get`](ToolRegistry::get) returns). A scope that breaks RFC 6749's
+    /// rule refuses the registration of each tool it picks
+    /// ([`RegistryError::InvalidScope`]). Derived registries keep the
+    /// rules.
+    ///
+    /// ```
+    /// use gonk_tools::prelude::*;
+    ///
+    /// let registry = ToolRegistry::builder()
+    ///     .scopes_for(|def| def.capabilities.writes_fs, ["files:write"])
+    ///     .build();
+    /// let write = ToolDefinition::builder("files.write")
+    ///     .description("Write a file.")
+    ///     .capabilities(Capabilities { writes_fs: true, ..Default::default() })
+    ///     .handler(|path: String, _ctx| async move { Ok::<_, ToolError>(path) })
+    ///     .build();
+    /// registry.register(write).unwrap();
+    /// assert_eq!(registry.get("files.write").unwrap().required_scopes(), ["files:write"]);
+    /// ```
+    pub fn scopes_for<S: Into<String>>(
+        mut self,
+        picks: impl Fn(&ToolDefinition) -> bool + Send + Sync + 'static,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.scope_rules.push(ScopeRule {
+            picks: Arc::new(picks),
+            scopes: scopes.into_iter().map(Into::into).collect(),
+        });
+        self
+    }
+
     /// The registry, empty.
     pub fn build(self) -> ToolRegistry {
         ToolRegistry {
@@ -395,6 +456,7 @@ impl ToolRegistryBuilder {
                 listeners: Default::default(),
                 primitives: Default::default(),
                 rate_limits: self.rate_limits,
+                scope_rules: self.scope_rules.into(),
             }),
         }
     }
@@ -423,6 +485,7 @@ impl ToolRegistry {
             default_timeout: None,
             default_cache_ttl: None,
             rate_limits: None,
+            scope_rules: Vec::new(),
         }
     }
 
@@ -609,7 +672,30 @@ impl ToolRegistry {
                 property: error.property,
                 reason: error.reason,
             })?;
+        if let Some((scope, reason)) = def.required_scopes().iter().find_map(|scope| {
+            crate::definition::name::check_scope(scope)
+                .err()
+                .map(|error| (scope, error.describe(scope)))
+        }) {
+            return Err(RegistryError::InvalidScope {
+                name: def.name.clone(),
+                scope: scope.clone(),
+                reason,
+            });
+        }
         self.check_state(def)
+    }
+
+    /// `def` with the scopes this registry's
+    /// [scope rules](ToolRegistryBuilder::scopes_for) assign it.
+    fn with_scope_rules(&self, def: ToolDefinition) -> ToolDefinition {
+        self.inner.scope_rules.iter().fold(def, |def, rule| {
+            if (rule.picks)(&def) {
+                def.with_scopes_added(&rule.scopes)
+            } else {
+                def
+            }
+        })
     }
 
     /// Checks that this registry holds the state `def`'s handler extracts.
@@ -650,7 +736,11 @@ impl ToolRegistry {
         defs: impl IntoIterator<Item = ToolDefinition>,
         options: RegisterOptions,
     ) -> Result<(), RegistryError> {
-        let defs: Vec<ToolDefinition> = defs.into_iter().filter(|d| d.requirements_met()).collect();
+        let defs: Vec<ToolDefinition> = defs
+            .into_iter()
+            .filter(|d| d.requirements_met())
+            .map(|d| self.with_scope_rules(d))
+            .collect();
         for (i, def) in defs.iter().enumerate() {
             self.check(def)?;
             if defs[..i].iter().any(|d| d.name == def.name) {
@@ -689,6 +779,7 @@ impl ToolRegistry {
         }
         let mut candidate: ByName<ToolDefinition> = ByName::default();
         for def in defs.into_iter().filter(|d| d.requirements_met()) {
+            let def = self.with_scope_rules(def);
             self.check(&def)?;
             if candidate.contains_key(&def.name) {
                 return Err(RegistryError::DuplicateInSource {
@@ -768,6 +859,7 @@ impl ToolRegistry {
                 listeners: Arc::clone(&self.inner.listeners),
                 primitives: Arc::clone(&self.inner.primitives),
                 rate_limits: self.inner.rate_limits.clone(),
+                scope_rules: Arc::clone(&self.inner.scope_rules),
             }),
         }
     }
@@ -823,6 +915,7 @@ impl ToolRegistry {
         let mut catalog = self.read().clone();
         let theirs = other.read().clone();
         for (name, def) in theirs.local {
+            let def = self.with_scope_rules(def);
             self.check_state(&def)?;
             if catalog.get(&name).is_some() {
                 return Err(RegistryError::Duplicate(name));
@@ -830,6 +923,10 @@ impl ToolRegistry {
             catalog.local.insert(name, def);
         }
         for (id, tools) in theirs.sources {
+            let tools: ByName<ToolDefinition> = tools
+                .into_iter()
+                .map(|(name, def)| (name, self.with_scope_rules(def)))
+                .collect();
             for (name, def) in &tools {
                 self.check_state(def)?;
                 catalog.claim_for_source(&id, name)?;

@@ -1,4 +1,4 @@
-//! [`Gate`]: the gates of authenticated dispatch (steps 3 and 5–8 of
+//! [`Gate`]: the gates of authenticated dispatch (steps 3, 3b and 5–8 of
 //! `docs/contract.md#gates`) — capture and discover before input
 //! validation; approval resolution, resource resolution, invoke
 //! authorization and the approval gate after it. It is the one seam
@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::approval::{resolve, ApprovalMode};
-use super::auth_context::{AuthSlot, CapturedAuth};
+use super::auth_context::{AuthContext, AuthSlot, CapturedAuth};
 use super::error::SecurityError;
 use super::messages::*;
 use super::options::SecurityOptions;
@@ -242,6 +242,112 @@ impl<'a> Gate<'a> {
             Discover::Hidden => Err(ToolError::not_found(&def.name)),
             Discover::AuditFailed => Err(audit_failed(ReceiptKind::Authorization)),
         }
+    }
+
+    /// Step 3b (`docs/contract.md#scopes`), root and composed calls: the
+    /// scopes `def` requires that the admitted principal's token lacks.
+    /// `None` (nothing to wait for, nothing allocated) when there are
+    /// none; else the refusal, which writes a deny receipt first.
+    pub(crate) fn scope_refusal<'g>(
+        &'g self,
+        admitted: &'g Admitted,
+        def: &'g ToolDefinition,
+    ) -> Option<BoxFuture<'g, ToolError>> {
+        let principal = admitted.captured.principal();
+        let missing = principal.missing_scopes(def.required_scopes());
+        if missing.is_empty() {
+            return None;
+        }
+        let missing: Vec<String> = missing.into_iter().map(str::to_owned).collect();
+        Some(Box::pin(self.refuse_scope(admitted, def, missing)))
+    }
+
+    /// Records the scope refusal (a deny of `tool.invoke`, the tool
+    /// redacted, no input) and gives the caller's error.
+    async fn refuse_scope(
+        &self,
+        admitted: &Admitted,
+        def: &ToolDefinition,
+        missing: Vec<String>,
+    ) -> ToolError {
+        let captured = &*admitted.captured;
+        let mut now = admitted.now;
+        if let Err(error) = self.restamp(&mut now, false) {
+            return error;
+        }
+        let listed = missing.join(" ");
+        tracing::debug!(target: TARGET, tool = %def.name, missing = %listed, "insufficient scope; refusing");
+        let audited = self
+            .audit(&def.name, || {
+                AuditReceipt::Authorization(AuthorizationReceipt {
+                    request_id: Arc::clone(&captured.request_id),
+                    base: Arc::clone(&captured.base),
+                    timestamp: now,
+                    action: AuthorizationAction::Invoke,
+                    resource: def.policy_resource(None).redacted(),
+                    related_resources: Vec::new(),
+                    tool_name: Arc::clone(def.name_arc()),
+                    outcome: AuthorizationOutcome::Deny,
+                    reason: Some(Cow::Owned(format!(
+                        "{INSUFFICIENT_SCOPE}: missing {listed}"
+                    ))),
+                    policy_id: None,
+                })
+            })
+            .await;
+        if !audited {
+            return audit_failed(ReceiptKind::Authorization);
+        }
+        let plural = if missing.len() == 1 { "" } else { "s" };
+        denied(
+            ErrorCode::InsufficientScope,
+            format!(
+                "{INSUFFICIENT_SCOPE}: {} needs the OAuth scope{plural} {listed}, which this token does not grant; authorize again asking for {listed}",
+                def.name
+            ),
+        )
+        .with_details(serde_json::json!({
+            "missingScopes": missing,
+            "requiredScopes": def.required_scopes(),
+        }))
+    }
+
+    /// The scopes `auth`'s token lacks to call `def`, for a surface that
+    /// refuses before dispatch (HTTP 403): `None` when nothing is missing,
+    /// the principal's scopes are not enforced, the principal is invalid,
+    /// or `def` is hidden from it (asked as the root call asks, one
+    /// receipt). A `Some` is the refusal itself: its deny receipt is
+    /// written as dispatch writes it.
+    pub(crate) async fn insufficient_scope(
+        &self,
+        auth: &AuthContext,
+        def: &ToolDefinition,
+    ) -> Option<Vec<String>> {
+        let principal = auth.principal();
+        if principal.missing_scopes(def.required_scopes()).is_empty() {
+            return None;
+        }
+        let mut now = self.options.read_clock()?;
+        auth.check(now).ok()?;
+        let request_id = self.options.new_request_id()?;
+        let captured = Arc::new(CapturedAuth::capture(auth.clone(), request_id));
+        let stack = std::slice::from_ref(def.name_arc());
+        if !matches!(
+            self.discover(&captured, def, stack, &mut now).await,
+            Discover::Allowed
+        ) {
+            return None;
+        }
+        let admitted = Admitted { captured, now };
+        let missing: Vec<String> = principal
+            .missing_scopes(def.required_scopes())
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        // Refused either way: a receipt that cannot be written changes
+        // only what dispatch would have said.
+        let _ = self.refuse_scope(&admitted, def, missing.clone()).await;
+        Some(missing)
     }
 
     /// Authorizes `tool.discover` of `def` and writes its receipt.

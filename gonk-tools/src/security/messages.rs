@@ -43,3 +43,8 @@ pub const SECURITY_CHECK_FAILED: &str = "Security check failed";
 pub const CALLER_APPROVED: &str = "approved by the caller when asked";
 /// Reason (receipt) of an approval question waiting for the caller's answer.
 pub const CALLER_ASKED: &str = "asked the caller; waiting for the answer";
+
+/// The start of an `INSUFFICIENT_SCOPE` message and of its receipt's
+/// reason (`docs/contract.md#scopes`); the rest names the missing scopes.
+/// The TypeScript original has no scopes: this wording is ours.
+pub const INSUFFICIENT_SCOPE: &str = "Insufficient scope";

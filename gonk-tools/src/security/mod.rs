@@ -19,21 +19,27 @@
 //!    `tool.discover` **before input validation**: a hidden tool is
 //!    indistinguishable from a missing one (`TOOL_NOT_FOUND`, "No such
 //!    tool: NAME", same metric);
-//! 3. validate the input;
-//! 4. resolve the approval tier from the declaration and the validated
+//! 3. the OAuth scopes the tool requires
+//!    ([`ToolDefinition::required_scopes`](crate::ToolDefinition::required_scopes)),
+//!    when the principal's scopes are enforced
+//!    ([`AuthenticatedPrincipal::scopes_enforced`]): one missing refuses
+//!    the call with `INSUFFICIENT_SCOPE` naming it, before the input is
+//!    looked at; the tool stays listed (`docs/contract.md#scopes`);
+//! 4. validate the input;
+//! 5. resolve the approval tier from the declaration and the validated
 //!    input ([`resolve_approval`]; missing or failing → `exec`);
-//! 5. resolve the tool's declared authorization resource through the
+//! 6. resolve the tool's declared authorization resource through the
 //!    registry's [`ToolResourceResolver`] (failure →
 //!    `AUTH_RESOURCE_UNRESOLVED`, the policy is not asked);
-//! 6. authorize `tool.invoke` (deny → `AUTHORIZATION_DENIED` with the
+//! 7. authorize `tool.invoke` (deny → `AUTHORIZATION_DENIED` with the
 //!    policy's reason);
-//! 7. the approval gate, when the [`ApprovalMode`] is `enforce` and a
+//! 8. the approval gate, when the [`ApprovalMode`] is `enforce` and a
 //!    provider is configured or the tier is not `read`: the
 //!    [`ApprovalProvider`] approves, denies (`APPROVAL_DENIED`) or says a
 //!    human must decide (`APPROVAL_REQUIRED`, a completed result with
 //!    redacted details — the registry never waits). No provider → denied;
-//! 8. run the handler. Its `ctx.invoke` / `ctx.call` children inherit the
-//!    principal and the request id and are re-authorized from step 4 on.
+//! 9. run the handler. Its `ctx.invoke` / `ctx.call` children inherit the
+//!    principal and the request id and are re-authorized from step 3 on.
 //!
 //! **Every decision is a receipt** ([`AuditReceipt`]) written to the
 //! registry's [`AuditSink`]: who (principal, identities, tenant,

@@ -381,6 +381,41 @@ impl AuthenticatedPrincipal {
         self.scopes.iter().any(|s| s == scope)
     }
 
+    /// Whether the scopes a tool requires apply to this principal
+    /// (`docs/contract.md#scopes`): it authenticated with an OAuth token
+    /// ([`AuthMethod::Oauth`] — with no scopes it then has none, and every
+    /// scoped tool is refused), or its credential carries any scope at
+    /// all. A principal of another method without scopes (the static API
+    /// key, a local user, mTLS) is not limited by scopes: what it may do
+    /// is its policy's to decide.
+    ///
+    /// ```
+    /// use gonk_tools::security::*;
+    ///
+    /// let token = |method| AuthenticatedPrincipal::new(
+    ///     "u1", PrincipalKind::Human, PrincipalIdentity::new("https://idp.example", "u1", method));
+    /// assert!(token(AuthMethod::Oauth).scopes_enforced());
+    /// assert!(!token(AuthMethod::ApiKey).scopes_enforced());
+    /// assert!(token(AuthMethod::ServiceToken).with_scopes(["jobs:run"]).scopes_enforced());
+    /// ```
+    pub fn scopes_enforced(&self) -> bool {
+        self.identity.method == AuthMethod::Oauth || !self.scopes.is_empty()
+    }
+
+    /// The scopes of `required` this principal lacks, when its scopes are
+    /// [enforced](Self::scopes_enforced); empty when it has them all or
+    /// they are not enforced.
+    pub fn missing_scopes<'r>(&self, required: &'r [String]) -> Vec<&'r str> {
+        if required.is_empty() || !self.scopes_enforced() {
+            return Vec::new();
+        }
+        required
+            .iter()
+            .filter(|scope| !self.has_scope(scope))
+            .map(String::as_str)
+            .collect()
+    }
+
     /// Structural validation: `id`, every identity's `issuer` and `subject`
     /// are non-empty, a `custom:` method has a name, and a delegation's
     /// actor session id, when present, is not empty.

@@ -15,11 +15,12 @@ pub enum Severity {
     /// field, a narrowed input type, enum or bound, an input field removed
     /// from an object that refuses unknown fields, an output field removed
     /// or no longer guaranteed, a widened output, the approval tier raised,
-    /// or a schema change whose effect cannot be told.
+    /// a required OAuth scope added, or a schema change whose effect
+    /// cannot be told.
     Breaking,
     /// Old callers keep working: a new tool, a new optional field, a
-    /// widened input, a new or narrowed output, a lower approval tier,
-    /// descriptions and other metadata.
+    /// widened input, a new or narrowed output, a lower approval tier, a
+    /// required scope dropped, descriptions and other metadata.
     Additive,
 }
 
@@ -284,6 +285,7 @@ fn tool_changes(name: &str, before: &Value, after: &Value, changes: &mut Vec<Cha
         &field(after, "approval"),
         changes,
     );
+    scope_changes(name, before, after, changes);
     // Surface names and call shapes.
     let hint = |v: &Value, surface: &str, key: &str| {
         v.get("hints")
@@ -314,7 +316,7 @@ fn tool_changes(name: &str, before: &Value, after: &Value, changes: &mut Vec<Cha
     all.sort();
     all.dedup();
     for key in all {
-        if matches!(key.as_str(), "input" | "output" | "approval") {
+        if matches!(key.as_str(), "input" | "output" | "approval" | "scopes") {
             continue;
         }
         let (a, b) = (field(before, &key), field(after, &key));
@@ -340,6 +342,41 @@ fn tool_changes(name: &str, before: &Value, after: &Value, changes: &mut Vec<Cha
             };
             changes.push(change(Severity::Additive, name, Part::Metadata, &key, what));
         }
+    }
+}
+
+/// Required OAuth scopes: one added refuses callers whose tokens were
+/// enough before (breaking); one dropped refuses nobody (additive).
+fn scope_changes(name: &str, before: &Value, after: &Value, changes: &mut Vec<Change>) {
+    let scopes = |v: &Value| -> Vec<String> {
+        v.get("scopes")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (old, new) = (scopes(before), scopes(after));
+    for scope in new.iter().filter(|s| !old.contains(s)) {
+        changes.push(change(
+            Severity::Breaking,
+            name,
+            Part::Metadata,
+            "scopes",
+            format!("requires scope {scope}"),
+        ));
+    }
+    for scope in old.iter().filter(|s| !new.contains(s)) {
+        changes.push(change(
+            Severity::Additive,
+            name,
+            Part::Metadata,
+            "scopes",
+            format!("no longer requires scope {scope}"),
+        ));
     }
 }
 

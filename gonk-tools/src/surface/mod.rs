@@ -1,6 +1,6 @@
 //! A registry's advertised surface — every tool's name, descriptions,
-//! input and output schemas, annotations, approval, visibility and surface
-//! hints; every resource's URI (or template), name, title, description,
+//! input and output schemas, annotations, approval, required OAuth scopes,
+//! visibility and surface hints; every resource's URI (or template), name, title, description,
 //! MIME type and completable variables; every prompt's name, title,
 //! description and arguments — as stable, sorted JSON; and the snapshot
 //! check that keeps it from changing by accident.
@@ -8,7 +8,8 @@
 //! Pin the surface in a test; when it changes, the test fails with every
 //! change listed and classified as **breaking** (a tool removed or
 //! renamed, a new required input field, a narrowed input type or enum, an
-//! output field removed, the approval tier raised; a resource or template
+//! output field removed, the approval tier raised, a required scope
+//! added; a resource or template
 //! removed, a template's variables or a resource's MIME type changed; a
 //! prompt removed or renamed, a new required argument, an optional
 //! argument made required, an argument removed, …) or **additive** (a new
@@ -161,6 +162,9 @@ pub fn tool_surface(def: &ToolDefinition) -> Value {
         if !values.is_empty() {
             entry.insert(key.into(), json!(values));
         }
+    }
+    if !def.required_scopes().is_empty() {
+        entry.insert("scopes".into(), json!(def.required_scopes()));
     }
     if let Some(cost) = def.cost {
         entry.insert("cost".into(), json!(cost));

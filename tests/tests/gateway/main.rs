@@ -9,6 +9,7 @@ mod callers;
 mod dev_router;
 mod limits;
 mod oauth;
+mod oauth_e2e;
 mod reload;
 mod search;
 mod upstreams;

@@ -310,6 +310,24 @@ fn elicitation_sep1034_client_defaults() {
     );
 }
 
+/// A 2025 server that answers `server/discover` with an empty result
+/// gets `initialize`; it closes the call's event stream before answering,
+/// and the client reconnects with `GET` after the `retry` it was given,
+/// sending the `Last-Event-ID`, and takes the answer from there.
+#[test]
+fn sse_retry_reconnects_after_a_graceful_close() {
+    scenario(
+        "sse-retry",
+        None,
+        Expect {
+            protocol: "2025-11-25",
+            // Reconnected, not before the retry delay, with Last-Event-ID.
+            successes: 3,
+            skipped: &[],
+        },
+    );
+}
+
 #[test]
 fn the_2026_07_28_client_requirement_set_passes_but_for_its_baseline() {
     requirement_set("2026-07-28");

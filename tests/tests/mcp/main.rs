@@ -26,6 +26,7 @@ mod mapping;
 mod notes_clients;
 mod notes_resources;
 mod oauth_client;
+mod oauth_e2e;
 mod otel;
 mod param_headers;
 mod rate_limit;

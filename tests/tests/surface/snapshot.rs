@@ -469,3 +469,54 @@ fn the_surface_of_a_tool_shows_what_is_advertised() {
     sorted.sort();
     assert_eq!(keys, sorted);
 }
+
+/// Required OAuth scopes are part of the surface: listed when a tool has
+/// any; one added refuses tokens that were enough (breaking), one dropped
+/// refuses nobody (additive).
+#[test]
+fn required_scopes_are_surface_and_adding_one_breaks() {
+    let with = |scopes: &[&str]| {
+        let registry = ToolRegistry::new();
+        registry
+            .register(
+                ToolDefinition::builder("notes.create")
+                    .description("Create a note.")
+                    .approval(ApprovalTier::Write)
+                    .scopes(scopes.iter().copied())
+                    .raw_handler(echo)
+                    .build(),
+            )
+            .unwrap();
+        surface::surface(&registry)
+    };
+    assert!(with(&[])["tools"]["notes.create"].get("scopes").is_none());
+    assert_eq!(
+        with(&["notes:write"])["tools"]["notes.create"]["scopes"],
+        json!(["notes:write"])
+    );
+    let added = surface::diff(
+        &with(&["notes:write"]),
+        &with(&["notes:write", "notes:admin"]),
+    );
+    assert_eq!(
+        shown(&added.changes),
+        [(
+            Breaking,
+            "notes.create",
+            Metadata,
+            "scopes",
+            "requires scope notes:admin"
+        )]
+    );
+    let dropped = surface::diff(&with(&["notes:write"]), &with(&[]));
+    assert_eq!(
+        shown(&dropped.changes),
+        [(
+            Additive,
+            "notes.create",
+            Metadata,
+            "scopes",
+            "no longer requires scope notes:write"
+        )]
+    );
+}

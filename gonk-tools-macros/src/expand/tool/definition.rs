@@ -288,7 +288,8 @@ fn authorization(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
 }
 
 /// Output validation, registration predicate, capability probe,
-/// timeout, listing cache lifetime and detached dispatch.
+/// timeout, listing cache lifetime, detached dispatch and required OAuth
+/// scopes.
 fn behaviour(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
     let mut calls = Vec::new();
     if let Some(mode) = &a.validate_output {
@@ -314,6 +315,9 @@ fn behaviour(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
     }
     if a.detached == Some(true) {
         calls.push(quote!(.detached()));
+    }
+    if let Some(scopes) = &a.scopes {
+        calls.push(quote!(.scopes::<&'static str>([#(#scopes),*])));
     }
     calls
 }

@@ -109,6 +109,8 @@ pub struct ToolAttrs {
     pub output_schema: Option<LitBool>,
     pub cache_ttl: Option<std::time::Duration>,
     pub detached: Option<bool>,
+    /// `scopes("notes:write", ..)`: the OAuth scopes a call needs.
+    pub scopes: Option<Vec<LitStr>>,
 }
 
 impl ToolAttrs {
@@ -202,6 +204,10 @@ impl ToolAttrs {
             // this tool, below a registry default.
             keys::CACHE_TTL => set(&mut self.cache_ttl, duration(meta)?.0, meta),
             keys::DETACHED => set(&mut self.detached, flag(meta)?, meta),
+            keys::SCOPES => {
+                let scopes = parse_scopes(meta)?;
+                set(&mut self.scopes, scopes, meta)
+            }
             other => Err(unknown(meta, "`#[tool]` key", other, keys::TOOL_KEYS)),
         }
     }
@@ -255,6 +261,54 @@ fn parse_approval(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Resul
         )),
         _ => Ok(Approval::Fn(expr)),
     }
+}
+
+/// `scopes("notes:read", "notes:write")`: one or more distinct OAuth
+/// scopes, each checked against the scope rule (`rules::check_scope`).
+/// Every bad entry is reported, each on its own literal.
+fn parse_scopes(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
+    const EXAMPLE: &str = "`scopes(\"notes:write\")`";
+    if !meta.input.peek(syn::token::Paren) {
+        return Err(meta.error(format!(
+            "`scopes` takes a list of OAuth scope strings: {EXAMPLE}"
+        )));
+    }
+    let content;
+    let parens = syn::parenthesized!(content in meta.input);
+    let items = syn::punctuated::Punctuated::<Expr, Token![,]>::parse_terminated(&content)?;
+    if items.is_empty() {
+        return Err(syn::Error::new(
+            parens.span.join(),
+            format!("`scopes()` names no scope: write the scopes a call needs, e.g. {EXAMPLE}, or leave `scopes` out"),
+        ));
+    }
+    let mut scopes: Vec<LitStr> = Vec::new();
+    let mut errors = Errors::default();
+    for item in items {
+        let scope = match &item {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(scope),
+                ..
+            }) => scope.clone(),
+            _ => {
+                errors.push_spanned(&item, format!("`scopes` needs string literals: {EXAMPLE}"));
+                continue;
+            }
+        };
+        let value = scope.value();
+        if let Err(error) = crate::rules::check_scope(&value) {
+            errors.push_at(scope.span(), error.describe(&value));
+        } else if scopes.iter().any(|seen| seen.value() == value) {
+            errors.push_at(
+                scope.span(),
+                format!("duplicate scope `{value}`: list each scope once"),
+            );
+        } else {
+            scopes.push(scope);
+        }
+    }
+    errors.finish()?;
+    Ok(scopes)
 }
 
 /// `capabilities(reads_fs, writes_fs = false, ..)`.

@@ -18,6 +18,7 @@ pub type HttpRequestParts = http::request::Parts;
 pub struct HttpAuthRejection {
     status: StatusCode,
     message: String,
+    challenge: Option<String>,
 }
 
 impl HttpAuthRejection {
@@ -27,6 +28,7 @@ impl HttpAuthRejection {
         HttpAuthRejection {
             status: StatusCode::UNAUTHORIZED,
             message: message.into(),
+            challenge: None,
         }
     }
 
@@ -36,7 +38,23 @@ impl HttpAuthRejection {
         HttpAuthRejection {
             status: StatusCode::FORBIDDEN,
             message: message.into(),
+            challenge: None,
         }
+    }
+
+    /// Answers with this `WWW-Authenticate` value instead of the
+    /// surface's default (`Bearer realm="…", error="invalid_token"` on a
+    /// `401`, none on a `403`): e.g. an OAuth resource server's challenge
+    /// naming its metadata and the scope to ask for.
+    pub fn with_challenge(mut self, challenge: impl Into<String>) -> Self {
+        self.challenge = Some(challenge.into());
+        self
+    }
+
+    /// The `WWW-Authenticate` value set by
+    /// [`with_challenge`](Self::with_challenge).
+    pub fn challenge(&self) -> Option<&str> {
+        self.challenge.as_deref()
     }
 
     /// The HTTP status.

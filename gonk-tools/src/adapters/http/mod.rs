@@ -17,6 +17,10 @@
 //!   so one request is judged by the same rules on either; an adapter
 //!   written outside this crate can put the same guard in front of its own
 //!   routes.
+//! * [`oauth`] (feature `oauth`) — the server as an OAuth resource server:
+//!   access tokens verified (JWT against the issuer's keys, introspection,
+//!   or a static key) into principals, protected resource metadata,
+//!   `WWW-Authenticate` challenges.
 //!
 //! ```
 //! use gonk_tools::adapters::http::{GuardFailure, HttpGuard};
@@ -46,6 +50,8 @@
 
 mod authenticate;
 mod guard;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod options;
 mod server;
 

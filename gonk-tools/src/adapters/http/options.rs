@@ -45,6 +45,8 @@ pub struct HttpServerOptions {
     guard: HttpGuard,
     has_api_key: bool,
     authenticator: Option<Arc<dyn HttpAuthenticator>>,
+    #[cfg(feature = "oauth")]
+    protected_resource: Option<super::oauth::ProtectedResource>,
     insecure: bool,
     shutdown: Option<CancellationToken>,
 }
@@ -76,6 +78,8 @@ impl HttpServerOptions {
             guard: HttpGuard::new(),
             has_api_key: false,
             authenticator: None,
+            #[cfg(feature = "oauth")]
+            protected_resource: None,
             insecure: false,
             shutdown: None,
         }
@@ -157,7 +161,35 @@ impl HttpServerOptions {
     /// ```
     pub fn authenticate(mut self, authenticator: impl HttpAuthenticator) -> Self {
         self.authenticator = Some(Arc::new(authenticator));
+        #[cfg(feature = "oauth")]
+        {
+            self.protected_resource = None;
+        }
         self
+    }
+
+    /// Makes every surface on these options an OAuth resource server
+    /// (feature `oauth`): `resource` is the authentication hook (replacing
+    /// one set before, as [`authenticate`](Self::authenticate) does), its
+    /// protected resource metadata is served beside the MCP endpoint, and
+    /// its challenges answer a missing or bad token — and, over MCP, a
+    /// tool whose scope the token lacks (`403 insufficient_scope`). A
+    /// standalone server without a resource URI takes its own URL. Set no
+    /// [`api_key`](Self::api_key) beside it (the guard would demand the key
+    /// as the bearer token); a static key is one more verifier:
+    /// [`ApiKeyVerifier`](super::oauth::ApiKeyVerifier).
+    #[cfg(feature = "oauth")]
+    pub fn protected_resource(mut self, resource: super::oauth::ProtectedResource) -> Self {
+        self.authenticator = Some(Arc::new(resource.clone()));
+        self.protected_resource = Some(resource);
+        self
+    }
+
+    /// The OAuth resource server set by
+    /// [`protected_resource`](Self::protected_resource).
+    #[cfg(feature = "oauth")]
+    pub fn oauth_resource(&self) -> Option<&super::oauth::ProtectedResource> {
+        self.protected_resource.as_ref()
     }
 
     /// Allows a non-loopback bind without an API key or an authentication
@@ -244,6 +276,7 @@ impl HttpServerOptions {
         surface: &'static str,
         addr: SocketAddr,
         own_authentication: bool,
+        path: &str,
     ) -> Result<BoundListener, HttpServeError> {
         if let Some(problem) = self.guard.api_key_problem() {
             return Err(HttpServeError::UnusableApiKey { surface, problem });
@@ -258,6 +291,14 @@ impl HttpServerOptions {
         let local_addr = listener
             .local_addr()
             .map_err(|source| HttpServeError::Bind { addr, source })?;
+        // Without a resource URI of its own, the resource server is this
+        // server as bound.
+        #[cfg(feature = "oauth")]
+        if let Some(resource) = &self.protected_resource {
+            resource.settle(format!("http://{local_addr}{path}"));
+        }
+        #[cfg(not(feature = "oauth"))]
+        let _ = path;
         Ok(BoundListener {
             listener,
             local_addr,

@@ -182,7 +182,8 @@ fn failure(error: &ToolError) -> ToolFailure {
         ErrorCode::AuthorizationDenied
         | ErrorCode::ApprovalDenied
         | ErrorCode::ApprovalRequired
-        | ErrorCode::AuthResourceUnresolved => ToolFailure::permission_denied(message),
+        | ErrorCode::AuthResourceUnresolved
+        | ErrorCode::InsufficientScope => ToolFailure::permission_denied(message),
         ErrorCode::Aborted => ToolFailure::cancelled(message),
         ErrorCode::Timeout => ToolFailure::timeout(message),
         _ => ToolFailure::other(message),

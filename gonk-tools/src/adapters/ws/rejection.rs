@@ -14,6 +14,7 @@ use crate::adapters::http::HttpAuthRejection;
 pub struct WsRejection {
     status: StatusCode,
     message: String,
+    challenge: Option<String>,
 }
 
 impl WsRejection {
@@ -23,6 +24,7 @@ impl WsRejection {
         WsRejection {
             status: StatusCode::UNAUTHORIZED,
             message: message.into(),
+            challenge: None,
         }
     }
 
@@ -33,6 +35,7 @@ impl WsRejection {
         WsRejection {
             status: StatusCode::FORBIDDEN,
             message: message.into(),
+            challenge: None,
         }
     }
 
@@ -41,6 +44,7 @@ impl WsRejection {
         WsRejection {
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
+            challenge: None,
         }
     }
 
@@ -62,7 +66,15 @@ impl WsRejection {
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; charset=utf-8"),
         );
-        if self.status == StatusCode::UNAUTHORIZED {
+        let challenge = self
+            .challenge
+            .as_deref()
+            .and_then(|value| HeaderValue::from_str(value).ok());
+        if let Some(challenge) = challenge {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, challenge);
+        } else if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("Bearer realm=\"ws\""),
@@ -75,11 +87,13 @@ impl WsRejection {
 /// The authentication hook's refusal, as the upgrade's answer.
 impl From<HttpAuthRejection> for WsRejection {
     fn from(rejection: HttpAuthRejection) -> Self {
-        if rejection.status() == StatusCode::UNAUTHORIZED {
+        let mut answer = if rejection.status() == StatusCode::UNAUTHORIZED {
             WsRejection::unauthorized(rejection.message())
         } else {
             WsRejection::forbidden(rejection.message())
-        }
+        };
+        answer.challenge = rejection.challenge().map(str::to_owned);
+        answer
     }
 }
 

@@ -159,7 +159,7 @@ pub async fn serve_ws<C: Send + Sync + 'static>(
 ) -> Result<HttpServer, HttpServeError> {
     let bound = options
         .http
-        .bind("WebSocket", addr, options.identifies)
+        .bind("WebSocket", addr, options.identifies, options.path())
         .await?;
     let local_addr = bound.local_addr;
     let shutdown = options.http.shutdown();

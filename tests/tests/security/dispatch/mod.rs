@@ -14,6 +14,7 @@ mod invoke;
 mod primitives;
 mod receipts;
 mod resources;
+mod scopes;
 mod unauthenticated;
 
 use std::sync::Arc;

@@ -53,7 +53,13 @@ async fn described() {}
 #[tool(detached, timeout = "10m")]
 async fn slow_work() {}
 
+/// Needs two OAuth scopes (a trailing comma is fine).
+#[tool(scopes("files:read", "files:write",))]
+async fn scoped() {}
+
 fn main() {
+    assert_eq!(Scoped::definition().required_scopes(), ["files:read", "files:write"]);
+    assert!(Described::definition().required_scopes().is_empty());
     let slow = SlowWork::definition();
     assert!(slow.detached);
     assert_eq!(slow.input_schema["properties"]["wait"]["type"], "boolean");

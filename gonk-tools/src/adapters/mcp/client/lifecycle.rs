@@ -105,7 +105,10 @@ pub(super) struct Started {
 /// `server/discover` but supports only handshake revisions answers it with
 /// those versions, which rmcp reports as no common version: then the
 /// connection starts again with `initialize` at the newest of them, over
-/// `again(transport)` (the same stream, or a fresh one over HTTP).
+/// `again(transport)` (the same stream, or a fresh one over HTTP). So does
+/// a server that answers `server/discover` with a result that is not a
+/// discovery result (a 2025 server answering unknown methods with `{}`),
+/// at `2025-11-25`.
 ///
 /// A connection pinned to one era ([`McpClientBuilder::era`](super::McpClientBuilder::era))
 /// starts with that era's lifecycle only.
@@ -152,13 +155,18 @@ where
         Ok(service) => return Ok(Started { service, inbox }),
         Err(error) => error,
     };
-    let ClientInitializeError::NoCompatibleProtocolVersion {
-        server_supported, ..
-    } = &error
-    else {
-        return Err(McpClientError::Connect(error.to_string()));
+    let version = match &error {
+        ClientInitializeError::NoCompatibleProtocolVersion {
+            server_supported, ..
+        } => newest_with_handshake(server_supported),
+        // A 2025 server that answers every method it does not know with an
+        // empty result (the suite's `sse-retry` server does) answered
+        // `server/discover` with something that is not a discovery result:
+        // it does not speak the stateless protocol.
+        ClientInitializeError::ExpectedInitResult(Some(_)) => Some(ProtocolVersion::V_2025_11_25),
+        _ => None,
     };
-    let Some(version) = newest_with_handshake(server_supported) else {
+    let Some(version) = version else {
         return Err(McpClientError::Connect(error.to_string()));
     };
     let Ok(transport) = reclaimed.await else {
@@ -167,7 +175,8 @@ where
     tracing::debug!(
         target: "gonk_tools::mcp::client",
         %version,
-        "the server supports no stateless protocol version; connecting with initialize"
+        %error,
+        "the server speaks no stateless protocol version; connecting with initialize"
     );
     let retry = RoutingTransport {
         inner: again(transport),

@@ -55,6 +55,56 @@ pub(crate) struct Admission {
     pub(crate) sessionless: bool,
     /// The peers of the requests served without a session.
     pub(crate) detached_peers: direct::DetachedPeers,
+    /// The OAuth resource server, whose scope requirements a `tools/call`
+    /// meets before anything runs.
+    #[cfg(feature = "oauth")]
+    pub(crate) resource: Option<crate::adapters::http::oauth::ProtectedResource>,
+}
+
+/// `403 insufficient_scope` for a `tools/call` whose tool needs a scope the
+/// caller's token lacks (MCP's scope step-up): the client asks for a wider
+/// token and retries; nothing runs. The tool stays listed.
+#[cfg(feature = "oauth")]
+async fn step_up(
+    admission: &Admission,
+    parts: &http::request::Parts,
+    message: &rmcp::model::ClientJsonRpcMessage,
+) -> Option<Response> {
+    let resource = admission.resource.as_ref()?;
+    let JsonRpcMessage::Request(request) = message else {
+        return None;
+    };
+    let ClientRequest::CallToolRequest(call) = &request.request else {
+        return None;
+    };
+    let auth = parts
+        .extensions
+        .get::<super::security::RequestState>()?
+        .auth
+        .as_ref()?;
+    let tool = admission.server.tool_name(call.params.name.as_ref())?;
+    let needed = admission
+        .server
+        .missing_scopes(resource, auth, &tool)
+        .await?;
+    tracing::info!(target: "gonk_tools::mcp", tool = %tool, needed = %needed.join(" "), "tools/call refused: the token lacks a scope (403 insufficient_scope)");
+    let mut response = json_error(
+        StatusCode::FORBIDDEN,
+        &Rejection::new(
+            -32000,
+            format!(
+                "Forbidden: calling {tool} needs the scope {}; ask the authorization server for it",
+                needed.join(" ")
+            ),
+            Some(request.id.clone()),
+        ),
+    );
+    if let Ok(challenge) = HeaderValue::from_str(&resource.insufficient_scope_challenge(&needed)) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    Some(response)
 }
 
 /// A count of response bodies still being written. Entering and leaving
@@ -196,6 +246,10 @@ pub(crate) async fn admit(admission: &Admission, request: Request, next: Next) -
         }
         Inbound::Message(message) => message,
     };
+    #[cfg(feature = "oauth")]
+    if let Some(refusal) = step_up(admission, &parts, &message).await {
+        return refusal;
+    }
     let opens_session = !admission.sessionless
         && !parts.headers.contains_key(&SESSION_HEADER)
         && matches!(

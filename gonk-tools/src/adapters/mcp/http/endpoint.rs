@@ -290,6 +290,8 @@ impl Endpoint {
             sessions_cancel: cancel,
             sessionless: !options.sessions,
             detached_peers: Default::default(),
+            #[cfg(feature = "oauth")]
+            resource: options.http.oauth_resource().cloned(),
         };
         let security = Security {
             authenticator: options.http.authenticator().cloned(),
@@ -304,6 +306,12 @@ impl Endpoint {
         let router = axum::Router::new()
             .route_service(options.path(), service)
             .layer(axum::middleware::from_fn_with_state(front, Front::serve));
+        // The protected resource metadata: public, outside the guard.
+        #[cfg(feature = "oauth")]
+        let router = match options.http.oauth_resource() {
+            Some(resource) => router.merge(resource.metadata_router(options.path())),
+            None => router,
+        };
         Endpoint {
             router,
             server,
@@ -359,7 +367,10 @@ pub async fn serve_http(
     registry: ToolRegistry,
     mut options: McpHttpOptions,
 ) -> Result<HttpServer, HttpServeError> {
-    let bound = options.http.bind("MCP", addr, false).await?;
+    let bound = options
+        .http
+        .bind("MCP", addr, false, options.path())
+        .await?;
     let local_addr = bound.local_addr;
     let guard = bound.guard.clone();
     let cancel = options.http.shutdown();

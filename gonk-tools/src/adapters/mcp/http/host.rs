@@ -35,14 +35,24 @@ pub(crate) fn answer(rejection: &GuardRejection) -> Response {
 /// The answer to a request the authentication hook refused: `401` with
 /// the same challenge as a wrong API key, or `403`.
 pub(crate) fn refused(rejection: &HttpAuthRejection) -> Response {
-    if rejection.status() == StatusCode::UNAUTHORIZED {
+    let mut response = if rejection.status() == StatusCode::UNAUTHORIZED {
         invalid_token(rejection.message())
     } else {
         plain(
             rejection.status(),
             &format!("Forbidden: {}", rejection.message()),
         )
+    };
+    // The hook's own challenge (an OAuth resource server's) wins.
+    if let Some(challenge) = rejection
+        .challenge()
+        .and_then(|value| HeaderValue::from_str(value).ok())
+    {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, challenge);
     }
+    response
 }
 
 /// `401` for credentials the authentication hook refused, with the same

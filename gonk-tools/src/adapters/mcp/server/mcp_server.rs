@@ -150,6 +150,42 @@ impl McpServer {
             .map(|def| read(def.effective_input_schema()))
     }
 
+    /// The registry name of the tool a session calls as `name` over MCP;
+    /// `None` for a tool this server does not serve.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn tool_name(&self, name: &str) -> Option<String> {
+        let shared = &self.shared;
+        tools::resolve(&shared.registry, name, &shared.options, shared.policy)
+            .map(|def| def.name.clone())
+    }
+
+    /// The scopes calling `tool` needs that `auth`'s token lacks: the
+    /// tool's own (`#[tool(scopes(..))]`, the registry's rules; none for a
+    /// tool the caller may not discover) and the resource server's.
+    #[cfg(feature = "oauth")]
+    pub(crate) async fn missing_scopes(
+        &self,
+        resource: &crate::adapters::http::oauth::ProtectedResource,
+        auth: &AuthContext,
+        tool: &str,
+    ) -> Option<Vec<String>> {
+        let mut needed = self
+            .shared
+            .registry
+            .insufficient_scope(auth, tool)
+            .await
+            .unwrap_or_default();
+        for scope in resource
+            .missing_scopes(auth.principal(), tool)
+            .unwrap_or_default()
+        {
+            if !needed.contains(&scope) {
+                needed.push(scope);
+            }
+        }
+        (!needed.is_empty()).then_some(needed)
+    }
+
     /// The write-tool policy in force.
     pub fn write_policy(&self) -> WriteToolPolicy {
         self.shared.policy
