@@ -43,7 +43,7 @@ fi
 haproxy="${HAPROXY:-haproxy}"
 if ! command -v "$haproxy" >/dev/null 2>&1; then
     if [ -x /usr/sbin/haproxy ]; then haproxy=/usr/sbin/haproxy; else
-        echo "run.sh: haproxy is not installed (apt-get install haproxy, or bash .ci/install-haproxy)" >&2
+        echo "run.sh: haproxy is not installed (apt-get install haproxy, or bash .ci/install-services)" >&2
         exit 1
     fi
 fi

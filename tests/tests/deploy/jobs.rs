@@ -1,4 +1,4 @@
-//! Background jobs across replicas on NATS JetStream (the machine's NATS,
+//! Background jobs across replicas on NATS JetStream (this binary's NATS,
 //! a prefix of each test's own, removed afterwards).
 //!
 //! * Two `notes serve` processes on one database with `--shared nats://…`:
@@ -20,18 +20,22 @@ use std::time::{Duration, Instant};
 
 use gonk_tools::jobs::{NatsJobConfig, NatsJobRunner};
 use gonk_tools_tests::process::ServerProcess;
+use gonk_tools_tests::services;
 use gonk_tools_tests::workspace::notes_command;
 use serde_json::{json, Value};
 
 use crate::support::{call, raw_http, replica, Answer, Deployment, Recipe};
 
-const NATS: &str = "nats://127.0.0.1:4222";
-
-/// Removes this test's stream and record bucket from the machine's NATS.
+/// Removes this test's stream and record bucket from the binary's NATS.
 struct NatsPrefix(String);
 
 impl Drop for NatsPrefix {
     fn drop(&mut self) {
+        // A failed test (maybe one whose server never started) leaves its
+        // stream to the binary's own server, gone when the binary exits.
+        if std::thread::panicking() {
+            return;
+        }
         let config = NatsJobConfig {
             prefix: self.0.clone(),
             ..NatsJobConfig::default()
@@ -41,7 +45,7 @@ impl Drop for NatsPrefix {
             .build()
             .unwrap();
         runtime.block_on(async {
-            if let Ok(runner) = NatsJobRunner::connect(NATS, config).await {
+            if let Ok(runner) = NatsJobRunner::connect(&services::nats().url(), config).await {
                 let _ = runner.destroy().await;
             }
         });
@@ -66,11 +70,12 @@ fn an_export_launched_on_a_killed_replica_ends_on_another() {
     let prefix = NatsPrefix(format!("gonk_tests_deploy_jobs_{}", std::process::id()));
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("notes.db");
+    let nats = services::nats().url();
     let replica = |name: &str| {
         let mut command = notes_command();
         command
             .current_dir(dir.path())
-            .args(["--db", db.to_str().unwrap(), "--shared", NATS])
+            .args(["--db", db.to_str().unwrap(), "--shared", &nats])
             .env("NOTES_SHARED_PREFIX", &prefix.0)
             .args(["serve", "--port", "0", "--allow-writes", "--replica", name]);
         ServerProcess::start(command)
@@ -260,7 +265,7 @@ fn a_task_launched_through_a_killed_replica_completes_on_another_and_tasks_get_t
 ) {
     let prefix = NatsPrefix(format!("gonk_tests_deploy_tasks_{}", std::process::id()));
     let deployment = Deployment::start(Recipe {
-        shared: Some(NATS.to_owned()),
+        shared: Some(services::nats().url()),
         serve: vec!["--allow-writes".to_owned()],
         env: vec![
             ("NOTES_SHARED_PREFIX".to_owned(), prefix.0.clone()),

@@ -1,5 +1,5 @@
 //! Change notifications across replicas: two `notes serve` processes on
-//! one database, with `--shared redis://…` on the machine's Redis. A write
+//! one database, with `--shared redis://…` on the binary's Redis. A write
 //! through replica B reaches a client watching that note on replica A —
 //! through `subscriptions/listen` (2026-07-28) and `resources/subscribe`
 //! (2025) — and without `--shared` it does not (each replica hears only
@@ -10,7 +10,7 @@ use gonk_tools_tests::process::ServerProcess;
 use gonk_tools_tests::workspace::notes_command;
 use serde_json::Value;
 
-use crate::support::{run_python, RedisPrefix, REDIS};
+use crate::support::{redis_url, run_python, RedisPrefix};
 
 /// Replicas A and B on one SQLite file (WAL: shared by processes on one
 /// machine), both on `shared` when given.
@@ -21,7 +21,7 @@ fn replicas(dir: &std::path::Path, shared: Option<&RedisPrefix>) -> [ServerProce
         command.args(["--db", db.to_str().unwrap()]);
         if let Some(prefix) = shared {
             command
-                .args(["--shared", REDIS])
+                .args(["--shared", &redis_url()])
                 .env("NOTES_SHARED_PREFIX", &prefix.0);
         }
         command.args(["serve", "--port", "0", "--allow-writes", "--replica", name]);

@@ -1,6 +1,6 @@
 //! The shared services going away and coming back under running replicas.
 //! Each test starts a Redis or NATS server of its own on a free loopback
-//! port (the machine's servers are shared by every test and stay up),
+//! port (the binary's shared servers stay up for the other tests),
 //! kills it with SIGKILL while `notes serve` replicas use it, and starts it
 //! again on the same port:
 //!
@@ -12,104 +12,16 @@
 //!   `JOBS_UNAVAILABLE` at once (bounded), and once NATS is back launches
 //!   run again (`docs/jobs.md`).
 
-use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gonk_tools_tests::clients::report;
-use gonk_tools_tests::process::{wait_with_bound, ServerProcess};
+use gonk_tools_tests::process::ServerProcess;
+use gonk_tools_tests::services::Server;
 use gonk_tools_tests::workspace::notes_command;
 use serde_json::{json, Value};
 
-use crate::support::{call, free_ports, run_python, Answer};
-
-/// A Redis or NATS server of this test's own, on one port for its whole
-/// life: `kill` stops it with SIGKILL, `start` brings it back on that port.
-struct PrivateServer {
-    program: &'static str,
-    args: Vec<String>,
-    port: u16,
-    child: Option<Child>,
-}
-
-impl PrivateServer {
-    fn redis() -> PrivateServer {
-        let port = free_ports(1)[0];
-        let args = ["--port", &port.to_string(), "--bind", "127.0.0.1"]
-            .into_iter()
-            .chain(["--save", "", "--appendonly", "no"])
-            .map(str::to_owned)
-            .collect();
-        PrivateServer::started("redis-server", args, port)
-    }
-
-    /// JetStream keeps its streams in `store`, so they survive a restart.
-    fn nats(store: &Path) -> PrivateServer {
-        let port = free_ports(1)[0];
-        let args = ["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"]
-            .into_iter()
-            .map(str::to_owned)
-            .chain([store.to_str().unwrap().to_owned()])
-            .collect();
-        PrivateServer::started("nats-server", args, port)
-    }
-
-    fn started(program: &'static str, args: Vec<String>, port: u16) -> PrivateServer {
-        let mut server = PrivateServer {
-            program,
-            args,
-            port,
-            child: None,
-        };
-        server.start();
-        server
-    }
-
-    fn start(&mut self) {
-        let child = Command::new(self.program)
-            .args(&self.args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "{} could not start ({e}): the machine's Redis and NATS packages \
-                     provide it",
-                    self.program
-                )
-            });
-        self.child = Some(child);
-        let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
-        let started = Instant::now();
-        while TcpStream::connect(addr).is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "{} never listened on {addr}",
-                self.program
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            wait_with_bound(&mut child, Duration::from_secs(10));
-        }
-    }
-
-    fn url(&self, scheme: &str) -> String {
-        format!("{scheme}://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for PrivateServer {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
+use crate::support::{call, run_python, Answer};
 
 /// A replica of `notes serve` on the SQLite file in `dir` (WAL: shared by
 /// processes on one machine), sharing `shared` under this test's prefix.
@@ -186,10 +98,10 @@ fn listen_across(a: &ServerProcess, b: &ServerProcess, seconds: &str, key: &str)
 
 #[test]
 fn with_redis_gone_calls_keep_working_and_sharing_resumes_when_it_is_back() {
-    let mut redis = PrivateServer::redis();
+    let redis = Server::redis();
     let dir = tempfile::tempdir().unwrap();
     let keys: Vec<String> = (0..20).map(|i| format!("p{i}=key-{i}")).collect();
-    let shared = redis.url("redis");
+    let shared = redis.url();
     let start = |name| {
         let keys = ("NOTES_API_KEYS", keys.join(","));
         let rate = format!("{BUDGET}/1m");
@@ -220,7 +132,7 @@ fn with_redis_gone_calls_keep_working_and_sharing_resumes_when_it_is_back() {
     );
     assert!(a.is_running() && b.is_running());
 
-    redis.start();
+    redis.start_again();
     // The limiter tries Redis again a second after it failed: within a
     // bounded number of fresh principals the budget is one again.
     let started = Instant::now();
@@ -281,9 +193,9 @@ fn wait_until_ended(at: &ServerProcess, id: &str) -> Value {
 #[test]
 fn with_nats_gone_calls_keep_working_launches_are_refused_and_resume_when_it_is_back() {
     let store = tempfile::tempdir().unwrap();
-    let mut nats = PrivateServer::nats(store.path());
+    let nats = Server::nats(store.path());
     let dir = tempfile::tempdir().unwrap();
-    let a = replica(dir.path(), "a", &nats.url("nats"), &[], &[]);
+    let a = replica(dir.path(), "a", &nats.url(), &[], &[]);
     data(
         &a,
         "notes.create",
@@ -319,7 +231,7 @@ fn with_nats_gone_calls_keep_working_launches_are_refused_and_resume_when_it_is_
         started.elapsed()
     );
 
-    nats.start();
+    nats.start_again();
     // The client reconnects by itself; launches run again within a bound.
     let started = Instant::now();
     let id = loop {

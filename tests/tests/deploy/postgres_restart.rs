@@ -1,7 +1,7 @@
 //! PostgreSQL restarted mid-load, on a private server of the test's own
-//! (the machine's shared one is never stopped): three replicas behind
+//! (the binary's shared one is never stopped): three replicas behind
 //! HAProxy on it, four callers creating notes through the balancer without
-//! pause. The server is stopped (`pg_ctl stop`, fast or immediate) and,
+//! pause. The server is stopped (as `pg_ctl stop` does, fast or immediate) and,
 //! once calls have failed, started again on its port. Throughout, the
 //! replica processes stay up; every call that failed got an answer, a tool
 //! error with code `UNAVAILABLE` (never a dropped connection, a balancer
@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gonk_tools_tests::postgres::{PrivatePostgres, StopMode};
+use gonk_tools_tests::services::{PrivatePostgres, StopMode};
 use serde_json::json;
 
 use crate::support::{call, Deployment, Recipe};

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::support::{call, replica, Answer, Deployment, Recipe, RedisPrefix, REDIS};
+use crate::support::{call, redis_url, replica, Answer, Deployment, Recipe, RedisPrefix};
 use serde_json::{json, Value};
 
 fn search(deployment: &Deployment, key: &str) -> (String, Value) {
@@ -25,7 +25,7 @@ fn search(deployment: &Deployment, key: &str) -> (String, Value) {
 fn one_principal_budget_holds_across_the_replicas_and_another_principal_is_unaffected() {
     let prefix = RedisPrefix::new("rate-limit");
     let deployment = Deployment::start(Recipe {
-        shared: Some(REDIS.into()),
+        shared: Some(redis_url()),
         serve: vec!["--rate-limit".into(), "3/1m".into()],
         env: vec![
             ("NOTES_SHARED_PREFIX".into(), prefix.0.clone()),

@@ -8,7 +8,7 @@
 
 use std::net::SocketAddr;
 
-use crate::support::{call, replica, Deployment, Recipe, RedisPrefix, REDIS};
+use crate::support::{call, redis_url, replica, Deployment, Recipe, RedisPrefix};
 use serde_json::{json, Value};
 
 const KEYS: &str = "a=YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWE=";
@@ -54,7 +54,7 @@ fn deployment(keys: Option<&str>, prefix: &RedisPrefix) -> Deployment {
         env.push(("GONK_MCP_REQUEST_STATE_KEYS".to_owned(), keys.to_owned()));
     }
     Deployment::start(Recipe {
-        shared: Some(REDIS.into()),
+        shared: Some(redis_url()),
         serve: vec!["--approval".into(), "ask".into()],
         env,
         ..Recipe::default()

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use gonk_tools_tests::clients::{install, run_python_with};
 use gonk_tools_tests::process::wait_with_bound;
+use gonk_tools_tests::services;
 use gonk_tools_tests::workspace::{bin, root};
 use serde_json::{json, Value};
 
@@ -21,25 +22,10 @@ pub mod raw_http;
 
 pub use raw_http::Answer;
 
-/// The machine's Redis (started before every session and CI run).
-pub const REDIS: &str = "redis://127.0.0.1:6379";
-
-/// HAProxy is there: `.ci/install-haproxy` (run by `.ci/run`) installs
-/// Debian's package when it is missing. The tests fail without it.
-fn haproxy_installed() {
-    static INSTALLED: OnceLock<()> = OnceLock::new();
-    INSTALLED.get_or_init(|| {
-        let status = Command::new("bash")
-            .arg(root().join(".ci").join("install-haproxy"))
-            .stdout(Stdio::null())
-            .status()
-            .expect("bash runs .ci/install-haproxy");
-        assert!(
-            status.success(),
-            "the deployment tests need HAProxy: run `bash .ci/install-haproxy` as root \
-             (or `apt-get install haproxy`)"
-        );
-    });
+/// This binary's Redis (`gonk_tools_tests::services`), shared by its
+/// tests under prefixes of their own ([`RedisPrefix`]).
+pub fn redis_url() -> String {
+    services::redis().url()
 }
 
 /// `n` ports free right now on loopback.
@@ -63,9 +49,10 @@ pub struct Recipe {
     /// Environment of every replica.
     pub env: Vec<(String, String)>,
     /// The replicas' `--db`, when not a database of the deployment's own
-    /// on the machine's server (e.g. one on a [`PrivatePostgres`]).
+    /// on the binary's shared server (e.g. one on a test's own
+    /// [`PrivatePostgres`]).
     ///
-    /// [`PrivatePostgres`]: gonk_tools_tests::postgres::PrivatePostgres
+    /// [`PrivatePostgres`]: gonk_tools_tests::services::PrivatePostgres
     pub db: Option<String>,
 }
 
@@ -94,7 +81,9 @@ pub struct Deployment {
 impl Deployment {
     /// Starts the recipe and waits (bounded) until the balancer answers.
     pub fn start(recipe: Recipe) -> Deployment {
-        haproxy_installed();
+        // The balancer run.sh starts, found here so that a missing one
+        // fails with the installer's name.
+        let haproxy = services::program("haproxy");
         let dir = tempfile::tempdir().expect("a temp dir");
         let (database, db) = match &recipe.db {
             Some(db) => (None, db.clone()),
@@ -121,6 +110,7 @@ impl Deployment {
             .env_remove("NOTES_API_KEYS")
             .envs(recipe.env.iter().map(|(k, v)| (k, v)))
             .env("NOTES", bin("notes"))
+            .env("HAPROXY", &haproxy)
             .env("DEPLOY_PORT", ports[0].to_string())
             .env(
                 "DEPLOY_REPLICA_PORTS",
@@ -132,6 +122,9 @@ impl Deployment {
             .stderr(Stdio::piped())
             // Its own process group: the drop stops every process in it.
             .process_group(0);
+        // And a killed test binary stops it too (its EXIT trap stops the
+        // replicas and HAProxy).
+        services::terminate_with_spawning_thread(&mut command);
         let mut child = command.spawn().expect("run.sh starts");
         let stderr = child.stderr.take().expect("piped stderr");
         let (tx, rx) = mpsc::channel();
@@ -180,60 +173,33 @@ impl Deployment {
     }
 }
 
-/// A PostgreSQL database of one test's own on the machine's server (trust
-/// auth), dropped with it: what a deployment's replicas share unless the
-/// recipe names another `db`.
+/// A PostgreSQL database of one test's own on the binary's shared server
+/// (trust auth), dropped with it: what a deployment's replicas share unless
+/// the recipe names another `db`.
 pub struct PgDatabase {
     name: String,
 }
 
-/// Runs one statement as `postgres` on the `test` database.
-fn psql(statement: &str) -> Output {
-    Command::new("psql")
-        .args([
-            "-h",
-            "127.0.0.1",
-            "-U",
-            "postgres",
-            "-d",
-            "test",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-c",
-        ])
-        .arg(statement)
-        .stdin(Stdio::null())
-        .output()
-        .expect("psql runs (PostgreSQL's client, on every machine)")
-}
-
 impl PgDatabase {
-    /// Creates a database named after this process and a counter.
+    /// Creates a database named after a counter (the server is this
+    /// binary's alone).
     pub fn create() -> PgDatabase {
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("notes_deploy_{}_{n}", std::process::id());
-        let created = psql(&format!("CREATE DATABASE {name}"));
-        assert!(
-            created.status.success(),
-            "CREATE DATABASE {name}: {}",
-            String::from_utf8_lossy(&created.stderr)
-        );
+        let name = format!("notes_deploy_{n}");
+        services::postgres().create_database(&name);
         PgDatabase { name }
     }
 
     /// Its URL, as user `postgres`.
     pub fn url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:5432/{}", self.name)
+        services::postgres().url(&self.name)
     }
 }
 
 impl Drop for PgDatabase {
     fn drop(&mut self) {
-        let _ = psql(&format!(
-            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-            self.name
-        ));
+        services::postgres().drop_database(&self.name);
     }
 }
 
@@ -330,7 +296,7 @@ pub fn replica(answer: &Answer) -> String {
         .to_owned()
 }
 
-/// Removes this test's keys from the machine's Redis on drop.
+/// Removes this test's keys from the binary's Redis on drop.
 pub struct RedisPrefix(pub String);
 
 impl RedisPrefix {
@@ -342,7 +308,12 @@ impl RedisPrefix {
 
 impl Drop for RedisPrefix {
     fn drop(&mut self) {
-        let Ok(client) = redis::Client::open(REDIS) else {
+        // A failed test (maybe one whose server never started) leaves its
+        // keys to the binary's own server, gone when the binary exits.
+        if std::thread::panicking() {
+            return;
+        }
+        let Ok(client) = redis::Client::open(redis_url()) else {
             return;
         };
         let Ok(mut connection) = client.get_connection() else {

@@ -1,7 +1,7 @@
 //! Change notifications shared between registries through a bus
 //! (`ToolRegistry::share_changes`): in one process with the in-memory bus,
 //! across processes' worth of connections with the Redis bus on the
-//! machine's Redis, and with Redis unreachable (each registry still hears
+//! test binary's own Redis, and with Redis unreachable (each registry still hears
 //! its own changes, nothing blocks, nothing panics).
 
 use std::sync::Arc;
@@ -95,14 +95,15 @@ fn prefix(test: &str) -> String {
 }
 
 #[tokio::test]
-async fn two_registries_on_the_machines_redis_hear_each_other() {
+async fn two_registries_on_one_redis_hear_each_other() {
     let prefix = prefix("redis");
+    let redis = gonk_tools_tests::services::redis().url();
     let a = ToolRegistry::new();
     let b = ToolRegistry::new();
-    let a_bus = RedisChangeBus::new("redis://127.0.0.1:6379", &prefix).unwrap();
+    let a_bus = RedisChangeBus::new(&redis, &prefix).unwrap();
     assert_eq!(a_bus.channel(), format!("{prefix}:changes"));
     let _a_shared = a.share_changes(Arc::new(a_bus)).unwrap();
-    let b_bus = RedisChangeBus::new("redis://127.0.0.1:6379", &prefix).unwrap();
+    let b_bus = RedisChangeBus::new(&redis, &prefix).unwrap();
     let _b_shared = b.share_changes(Arc::new(b_bus)).unwrap();
     let mut on_b = b.resource_updates();
     // The subscriptions are made in the background: publish until B hears.

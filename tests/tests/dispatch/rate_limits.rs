@@ -2,7 +2,7 @@
 //! and global budgets counted before a call's input is looked at; a call
 //! over budget is `RATE_LIMITED` with a retry-after and its handler never
 //! runs. Counted in the process (governor) or shared by several registries
-//! on the machine's real Redis (127.0.0.1:6379, each test under its own key
+//! on a real Redis, the test binary's own (each test under its own key
 //! prefix, removed afterwards), standing in for replicas; and what happens
 //! while Redis cannot be reached.
 
@@ -20,7 +20,10 @@ use gonk_tools::security::{
 use gonk_tools_tests::security::{alice, TestPolicy};
 use serde_json::Value;
 
-const REDIS: &str = "redis://127.0.0.1:6379";
+/// This binary's Redis (`gonk_tools_tests::services`), started on first use.
+fn redis_url() -> String {
+    gonk_tools_tests::services::redis().url()
+}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -274,7 +277,7 @@ impl RedisPrefix {
     }
 
     fn keys(&self) -> Vec<String> {
-        let client = redis::Client::open(REDIS).unwrap();
+        let client = redis::Client::open(redis_url()).unwrap();
         let mut connection = client.get_connection().unwrap();
         redis::cmd("KEYS")
             .arg(format!("{}:*", self.0))
@@ -285,9 +288,14 @@ impl RedisPrefix {
 
 impl Drop for RedisPrefix {
     fn drop(&mut self) {
+        // A failed test (maybe one whose server never started) leaves its
+        // keys to the binary's own server, gone when the binary exits.
+        if std::thread::panicking() {
+            return;
+        }
         let keys = self.keys();
         if !keys.is_empty() {
-            let client = redis::Client::open(REDIS).unwrap();
+            let client = redis::Client::open(redis_url()).unwrap();
             let mut connection = client.get_connection().unwrap();
             let _: () = redis::cmd("DEL").arg(keys).query(&mut connection).unwrap();
         }
@@ -295,7 +303,7 @@ impl Drop for RedisPrefix {
 }
 
 fn shared(prefix: &RedisPrefix, rate: &str) -> RateLimits {
-    let backend = RedisRateLimiter::new(REDIS, prefix.0.clone()).unwrap();
+    let backend = RedisRateLimiter::new(&redis_url(), prefix.0.clone()).unwrap();
     RateLimits::new(Arc::new(backend)).per_principal(rate.parse().unwrap())
 }
 
@@ -356,7 +364,7 @@ async fn two_registries_on_one_redis_enforce_one_budget() {
 async fn a_call_refused_by_one_shared_budget_is_counted_in_none() {
     let prefix = RedisPrefix::new("atomic");
     let runs = Arc::new(AtomicUsize::new(0));
-    let backend = Arc::new(RedisRateLimiter::new(REDIS, prefix.0.clone()).unwrap());
+    let backend = Arc::new(RedisRateLimiter::new(&redis_url(), prefix.0.clone()).unwrap());
     let limits = RateLimits::new(backend)
         .per_principal("2/1m".parse().unwrap())
         .per_tool("other", "1/1m".parse().unwrap());

@@ -1,6 +1,6 @@
 //! `gonk-gateway --rate-limit N/PERIOD [--shared redis://…]` over MCP
 //! HTTP: the call past a principal's budget is `RATE_LIMITED`; with
-//! `--shared` two gateways draw on one budget on the machine's Redis
+//! `--shared` two gateways draw on one budget on the binary's own Redis
 //! (under a key prefix of this test's own, removed afterwards).
 
 use std::path::Path;
@@ -12,7 +12,10 @@ use gonk_tools_tests::process::ServerProcess;
 use gonk_tools_tests::workspace::bin;
 use serde_json::json;
 
-const REDIS: &str = "redis://127.0.0.1:6379";
+/// This binary's Redis (`gonk_tools_tests::services`), started on first use.
+fn redis_url() -> String {
+    gonk_tools_tests::services::redis().url()
+}
 const KEY: &str = "gateway-limits-key-0123456789abcdef";
 
 /// This test's key prefix; its keys are removed on drop.
@@ -20,7 +23,12 @@ struct Prefix(String);
 
 impl Drop for Prefix {
     fn drop(&mut self) {
-        let client = redis::Client::open(REDIS).unwrap();
+        // A failed test (maybe one whose server never started) leaves its
+        // keys to the binary's own server, gone when the binary exits.
+        if std::thread::panicking() {
+            return;
+        }
+        let client = redis::Client::open(redis_url()).unwrap();
         let mut connection = client.get_connection().unwrap();
         let keys: Vec<String> = redis::cmd("KEYS")
             .arg(format!("{}:*", self.0))
@@ -79,7 +87,8 @@ async fn two_gateways_sharing_redis_draw_on_one_budget() {
     let prefix = Prefix(format!("gonk-tests:gateway-limits:{}", std::process::id()));
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path());
-    let limits = ["--rate-limit", "3/1h", "--shared", REDIS];
+    let redis = redis_url();
+    let limits = ["--rate-limit", "3/1h", "--shared", &redis];
     let a = gateway(&config, &prefix.0, &limits);
     let b = gateway(&config, &prefix.0, &limits);
     let (a, b) = (connect(&a.url).await, connect(&b.url).await);
@@ -100,7 +109,8 @@ fn a_nats_store_is_refused_with_what_to_use_instead() {
     let output = Command::new(bin("gonk-gateway"))
         .arg("--config")
         .arg(config(dir.path()))
-        .args(["--shared", "nats://127.0.0.1:4222", "list"])
+        // Refused before any connection: nothing listens on port 1.
+        .args(["--shared", "nats://127.0.0.1:1", "list"])
         .stdin(std::process::Stdio::null())
         .output()
         .expect("the gateway runs");

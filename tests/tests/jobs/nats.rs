@@ -1,5 +1,6 @@
-//! Durable jobs on NATS JetStream (`NatsJobRunner`), against the real
-//! NATS at 127.0.0.1:4222: runners in one test stand for replicas (each
+//! Durable jobs on NATS JetStream (`NatsJobRunner`), against a real NATS
+//! server, this binary's own (`gonk_tools_tests::services`), each test on
+//! streams of its own prefix: runners in one test stand for replicas (each
 //! its own connection and registry); a fixture process stands for a worker
 //! replica that is killed mid-job.
 
@@ -13,10 +14,14 @@ use gonk_tools::jobs::{self, JobStatus, NatsJobConfig, NatsJobRunner, WorkerLoss
 use gonk_tools::prelude::*;
 use gonk_tools::security::{AuthMethod, AuthenticatedPrincipal, PrincipalIdentity, PrincipalKind};
 use gonk_tools_tests::security::{alice, auth, TestPolicy};
+use gonk_tools_tests::services::{self, Server};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
-const NATS: &str = "nats://127.0.0.1:4222";
+/// This binary's NATS with JetStream, started on first use.
+fn nats_url() -> String {
+    services::nats().url()
+}
 
 /// A prefix no other test or run uses.
 fn prefix(test: &str) -> String {
@@ -144,9 +149,9 @@ async fn replica_with(
     gate: &Arc<Gate>,
     worker: bool,
 ) -> (NatsJobRunner, ToolRegistry) {
-    let runner = NatsJobRunner::connect(NATS, config)
+    let runner = NatsJobRunner::connect(&nats_url(), config)
         .await
-        .expect("NATS JetStream at 127.0.0.1:4222");
+        .expect("the binary's NATS JetStream");
     let registry = ToolRegistry::new();
     registry.register(work_tool(Arc::clone(gate))).unwrap();
     jobs::install(&registry, Arc::new(runner.clone())).unwrap();
@@ -517,7 +522,7 @@ async fn a_job_whose_deliveries_run_out_ends_interrupted_instead_of_running_fore
 /// Starts the worker fixture and waits for it to take jobs.
 fn worker_process(prefix: &str, ack_wait_ms: u64, policy: &str) -> std::process::Child {
     let mut child = Command::new(env!("CARGO_BIN_EXE_jobs-worker-fixture"))
-        .args([NATS, prefix, &ack_wait_ms.to_string(), policy])
+        .args([&nats_url(), prefix, &ack_wait_ms.to_string(), policy])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -565,7 +570,7 @@ async fn kill_mid_job(
         on_worker_loss,
         ..NatsJobConfig::default()
     };
-    let launcher = NatsJobRunner::connect(NATS, config).await.unwrap();
+    let launcher = NatsJobRunner::connect(&nats_url(), config).await.unwrap();
     let cleanup = Cleanup(Some(launcher.clone()));
     let dir = tempfile::tempdir().unwrap();
 
@@ -608,62 +613,30 @@ async fn under_the_interrupt_policy_a_job_whose_worker_is_killed_ends_interrupte
     assert!(!dir.path().join("started-2").exists(), "not run again");
 }
 
-/// A private NATS server (its own port and store) a test can kill and
-/// start again; killed when dropped.
+/// A NATS server of one test's own that it can kill and start again
+/// (same port and store); stopped when dropped.
 struct PrivateNats {
-    child: std::process::Child,
-    port: u16,
-    dir: tempfile::TempDir,
+    server: Server,
+    _store: tempfile::TempDir,
 }
 
 impl PrivateNats {
     fn start() -> PrivateNats {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let dir = tempfile::tempdir().unwrap();
-        let child = Self::spawn(port, dir.path());
-        PrivateNats { child, port, dir }
-    }
-
-    fn spawn(port: u16, store: &Path) -> std::process::Child {
-        let child = Command::new("/usr/sbin/nats-server")
-            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
-            .arg(store)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nats-server (Debian's package) is installed");
-        for _ in 0..250 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return child;
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        let store = tempfile::tempdir().unwrap();
+        PrivateNats {
+            server: Server::nats(store.path()),
+            _store: store,
         }
-        let mut child = child;
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("nats-server never listened on {port}");
     }
 
     fn url(&self) -> String {
-        format!("nats://127.0.0.1:{}", self.port)
+        self.server.url()
     }
 
     /// SIGKILL, then the same server (port and store) again.
     fn restart(&mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-        self.child = Self::spawn(self.port, self.dir.path());
-    }
-}
-
-impl Drop for PrivateNats {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.server.kill();
+        self.server.start_again();
     }
 }
 
@@ -748,7 +721,7 @@ async fn a_runner_without_a_reachable_nats_says_so() {
         "{error}"
     );
     let error = NatsJobRunner::connect(
-        NATS,
+        &nats_url(),
         NatsJobConfig {
             prefix: "a.b".into(),
             ..NatsJobConfig::default()

@@ -1,7 +1,7 @@
 //! `RATE_LIMITED` over MCP, seen by the official Python SDK: two `notes`
 //! server processes (replicas) launched over stdio with `--rate-limit 2/1m
-//! --shared redis://127.0.0.1:6379` draw on one budget on the machine's
-//! real Redis (under a key prefix of this test's own, removed afterwards).
+//! --shared redis://…` draw on one budget on the test binary's own
+//! Redis (under a key prefix of this test's own, removed afterwards).
 //! The call past it, on the second replica, is a `tools/call` result with
 //! `isError: true`, the code in its text and the error object with
 //! `retryAfterMs` in `structuredContent.error` — a tool error, since the
@@ -12,14 +12,22 @@ use gonk_tools_tests::mcp_clients::run_python;
 use gonk_tools_tests::workspace::bin;
 use serde_json::Value;
 
-const REDIS: &str = "redis://127.0.0.1:6379";
+/// This binary's Redis (`gonk_tools_tests::services`), started on first use.
+fn redis_url() -> String {
+    gonk_tools_tests::services::redis().url()
+}
 
 /// This test's key prefix; its keys are removed on drop.
 struct Prefix(String);
 
 impl Drop for Prefix {
     fn drop(&mut self) {
-        let client = redis::Client::open(REDIS).unwrap();
+        // A failed test (maybe one whose server never started) leaves its
+        // keys to the binary's own server, gone when the binary exits.
+        if std::thread::panicking() {
+            return;
+        }
+        let client = redis::Client::open(redis_url()).unwrap();
         let mut connection = client.get_connection().unwrap();
         let keys: Vec<String> = redis::cmd("KEYS")
             .arg(format!("{}:*", self.0))
@@ -37,6 +45,7 @@ impl Drop for Prefix {
 fn replica(prefix: &Prefix, calls: &str) -> Value {
     let server = bin("notes-testbed");
     let variable = format!("NOTES_SHARED_PREFIX={}", prefix.0);
+    let redis = redis_url();
     let output = run_python(
         "python_list_call.py",
         &[
@@ -49,7 +58,7 @@ fn replica(prefix: &Prefix, calls: &str) -> Value {
             "--rate-limit",
             "2/1m",
             "--shared",
-            REDIS,
+            &redis,
             "mcp",
         ],
     );

@@ -241,12 +241,17 @@ fn an_expired_state_is_refused() {
     refused(&confirm(at, &state), "expired");
 }
 
-/// Removes this test's keys from the machine's Redis on drop.
+/// Removes this test's keys from the binary's Redis on drop.
 struct RedisPrefix(String);
 
 impl Drop for RedisPrefix {
     fn drop(&mut self) {
-        let client = redis::Client::open("redis://127.0.0.1:6379").unwrap();
+        // A failed test (maybe one whose server never started) leaves its
+        // keys to the binary's own server, gone when the binary exits.
+        if std::thread::panicking() {
+            return;
+        }
+        let client = redis::Client::open(gonk_tools_tests::services::redis().url()).unwrap();
         let mut connection = client.get_connection().unwrap();
         let keys: Vec<String> = redis::cmd("KEYS")
             .arg(format!("{}:*", self.0))
@@ -318,7 +323,7 @@ async fn a_state_used_on_one_replica_is_refused_on_another_that_shares_the_store
         let prefix = prefix.0.clone();
         move |_| {
             let store = gonk_tools::adapters::mcp::RedisSingleUseStore::new(
-                "redis://127.0.0.1:6379",
+                &gonk_tools_tests::services::redis().url(),
                 prefix.clone(),
             )
             .unwrap();

@@ -1,5 +1,5 @@
-//! The notes on PostgreSQL (`notes --db postgres://…`), against the real
-//! server on 127.0.0.1:5432: the same behaviour cases on both backends, the
+//! The notes on PostgreSQL (`notes --db postgres://…`), against a real
+//! server, the test binary's own (`gonk_tools_tests::services`): the same behaviour cases on both backends, the
 //! binary end to end, replicas migrating one fresh database at once, and
 //! connections the server ends or never answers.
 //!
@@ -13,10 +13,13 @@ use notes::store::{Database, Store, MEMORY};
 use serde_json::Value;
 use sqlx::Connection;
 
+use gonk_tools_tests::services;
 use gonk_tools_tests::workspace::bin;
 
 /// The database the tests connect to in order to create theirs.
-const ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+fn admin_url() -> String {
+    services::postgres().url("postgres")
+}
 
 /// A fresh database, dropped (with its connections) when the guard goes,
 /// also when the test fails.
@@ -36,9 +39,9 @@ impl TestDb {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        let mut admin = sqlx::PgConnection::connect(ADMIN_URL)
+        let mut admin = sqlx::PgConnection::connect(&admin_url())
             .await
-            .expect("PostgreSQL runs on 127.0.0.1:5432");
+            .expect("the binary's PostgreSQL accepts connections");
         sqlx::query(&format!("CREATE DATABASE {name}"))
             .execute(&mut admin)
             .await
@@ -47,12 +50,12 @@ impl TestDb {
     }
 
     fn url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:5432/{}", self.name)
+        services::postgres().url(&self.name)
     }
 
     /// Ends every server connection to this database (as a restart would).
     async fn terminate_connections(&self) -> i64 {
-        let mut admin = sqlx::PgConnection::connect(ADMIN_URL).await.unwrap();
+        let mut admin = sqlx::PgConnection::connect(&admin_url()).await.unwrap();
         sqlx::query_scalar(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = $1",
         )
@@ -73,7 +76,7 @@ impl Drop for TestDb {
                 .build()
                 .unwrap();
             runtime.block_on(async {
-                if let Ok(mut admin) = sqlx::PgConnection::connect(ADMIN_URL).await {
+                if let Ok(mut admin) = sqlx::PgConnection::connect(&admin_url()).await {
                     let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
                         .execute(&mut admin)
                         .await;

@@ -1,20 +1,28 @@
 //! `--rate-limit N/PERIOD` and `--shared redis://…`: separate `notes`
 //! processes (each command is one) draw on one budget kept on the
-//! machine's real Redis, under a key prefix of this test's own
+//! test binary's own Redis, under a key prefix of this test's own
 //! (`NOTES_SHARED_PREFIX`), removed afterwards; the call past the budget
 //! exits 75 with `RATE_LIMITED` and when to retry. Without `--shared` each
 //! process counts alone.
 
 use super::{clean, notes, Run};
 
-const REDIS: &str = "redis://127.0.0.1:6379";
+/// This binary's Redis (`gonk_tools_tests::services`), started on first use.
+fn redis_url() -> String {
+    gonk_tools_tests::services::redis().url()
+}
 
 /// This test's key prefix; its keys are removed on drop.
 struct Prefix(String);
 
 impl Drop for Prefix {
     fn drop(&mut self) {
-        let client = redis::Client::open(REDIS).unwrap();
+        // A failed test (maybe one whose server never started) leaves its
+        // keys to the binary's own server, gone when the binary exits.
+        if std::thread::panicking() {
+            return;
+        }
+        let client = redis::Client::open(redis_url()).unwrap();
         let mut connection = client.get_connection().unwrap();
         let keys: Vec<String> = redis::cmd("KEYS")
             .arg(format!("{}:*", self.0))
@@ -39,7 +47,8 @@ fn search(prefix: &Prefix, args: &[&str]) -> Run {
 #[test]
 fn processes_sharing_redis_draw_on_one_budget() {
     let prefix = Prefix(format!("gonk-tests:notes-cli:{}", std::process::id()));
-    let limited = ["--rate-limit", "2/1m", "--shared", REDIS];
+    let redis = redis_url();
+    let limited = ["--rate-limit", "2/1m", "--shared", &redis];
     for _ in 0..2 {
         let run = search(&prefix, &limited);
         assert_eq!(run.code, 0, "{}", run.stderr);
