@@ -3,12 +3,19 @@
 //!
 //! For each session count (1, 8, 32, 64 by default) and each transport it
 //! starts the real `notes` binary on a fresh database — `notes serve`
-//! (streamable HTTP; each session one MCP session on kept-alive
-//! connections) or `notes mcp` (stdio; the sessions are callers sharing the
-//! one connection, their requests in flight together) — runs every session
-//! through create → get → search for a while, prints calls/s, p50 and p99,
-//! then stops the server and checks in the database that every
-//! acknowledged create is there exactly once.
+//! (streamable HTTP, `http-2025`: each session one MCP session on a
+//! kept-alive connection; `http-2026`: stateless `2026-07-28` calls, no
+//! session) or `notes mcp` (stdio; the sessions are callers sharing the
+//! one connection, their requests in flight together) — and runs four
+//! phases of `--seconds` each: every session through create → get →
+//! search (`mixed`), then only `notes.create`, only `notes.get` of the
+//! notes it made, only `notes.search` of their titles. Per phase it prints
+//! calls/s, p50, p99 and the **server's CPU per call**: the utime + stime of
+//! the server process it started (`/proc/PID/stat`) over the phase,
+//! divided by the calls answered — a figure other load on the machine
+//! hardly moves, unlike calls/s and latency. Then it stops the server and
+//! checks in the database that every acknowledged create is there exactly
+//! once.
 //!
 //! With `--targets URL,URL,…` it starts nothing: the sessions go to those
 //! MCP endpoints in turn (several replicas, or one balancer in front of
@@ -22,7 +29,7 @@
 //! missing or doubled, so a script (or a test) can rely on it.
 //!
 //! ```text
-//! cargo run --release -p gonk-tools-examples --bin notes-load -- [--seconds 5] [--sessions 1,8,32,64] [--transport http,stdio]
+//! cargo run --release -p gonk-tools-examples --bin notes-load -- [--seconds 5] [--sessions 1,8,32,64] [--transport http-2025,http-2026,stdio]
 //! cargo run --release -p gonk-tools-examples --bin notes-load -- --targets http://127.0.0.1:8800/mcp --db /tmp/notes.db
 //! cargo run --release -p gonk-tools-examples --bin notes-load -- --targets http://127.0.0.1:8800/mcp --db postgres://postgres@127.0.0.1/notes
 //! ```
@@ -32,7 +39,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gonk_tools::adapters::mcp::{McpClient, McpHttpClientOptions};
+use gonk_tools::adapters::mcp::{McpClient, McpEra, McpHttpClientOptions};
 use gonk_tools::collect_tool_outcome;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -71,7 +78,7 @@ fn args() -> Args {
     let mut args = Args {
         seconds: 5,
         sessions: vec![1, 8, 32, 64],
-        transports: vec!["http".into(), "stdio".into()],
+        transports: vec!["http-2025".into(), "http-2026".into(), "stdio".into()],
         // Next to this binary (cargo builds both).
         notes: std::env::current_exe()
             .ok()
@@ -107,13 +114,49 @@ fn args() -> Args {
     args
 }
 
-/// What one session saw.
+/// What one session saw in one phase.
 #[derive(Default)]
 struct Tally {
     latencies: Vec<Duration>,
     errors: Vec<String>,
+}
+
+/// One session's caller, kept across the phases of a round.
+struct Caller {
+    client: Arc<McpClient>,
+    /// Its number in the round (in titles and queries).
+    n: usize,
+    /// Titles made so far (each title is unique in the run).
+    made: u64,
     /// (title, id) of every create the server acknowledged.
     acked: Vec<(String, i64)>,
+}
+
+/// The phases of a round, in order: the mix first, then one tool at a
+/// time, so each tool's server CPU is its own.
+#[derive(Clone, Copy, PartialEq)]
+enum Phase {
+    /// create → get → search, over and over.
+    Mixed,
+    /// `notes.create` only.
+    Create,
+    /// `notes.get` of this session's notes, in turn.
+    Get,
+    /// `notes.search` of this session's titles, in turn.
+    Search,
+}
+
+impl Phase {
+    const ALL: [Phase; 4] = [Phase::Mixed, Phase::Create, Phase::Get, Phase::Search];
+
+    fn name(self) -> &'static str {
+        match self {
+            Phase::Mixed => "mixed",
+            Phase::Create => "create",
+            Phase::Get => "get",
+            Phase::Search => "search",
+        }
+    }
 }
 
 async fn call(client: &McpClient, tool: &str, input: Value, tally: &mut Tally) -> Option<Value> {
@@ -131,29 +174,101 @@ async fn call(client: &McpClient, tool: &str, input: Value, tally: &mut Tally) -
     }
 }
 
-async fn session(client: Arc<McpClient>, run: String, n: usize, until: Instant) -> Tally {
-    let mut tally = Tally::default();
-    let mut i = 0u64;
-    while Instant::now() < until {
-        let title = format!("{run} s{n} #{i} load");
-        i += 1;
+impl Caller {
+    async fn create(&mut self, run: &str, tally: &mut Tally) -> Option<i64> {
+        let title = format!("{run} s{} #{} load", self.n, self.made);
+        self.made += 1;
         let body = json!({ "title": title, "body": "written under load", "tags": ["load"] });
-        let Some(note) = call(&client, "notes.create", body, &mut tally).await else {
-            continue;
-        };
+        let note = call(&self.client, "notes.create", body, tally).await?;
         let id = note["id"].as_i64().unwrap_or_default();
-        tally.acked.push((title.clone(), id));
-        call(&client, "notes.get", json!({ "id": id }), &mut tally).await;
-        let query = format!("s{n} #{}", i - 1);
-        call(
-            &client,
-            "notes.search",
-            json!({ "query": query, "limit": 5 }),
-            &mut tally,
-        )
-        .await;
+        self.acked.push((title, id));
+        Some(id)
     }
-    tally
+
+    async fn get(&self, id: i64, tally: &mut Tally) {
+        call(&self.client, "notes.get", json!({ "id": id }), tally).await;
+    }
+
+    /// Searches for the words of the `k`th title this session made.
+    async fn search(&self, k: u64, tally: &mut Tally) {
+        let query = format!("s{} #{k}", self.n);
+        let input = json!({ "query": query, "limit": 5 });
+        call(&self.client, "notes.search", input, tally).await;
+    }
+}
+
+async fn session(mut caller: Caller, run: String, phase: Phase, until: Instant) -> (Caller, Tally) {
+    let mut tally = Tally::default();
+    let mut turn = 0usize;
+    while Instant::now() < until {
+        // The get and search phases go round the notes made before.
+        let made = caller.acked.len();
+        match phase {
+            Phase::Create => {
+                caller.create(&run, &mut tally).await;
+            }
+            Phase::Get | Phase::Search if made == 0 => {
+                caller.create(&run, &mut tally).await;
+            }
+            Phase::Get => caller.get(caller.acked[turn % made].1, &mut tally).await,
+            Phase::Search => caller.search((turn % made) as u64, &mut tally).await,
+            Phase::Mixed => {
+                let k = caller.made;
+                let Some(id) = caller.create(&run, &mut tally).await else {
+                    continue;
+                };
+                caller.get(id, &mut tally).await;
+                caller.search(k, &mut tally).await;
+            }
+        }
+        turn += 1;
+    }
+    (caller, tally)
+}
+
+/// User + system CPU time of process `pid` so far (every thread, ended
+/// ones too), in seconds; `None` when it cannot be read.
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name (in parentheses): utime and stime
+    // are the 14th and 15th of the line.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
+    let ticks = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / clock_ticks())
+}
+
+/// The kernel's clock ticks per second (`getconf CLK_TCK`; 100 on Linux).
+fn clock_ticks() -> f64 {
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        std::process::Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|out| String::from_utf8(out.stdout).ok())
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(100.0)
+    })
+}
+
+/// The id of this process's newest child named `notes` (the stdio
+/// server the MCP client started).
+fn notes_child() -> Option<u32> {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            let name = stat
+                .split_once(" (")
+                .and_then(|(_, rest)| rest.split_once(") "));
+            matches!(name, Some((comm, rest)) if comm == "notes"
+                && rest.split(' ').nth(1) == Some(me.as_str()))
+        })
+        .max()
 }
 
 /// Starts `notes serve` on a free port; returns the process and its URL.
@@ -254,45 +369,98 @@ async fn verify_postgres(url: &str, acked: &[(String, i64)]) -> Result<usize, St
     Ok(rows as usize)
 }
 
-/// What a round measured.
+/// What a phase measured.
 struct Measured {
     latencies: Vec<Duration>,
     errors: Vec<String>,
-    acked: Vec<(String, i64)>,
     elapsed: Duration,
+    /// The server's CPU seconds over the phase, when its process is known.
+    cpu: Option<f64>,
 }
 
-/// Runs every client as a session until the round's time is up.
-async fn drive(args: &Args, clients: &[Arc<McpClient>], run: &str) -> Measured {
+/// Runs every caller through `phase` until its time is up; the callers
+/// come back with what they made.
+async fn drive(
+    args: &Args,
+    callers: Vec<Caller>,
+    run: &str,
+    phase: Phase,
+    server: Option<u32>,
+) -> (Vec<Caller>, Measured) {
+    let cpu_before = server.and_then(cpu_seconds);
     let started = Instant::now();
     let until = started + Duration::from_secs(args.seconds);
-    let tasks: Vec<_> = clients
-        .iter()
-        .enumerate()
-        .map(|(n, client)| tokio::spawn(session(Arc::clone(client), run.to_owned(), n, until)))
+    let tasks: Vec<_> = callers
+        .into_iter()
+        .map(|caller| tokio::spawn(session(caller, run.to_owned(), phase, until)))
         .collect();
     let mut measured = Measured {
         latencies: Vec::new(),
         errors: Vec::new(),
-        acked: Vec::new(),
         elapsed: Duration::ZERO,
+        cpu: None,
     };
+    let mut callers = Vec::new();
     for task in tasks {
-        let tally = task.await.expect("session");
+        let (caller, tally) = task.await.expect("session");
+        callers.push(caller);
         measured.latencies.extend(tally.latencies);
         measured.errors.extend(tally.errors);
-        measured.acked.extend(tally.acked);
     }
     measured.elapsed = started.elapsed();
-    measured
+    measured.cpu = match (cpu_before, server.and_then(cpu_seconds)) {
+        (Some(before), Some(after)) => Some(after - before),
+        _ => None,
+    };
+    (callers, measured)
 }
 
-/// Prints a round's row of the table.
-fn print_row(label: &str, sessions: usize, mut measured: Measured, checked: &str) {
+/// Runs the round's phases, printing a row for each; returns every
+/// acknowledged create.
+async fn phases(
+    args: &Args,
+    label: &str,
+    mut callers: Vec<Caller>,
+    run: &str,
+    server: Option<u32>,
+) -> Vec<(String, i64)> {
+    let sessions = callers.len();
+    let mut per_tool = Vec::new();
+    for phase in Phase::ALL {
+        let (back, measured) = drive(args, callers, run, phase, server).await;
+        callers = back;
+        if phase != Phase::Mixed {
+            per_tool.extend(
+                measured
+                    .cpu
+                    .map(|cpu| cpu / measured.latencies.len().max(1) as f64),
+            );
+        }
+        print_row(label, sessions, phase.name(), measured);
+    }
+    if per_tool.len() == 3 {
+        let mean = per_tool.iter().sum::<f64>() / 3.0;
+        println!(
+            "| {label:<9} | {sessions:>3} | mean of create, get, search | | | | | | **{:.0}** |",
+            mean * 1e6
+        );
+    }
+    callers
+        .into_iter()
+        .flat_map(|caller| caller.acked)
+        .collect()
+}
+
+/// Prints a phase's row of the table.
+fn print_row(label: &str, sessions: usize, phase: &str, mut measured: Measured) {
     measured.latencies.sort_unstable();
     let latencies = &measured.latencies;
+    let cpu = match measured.cpu {
+        Some(cpu) => format!("{:.0}", cpu / latencies.len().max(1) as f64 * 1e6),
+        None => "—".to_owned(),
+    };
     println!(
-        "| {label:<5} | {sessions:>3} | {:>7} | {:>6} | {:>8.0} | {:>6.2} | {:>7.2} | {checked} |",
+        "| {label:<9} | {sessions:>3} | {phase:<6} | {:>7} | {:>6} | {:>8.0} | {:>6.2} | {:>7.2} | {cpu:>6} |",
         latencies.len(),
         measured.errors.len(),
         latencies.len() as f64 / measured.elapsed.as_secs_f64(),
@@ -319,38 +487,63 @@ fn checked(verified: Result<usize, String>, acked: &[(String, i64)]) -> String {
     }
 }
 
+/// The callers of a round: one per session, numbered.
+fn callers(clients: Vec<Arc<McpClient>>) -> Vec<Caller> {
+    clients
+        .into_iter()
+        .enumerate()
+        .map(|(n, client)| Caller {
+            client,
+            n,
+            made: 0,
+            acked: Vec::new(),
+        })
+        .collect()
+}
+
 async fn round(args: &Args, transport: &str, sessions: usize, dir: &Path) {
     let db = dir.join(format!("{transport}-{sessions}.db"));
-    let run = format!("{transport}{sessions}");
-    let (mut child, clients): (Option<Child>, Vec<Arc<McpClient>>) = match transport {
-        "http" => {
-            let (child, url) = serve_http(&args.notes, &db).await;
-            let mut clients = Vec::new();
-            for _ in 0..sessions {
-                let client = McpClient::connect_http(&url, McpHttpClientOptions::new())
-                    .await
-                    .expect("an MCP session");
-                clients.push(Arc::new(client));
+    let run = format!("{transport}-{sessions}");
+    let (mut child, clients, server): (Option<Child>, Vec<Arc<McpClient>>, Option<u32>) =
+        match transport {
+            "http-2025" | "http-2026" => {
+                let (child, url) = serve_http(&args.notes, &db).await;
+                let era = if transport == "http-2025" {
+                    McpEra::Session
+                } else {
+                    McpEra::Stateless
+                };
+                let mut clients = Vec::new();
+                for _ in 0..sessions {
+                    let client = McpClient::builder()
+                        .era(era)
+                        .connect_http(&url, McpHttpClientOptions::new())
+                        .await
+                        .expect("an MCP client");
+                    clients.push(Arc::new(client));
+                }
+                let pid = child.id();
+                (Some(child), clients, pid)
             }
-            (Some(child), clients)
-        }
-        _ => {
-            let mut command = Command::new(&args.notes);
-            command.arg("--db").arg(&db).arg("mcp").kill_on_drop(true);
-            let client = Arc::new(McpClient::connect_stdio(command).await.expect("notes mcp"));
-            (None, vec![client; sessions])
-        }
-    };
-    let measured = drive(args, &clients, &run).await;
-    drop(clients);
+            "stdio" => {
+                let mut command = Command::new(&args.notes);
+                command.arg("--db").arg(&db).arg("mcp").kill_on_drop(true);
+                let client = Arc::new(McpClient::connect_stdio(command).await.expect("notes mcp"));
+                (None, vec![client; sessions], notes_child())
+            }
+            other => panic!("unknown transport {other}: http-2025, http-2026 or stdio"),
+        };
+    let acked = phases(args, transport, callers(clients), &run, server).await;
     if let Some(child) = child.as_mut() {
         let _ = child.start_kill();
         let _ = child.wait().await;
     }
     // stdio: the process ends when its client is dropped; give it a moment.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let checked = checked(verify_sqlite(&db, &measured.acked), &measured.acked);
-    print_row(transport, sessions, measured, &checked);
+    println!(
+        "  database check: {}",
+        checked(verify_sqlite(&db, &acked), &acked)
+    );
 }
 
 /// A round against running endpoints: session `n` talks to target
@@ -365,18 +558,13 @@ async fn round_on_targets(args: &Args, sessions: usize) {
             .unwrap_or_else(|e| panic!("{url}: {e}"));
         clients.push(Arc::new(client));
     }
-    let measured = drive(args, &clients, &run).await;
-    drop(clients);
+    let acked = phases(args, "http", callers(clients), &run, None).await;
     let checked = match &args.db {
-        Some(SharedStore::Sqlite(db)) => {
-            checked(verify_sqlite(db, &measured.acked), &measured.acked)
-        }
-        Some(SharedStore::Postgres(url)) => {
-            checked(verify_postgres(url, &measured.acked).await, &measured.acked)
-        }
-        None => format!("{} acked, not checked (no --db)", measured.acked.len()),
+        Some(SharedStore::Sqlite(db)) => checked(verify_sqlite(db, &acked), &acked),
+        Some(SharedStore::Postgres(url)) => checked(verify_postgres(url, &acked).await, &acked),
+        None => format!("{} acked, not checked (no --db)", acked.len()),
     };
-    print_row("http", sessions, measured, &checked);
+    println!("  database check: {checked}");
 }
 
 fn main() {
@@ -388,7 +576,7 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("notes-load-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a scratch directory");
     println!(
-        "notes-load: {} s per round, create → get → search per iteration, `{}`",
+        "notes-load: {} s per phase (mixed create → get → search, then each tool alone), `{}`",
         args.seconds,
         args.notes.display()
     );
@@ -396,9 +584,9 @@ fn main() {
         println!("targets: {}", args.targets.join(", "));
     }
     println!(
-        "| transport | sessions | calls | errors | calls/s | p50 ms | p99 ms | database check |"
+        "| transport | sessions | phase | calls | errors | calls/s | p50 ms | p99 ms | server CPU µs/call |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---|");
+    println!("|---|---:|---|---:|---:|---:|---:|---:|---:|");
     runtime.block_on(async {
         if !args.targets.is_empty() {
             for &sessions in &args.sessions {

@@ -244,7 +244,8 @@ pub fn install(registry: &ToolRegistry, store: &Arc<Store>) -> Result<(), Regist
         if !change.is_write() {
             return;
         }
-        let Ok(note) = serde_json::from_value::<Note>(change.data.clone()) else {
+        // Read in place: the result is not copied to be looked at.
+        let Ok(note) = Note::deserialize(change.data) else {
             return;
         };
         notifier.notify(note_uri(note.id));

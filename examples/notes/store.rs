@@ -8,7 +8,10 @@
 //! A file database runs in WAL mode (`synchronous = NORMAL`: a commit
 //! survives the process being killed; a power cut may lose the last ones)
 //! behind a small pool of connections, so reads run side by side and two
-//! processes can share one file. Search uses an FTS5 index (trigram
+//! processes can share one file. Each connection compiles a statement
+//! once and keeps it (`prepare_cached`); this process's writes take turns
+//! on a lock of their own rather than in SQLite's sleeping busy handler.
+//! Search uses an FTS5 index (trigram
 //! tokens: substring matches, as `LIKE` would find, without a table scan),
 //! kept in step with the notes by triggers.
 //!
@@ -75,6 +78,10 @@ struct Inner {
     listeners: Mutex<Vec<gonk_tools::changes::ChangeSubscription>>,
     location: Mutex<Option<Database>>,
     pool: Mutex<Option<Arc<Pool>>>,
+    /// Taken by every write of this process, so its writers queue here
+    /// instead of in SQLite's busy handler, which sleeps (1 ms, 2 ms, …)
+    /// between tries; other processes still meet the busy timeout.
+    writes: Mutex<()>,
     postgres: tokio::sync::OnceCell<sqlx::PgPool>,
     exports: tokio::sync::Semaphore,
 }
@@ -227,6 +234,7 @@ impl Store {
                 listeners: Mutex::new(Vec::new()),
                 location: Mutex::new(location.map(Database::Sqlite)),
                 pool: Mutex::new(None),
+                writes: Mutex::new(()),
                 postgres: tokio::sync::OnceCell::new(),
                 exports: tokio::sync::Semaphore::new(CONCURRENT_EXPORTS),
             }),
@@ -281,7 +289,7 @@ impl Store {
         match self.postgres().await? {
             Some(pool) => postgres::create(&pool, &title, &body, &tags).await,
             None => {
-                self.run(move |db| sql::create(db, &title, &body, &tags))
+                self.run_write(move |db| sql::create(db, &title, &body, &tags))
                     .await
             }
         }
@@ -316,7 +324,7 @@ impl Store {
     pub async fn rename(&self, id: i64, title: String) -> Result<Note, ToolError> {
         match self.postgres().await? {
             Some(pool) => postgres::rename(&pool, id, &title).await,
-            None => self.run(move |db| sql::rename(db, id, &title)).await,
+            None => self.run_write(move |db| sql::rename(db, id, &title)).await,
         }
     }
 
@@ -324,7 +332,7 @@ impl Store {
     pub async fn archive(&self, id: i64) -> Result<(Note, bool), ToolError> {
         match self.postgres().await? {
             Some(pool) => postgres::archive(&pool, id).await,
-            None => self.run(move |db| sql::archive(db, id)).await,
+            None => self.run_write(move |db| sql::archive(db, id)).await,
         }
     }
 
@@ -392,6 +400,15 @@ impl Store {
         connection
             .busy_timeout(std::time::Duration::from_secs(5))
             .map_err(db_error)?;
+        // A cached statement stays compiled: without the query planner
+        // stability guarantee, SQLite recompiles a statement whose
+        // `LIKE ?` could be planned from the bound value — every search.
+        connection
+            .set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+                true,
+            )
+            .map_err(db_error)?;
         Ok(connection)
     }
 
@@ -455,6 +472,20 @@ impl Store {
         tokio::task::spawn_blocking(move || inner.with(f))
             .await
             .map_err(|e| ToolError::internal(format!("notes database task failed: {e}")))?
+    }
+
+    /// [`Store::run`] for a write: one at a time in this process.
+    pub async fn run_write<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, ToolError> + Send + 'static,
+    ) -> Result<T, ToolError> {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || {
+            let _writing = inner.writes.lock().unwrap_or_else(|p| p.into_inner());
+            inner.with(f)
+        })
+        .await
+        .map_err(|e| ToolError::internal(format!("notes database task failed: {e}")))?
     }
 
     /// Runs `f` on the connection, opening the database first if needed.
@@ -583,21 +614,24 @@ pub mod sql {
         tags: &[String],
     ) -> Result<Note, ToolError> {
         let tags = serde_json::to_string(tags)?;
-        db.execute(
-            "INSERT INTO notes (title, body, tags) VALUES (?1, ?2, ?3)",
-            params![title, body, tags],
+        // One cached statement: the insert (and its index trigger) is
+        // compiled once per connection, and answers the row it made.
+        db.prepare_cached(
+            "INSERT INTO notes (title, body, tags) VALUES (?1, ?2, ?3) \
+             RETURNING id, title, body, tags, archived, created_at, updated_at",
         )
-        .map_err(db_error)?;
-        get(db, db.last_insert_rowid())
+        .map_err(db_error)?
+        .query_row(params![title, body, tags], note_from)
+        .map_err(db_error)
     }
 
     /// One note by id.
     pub fn get(db: &Connection, id: i64) -> Result<Note, ToolError> {
-        db.query_row(
-            &format!("SELECT {COLUMNS} FROM notes WHERE id = ?1"),
-            params![id],
-            note_from,
+        db.prepare_cached(
+            "SELECT id, title, body, tags, archived, created_at, updated_at FROM notes WHERE id = ?1",
         )
+        .map_err(db_error)?
+        .query_row(params![id], note_from)
         .optional()
         .map_err(db_error)?
         .ok_or_else(|| not_found(id))
@@ -656,10 +690,10 @@ pub mod sql {
     /// Sets a note's title.
     pub fn rename(db: &Connection, id: i64, title: &str) -> Result<Note, ToolError> {
         let changed = db
-            .execute(
+            .prepare_cached(
                 "UPDATE notes SET title = ?2, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?1",
-                params![id, title],
             )
+            .and_then(|mut update| update.execute(params![id, title]))
             .map_err(db_error)?;
         if changed == 0 {
             return Err(not_found(id));
@@ -670,11 +704,11 @@ pub mod sql {
     /// Archives a note; `true` when it was not archived before.
     pub fn archive(db: &Connection, id: i64) -> Result<(Note, bool), ToolError> {
         let changed = db
-            .execute(
+            .prepare_cached(
                 "UPDATE notes SET archived = 1, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
                  WHERE id = ?1 AND archived = 0",
-                params![id],
             )
+            .and_then(|mut update| update.execute(params![id]))
             .map_err(db_error)?;
         Ok((get(db, id)?, changed > 0))
     }
@@ -687,7 +721,7 @@ pub mod sql {
         include_archived: bool,
     ) -> Result<Vec<Note>, ToolError> {
         let mut statement = db
-            .prepare(&format!(
+            .prepare_cached(&format!(
                 "SELECT {COLUMNS} FROM notes WHERE (?1 OR archived = 0) \
                  ORDER BY updated_at DESC, id DESC LIMIT ?2"
             ))

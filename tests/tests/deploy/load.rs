@@ -28,19 +28,26 @@ fn notes_load(url: &str, db: &str) -> Output {
         .expect("notes-load runs")
 }
 
-/// The table row of the round (`| http | 3 | … | CHECK |`).
-fn row(output: &Output) -> String {
+/// The round's phase rows (`| http | 3 | PHASE | calls | errors | … |`)
+/// and its database check (`  database check: CHECK`).
+fn round(output: &Output) -> (Vec<String>, String) {
     let stdout = String::from_utf8_lossy(&output.stdout);
-    stdout
+    let rows: Vec<String> = stdout
         .lines()
-        .find(|line| line.starts_with("| http"))
-        .unwrap_or_else(|| {
-            panic!(
-                "no round in notes-load's output:\n{stdout}\n{}",
-                String::from_utf8_lossy(&output.stderr)
-            )
-        })
-        .to_owned()
+        .filter(|line| line.starts_with("| http"))
+        .map(str::to_owned)
+        .collect();
+    let check = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("  database check: "))
+        .map(str::to_owned);
+    match check {
+        Some(check) if !rows.is_empty() => (rows, check),
+        _ => panic!(
+            "no round in notes-load's output:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        ),
+    }
 }
 
 #[test]
@@ -51,12 +58,18 @@ fn notes_load_finds_every_acknowledged_create_once_in_postgresql_and_fails_when_
     });
 
     let checked = notes_load(&deployment.url, &deployment.db);
-    let round = row(&checked);
+    let (rows, check) = round(&checked);
+    let round = format!("{}\n{check}", rows.join("\n"));
     assert!(checked.status.success(), "{round}");
-    // `| http | 3 | calls | errors | calls/s | p50 | p99 | N acked, R rows, each once |`
-    let cells: Vec<&str> = round.split('|').map(str::trim).collect();
-    assert_eq!(cells[4], "0", "no call failed: {round}");
-    let check = cells[8];
+    // Four phases (mixed, create, get, search), each
+    // `| http | 3 | PHASE | calls | errors | calls/s | p50 | p99 | CPU |`.
+    assert_eq!(rows.len(), 4, "{round}");
+    for row in &rows {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(cells[5], "0", "no call failed: {round}");
+    }
+    // `N acked, R rows, each once`
+    let check = check.as_str();
     let numbers: Vec<usize> = check
         .split_whitespace()
         .filter_map(|word| word.trim_end_matches(',').parse().ok())
@@ -75,10 +88,10 @@ fn notes_load_finds_every_acknowledged_create_once_in_postgresql_and_fails_when_
     let elsewhere = PgDatabase::create();
     assert!(stored_notes(&elsewhere.url()).is_empty());
     let missed = notes_load(&deployment.url, &elsewhere.url());
-    let round = row(&missed);
-    assert_eq!(missed.status.code(), Some(1), "{round}");
+    let (_, check) = round(&missed);
+    assert_eq!(missed.status.code(), Some(1), "{check}");
     assert!(
-        round.contains("LOST OR DUPLICATED") && round.contains("is there 0 times"),
-        "{round}"
+        check.contains("LOST OR DUPLICATED") && check.contains("is there 0 times"),
+        "{check}"
     );
 }

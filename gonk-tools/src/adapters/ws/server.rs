@@ -74,8 +74,10 @@ fn router_with<C: Send + Sync + 'static>(
     let fan_out = hub.clone();
     let handler = handler
         .also_emit(move |message: &WsBroadcast| {
-            // No open socket is not a failure.
-            let _ = fan_out.send(Arc::from(message.to_text()));
+            // No open socket is not a failure, and nothing to serialize for.
+            if fan_out.receiver_count() > 0 {
+                let _ = fan_out.send(Arc::from(message.to_text()));
+            }
         })
         .build();
     let endpoint = Arc::new(Endpoint {

@@ -322,7 +322,9 @@ impl ServerHandler for McpServer {
             .with_details(serde_json::json!({ "uri": request.uri }));
             return Err(resources::error_data(&missing, is_stateless(&context)));
         }
-        self.subscriptions.add(request.uri);
+        let registry = &self.shared.registry;
+        self.subscriptions
+            .add(request.uri, || registry.resource_updates());
         Ok(())
     }
 

@@ -17,6 +17,7 @@ use crate::adapters::mcp::http::security::RequestState;
 use crate::context::ToolContext;
 use crate::error::{ErrorCode, ToolError};
 use crate::jobs;
+use crate::registry::ResourceUpdates;
 
 /// Resources, prompts and completion: each request starts from the same
 /// base context as a tool call (so what is listed is what is readable),
@@ -157,10 +158,11 @@ impl McpServer {
     }
 
     /// Notifies a 2025 session of resource updates it subscribed to and of
-    /// changes to the resource and prompt lists, until it closes.
+    /// changes to the resource and prompt lists, until it closes. The
+    /// registry's updates are received only while the session has a
+    /// subscription.
     pub(super) fn follow_primitives(&self, peer: Peer<RoleServer>) {
         let registry = &self.shared.registry;
-        let mut updates = registry.resource_updates();
         let mut changes = registry.primitive_changes();
         let closed = self.closed.clone();
         let subscriptions = Arc::clone(&self.subscriptions);
@@ -169,18 +171,30 @@ impl McpServer {
             !registry.prompts().is_empty(),
         );
         tokio::spawn(async move {
+            let mut updates: Option<ResourceUpdates> = None;
             loop {
                 let sent = tokio::select! {
                     _ = closed.cancelled() => return,
-                    uri = updates.next() => match uri {
+                    handed = subscriptions.handed_over(), if updates.is_none() => {
+                        updates = Some(handed);
+                        true
+                    }
+                    uri = next_update(&mut updates), if updates.is_some() => match uri {
                         None => return,
-                        Some(uri) if subscriptions.contains(&uri) => peer
-                            .notify_resource_updated(
-                                rmcp::model::ResourceUpdatedNotificationParam::new(uri),
-                            )
-                            .await
-                            .is_ok(),
-                        Some(_) => true,
+                        Some(uri) => match subscriptions.wants(&uri) {
+                            (true, _) => peer
+                                .notify_resource_updated(
+                                    rmcp::model::ResourceUpdatedNotificationParam::new(uri),
+                                )
+                                .await
+                                .is_ok(),
+                            (false, keep) => {
+                                if !keep {
+                                    updates = None;
+                                }
+                                true
+                            }
+                        },
                     },
                     changed = changes.changed() => match changed {
                         None => return,
@@ -195,6 +209,14 @@ impl McpServer {
                 }
             }
         });
+    }
+}
+
+/// The next update of a follower's receiver (polled only while it has one).
+async fn next_update(updates: &mut Option<ResourceUpdates>) -> Option<String> {
+    match updates {
+        Some(updates) => updates.next().await,
+        None => std::future::pending().await,
     }
 }
 

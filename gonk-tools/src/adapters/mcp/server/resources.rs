@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 use crate::completion::{Completion, CompletionRequest};
 use crate::error::{ErrorCode, ToolError};
 use crate::prompt::{PromptDefinition, PromptResult};
+use crate::registry::ResourceUpdates;
 use crate::resource::{ResourceBody, ResourceContents, ResourceDefinition};
 use crate::CompletionTarget;
 
@@ -331,23 +332,74 @@ pub(crate) fn capabilities(
     }
 }
 
-/// The URIs a 2025 session subscribed to.
+/// The URIs a 2025 session subscribed to, and the session's share of the
+/// registry's resource updates: taken only while it has a subscription,
+/// so a write wakes only the sessions that asked to hear of one (not every
+/// open session; see `docs/benchmarks.md#the-notes-server-under-load-notes-load`).
 #[derive(Debug, Default)]
-pub(crate) struct Subscriptions(std::sync::Mutex<std::collections::HashSet<String>>);
+pub(crate) struct Subscriptions {
+    state: std::sync::Mutex<Subscribed>,
+    /// Wakes the session's follower when a receiver is handed over.
+    handed: tokio::sync::Notify,
+}
+
+#[derive(Debug, Default)]
+struct Subscribed {
+    uris: std::collections::HashSet<String>,
+    /// The follower holds a receiver (or one is waiting in `handoff`).
+    listening: bool,
+    /// The receiver made by the first subscription, for the follower.
+    handoff: Option<ResourceUpdates>,
+}
 
 impl Subscriptions {
-    pub(crate) fn add(&self, uri: String) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(uri);
+    /// Subscribes to `uri`. The first subscription makes the receiver
+    /// (`updates`) here, before the subscribe is answered, so no update
+    /// after the answer is missed.
+    pub(crate) fn add(&self, uri: String, updates: impl FnOnce() -> ResourceUpdates) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.uris.insert(uri);
+        if !state.listening {
+            state.listening = true;
+            state.handoff = Some(updates());
+            self.handed.notify_one();
+        }
     }
 
     pub(crate) fn remove(&self, uri: &str) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(uri);
-    }
-
-    pub(crate) fn contains(&self, uri: &str) -> bool {
-        self.0
+        self.state
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .contains(uri)
+            .uris
+            .remove(uri);
+    }
+
+    /// Waits for the receiver the first subscription made.
+    pub(crate) async fn handed_over(&self) -> ResourceUpdates {
+        loop {
+            let handed = self.handed.notified();
+            if let Some(updates) = self
+                .state
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .handoff
+                .take()
+            {
+                return updates;
+            }
+            handed.await;
+        }
+    }
+
+    /// Whether `uri` is subscribed to, and whether the follower should
+    /// keep its receiver (`false` once nothing is subscribed: the
+    /// follower drops it, and the next subscription makes a new one).
+    pub(crate) fn wants(&self, uri: &str) -> (bool, bool) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if state.uris.is_empty() {
+            state.listening = false;
+            return (false, false);
+        }
+        (state.uris.contains(uri), true)
     }
 }
