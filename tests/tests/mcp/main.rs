@@ -28,6 +28,7 @@ mod notes_resources;
 mod oauth_client;
 mod otel;
 mod param_headers;
+mod pressure;
 mod rate_limit;
 mod replay;
 mod request_head;

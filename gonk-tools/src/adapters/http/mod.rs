@@ -48,6 +48,7 @@ mod authenticate;
 mod guard;
 mod options;
 mod server;
+pub(crate) mod session_table;
 
 pub use authenticate::{HttpAuthRejection, HttpAuthenticator, HttpRequestParts};
 pub use guard::{
