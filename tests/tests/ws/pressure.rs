@@ -149,8 +149,8 @@ async fn after_1100_idle_connections_a_new_client_connects_at_once() {
         assert_eq!(close_code(socket).await, CloseCode::Again);
     }
     let last = sockets.last_mut().unwrap();
-    let answer = call(last, 2, "echo", json!("still here")).await;
-    assert_eq!(answer["result"], "still here", "{answer}");
+    let answer = call(last, 2, "echo", json!({"still": "here"})).await;
+    assert_eq!(answer["result"], json!({"still": "here"}), "{answer}");
     server.shutdown().await.unwrap();
 }
 
@@ -176,9 +176,9 @@ async fn a_principal_at_its_share_closes_only_its_own_connections() {
         assert_eq!(close_code(socket).await, CloseCode::Again);
     }
     for (i, socket) in bob.iter_mut().enumerate() {
-        let answer = call(socket, i as u64, "echo", json!("bob")).await;
+        let answer = call(socket, i as u64, "echo", json!({"who": "bob"})).await;
         assert_eq!(
-            answer["result"], "bob",
+            answer["result"]["who"], "bob",
             "alice never closes bob's: {answer}"
         );
     }
@@ -191,13 +191,13 @@ async fn a_principal_at_its_share_closes_only_its_own_connections() {
     // The calls are running once a later frame on the same socket is
     // answered (frames are handled in order).
     for (i, socket) in alice[3..].iter_mut().enumerate() {
-        let answer = call(socket, 200 + i as u64, "echo", json!(1)).await;
-        assert_eq!(answer["result"], 1);
+        let answer = call(socket, 200 + i as u64, "echo", json!({"n": 1})).await;
+        assert_eq!(answer["result"]["n"], 1, "{answer}");
     }
     assert_eq!(connect(&url, Some("alice")).await.err(), Some(503));
     for (i, socket) in bob.iter_mut().enumerate() {
-        let answer = call(socket, 300 + i as u64, "echo", json!("bob")).await;
-        assert_eq!(answer["result"], "bob", "{answer}");
+        let answer = call(socket, 300 + i as u64, "echo", json!({"who": "bob"})).await;
+        assert_eq!(answer["result"]["who"], "bob", "{answer}");
     }
     server.shutdown().await.unwrap();
 }
