@@ -34,10 +34,47 @@ use crate::dev_router::{self, DevRouter};
 /// The port `serve` listens on unless `--port` says otherwise.
 const DEFAULT_PORT: u16 = 8809;
 
-/// One connected upstream and the config it was connected with.
+/// One upstream (connected, or held while it cannot be reached) and the
+/// config it was connected with.
 struct Upstream {
     config: ServerConfig,
     source: Arc<McpSource>,
+    /// Reconnects that failed in a row, and when the next may be tried:
+    /// the health check backs off from a server that stays down.
+    backoff: Backoff,
+}
+
+/// The health check's backoff for one upstream: after `n` failures in a
+/// row the next try waits `interval × 2^n` ticks' worth, at most
+/// [`MAX_BACKOFF_TICKS`] health-check intervals.
+#[derive(Debug, Default)]
+struct Backoff {
+    failures: u32,
+    skip: u64,
+}
+
+/// The most health-check intervals between two tries of a server that
+/// stays down.
+const MAX_BACKOFF_TICKS: u64 = 8;
+
+impl Backoff {
+    /// Whether this tick tries; counts the tick off otherwise.
+    fn due(&mut self) -> bool {
+        if self.skip == 0 {
+            return true;
+        }
+        self.skip -= 1;
+        false
+    }
+
+    fn failed(&mut self) {
+        self.failures = self.failures.saturating_add(1);
+        self.skip = (1u64 << self.failures.min(6)).min(MAX_BACKOFF_TICKS) - 1;
+    }
+
+    fn succeeded(&mut self) {
+        *self = Backoff::default();
+    }
 }
 
 /// The registry the adapters serve and the sources that fill it.
@@ -214,18 +251,30 @@ impl Gateway {
             let trusted = self.trust.contains(&id);
             let registry = self.registry.clone();
             async move {
-                let result = server.builder(&id, trusted).connect(&registry).await;
+                // One that cannot be reached keeps its namespace (calls
+                // answer REMOTE_UNAVAILABLE) and is retried by `heal`.
+                let result = server
+                    .builder(&id, trusted)
+                    .connect_or_hold(&registry)
+                    .await;
                 (id, server, result)
             }
         });
         for (id, server, result) in futures::future::join_all(connecting).await {
             match result {
                 Ok(source) => {
+                    if let Some(error) = source.unreachable() {
+                        eprintln!(
+                            "gonk-gateway: {} until it answers (retried in the background): calls under {id}. answer REMOTE_UNAVAILABLE",
+                            self.not_served(&id, &error)
+                        );
+                    }
                     upstreams.insert(
                         id,
                         Upstream {
                             config: server,
                             source: Arc::new(source),
+                            backoff: Backoff::default(),
                         },
                     );
                 }
@@ -251,6 +300,20 @@ impl Gateway {
             ),
             _ => format!("{error}; its tools are not served"),
         }
+    }
+
+    /// The upstreams not reached since start, with their last connection
+    /// errors (what `list` marks).
+    pub async fn unreachable(&self) -> Vec<(String, String)> {
+        self.upstreams
+            .lock()
+            .await
+            .iter()
+            .filter_map(|(id, up)| {
+                let error = up.source.unreachable()?;
+                Some((id.clone(), error.to_string()))
+            })
+            .collect()
     }
 
     /// Rereads the config file and applies it.
@@ -286,16 +349,27 @@ impl Gateway {
             .upstreams
             .lock()
             .await
-            .iter()
+            .iter_mut()
             .filter(|(_, up)| up.source.is_disconnected())
-            .map(|(id, up)| (id.clone(), Arc::clone(&up.source)))
+            .filter_map(|(id, up)| {
+                up.backoff
+                    .due()
+                    .then(|| (id.clone(), Arc::clone(&up.source)))
+            })
             .collect();
         for (id, source) in sources {
-            match source.reconnect().await {
+            let reconnected = source.reconnect().await;
+            match &reconnected {
                 Ok(revision) => {
                     eprintln!("gonk-gateway: reconnected {id} (catalog revision {revision})")
                 }
                 Err(error) => eprintln!("gonk-gateway: {id} is down: {error}"),
+            }
+            if let Some(up) = self.upstreams.lock().await.get_mut(&id) {
+                match reconnected {
+                    Ok(_) => up.backoff.succeeded(),
+                    Err(_) => up.backoff.failed(),
+                }
             }
         }
     }
