@@ -776,7 +776,9 @@ impl ToolRegistry {
         self.write().local.shift_remove(name).is_some()
     }
 
-    /// The tool named `name`.
+    /// The tool named `name` — or, for a name under a held source's
+    /// prefix that no tool has, the placeholder that answers for it
+    /// ([`hold_source`](Self::hold_source)).
     pub fn get(&self, name: &str) -> Option<ToolDefinition> {
         self.read().get(name).cloned()
     }
@@ -967,5 +969,40 @@ mod tests {
             .build();
         ToolRegistry::new().register(def.clone()).unwrap();
         assert!(def.inner.compiled.get().is_some());
+    }
+
+    fn named(name: &str) -> ToolDefinition {
+        ToolDefinition::builder(name)
+            .description("A tool.")
+            .handler(|_: crate::NoInput, _ctx| async move { Ok::<_, crate::ToolError>("ok") })
+            .build()
+    }
+
+    #[test]
+    fn a_held_source_answers_under_its_prefix_until_it_has_a_catalog() {
+        let registry = ToolRegistry::new();
+        registry
+            .hold_source("notes", named("notes.unavailable"))
+            .unwrap();
+        let held = |name: &str| registry.get(name).map(|def| def.name.clone());
+        assert_eq!(held("notes.search").as_deref(), Some("notes.unavailable"));
+        assert_eq!(held("notes.a.b").as_deref(), Some("notes.unavailable"));
+        // Only under the prefix: not the prefix itself, not a longer id.
+        assert_eq!(held("notes"), None);
+        assert_eq!(held("notes."), None);
+        assert_eq!(held("notesx.search"), None);
+        assert!(registry.list().is_empty(), "a placeholder is never listed");
+        // Its catalog ends the hold: a name it lacks is missing again.
+        registry
+            .replace_source("notes", [named("notes.search")])
+            .unwrap();
+        assert_eq!(held("notes.search").as_deref(), Some("notes.search"));
+        assert_eq!(held("notes.other"), None);
+        // Held again, then removed with the source.
+        registry
+            .hold_source("web", named("web.unavailable"))
+            .unwrap();
+        assert!(registry.remove_source("web"));
+        assert_eq!(held("web.x"), None);
     }
 }
