@@ -18,7 +18,10 @@
 //! serving, a dead upstream — a command that exited, an HTTP server that
 //! refuses connections or was restarted and forgot the session — is
 //! reconnected every `--health-interval` seconds (its tools fail with
-//! `REMOTE_TRANSPORT_ERROR` meanwhile, the others keep working), and
+//! `REMOTE_TRANSPORT_ERROR` meanwhile, the others keep working); one that
+//! cannot be reached at start keeps its namespace (its calls answer
+//! `REMOTE_UNAVAILABLE`, `list` marks it) and is retried with backoff until
+//! its tools can be imported; and
 //! SIGHUP or a change of the file reloads the config. What a call costs
 //! through the gateway: `gateway-bench`, figures in `docs/benchmarks.md`.
 
@@ -237,6 +240,12 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
         })
         .run_async(drop_call(args))
         .await;
+    if word.as_deref() == Some("list") {
+        // The servers whose tools could not be listed, marked as such.
+        for (id, error) in gateway.unreachable().await {
+            println!("{id}.*  UNREACHABLE — {error} (calls answer REMOTE_UNAVAILABLE; retried while serving)");
+        }
+    }
     gateway.close().await;
     code
 }

@@ -37,10 +37,47 @@ use crate::dev_router::{self, DevRouter};
 /// The port `serve` listens on unless `--port` says otherwise.
 const DEFAULT_PORT: u16 = 8809;
 
-/// One connected upstream and the config it was connected with.
+/// One upstream (connected, or held while it cannot be reached) and the
+/// config it was connected with.
 struct Upstream {
     config: ServerConfig,
     source: Arc<McpSource>,
+    /// Reconnects that failed in a row, and when the next may be tried:
+    /// the health check backs off from a server that stays down.
+    backoff: Backoff,
+}
+
+/// The health check's backoff for one upstream: after `n` failures in a
+/// row the next try waits `interval × 2^n` ticks' worth, at most
+/// [`MAX_BACKOFF_TICKS`] health-check intervals.
+#[derive(Debug, Default)]
+struct Backoff {
+    failures: u32,
+    skip: u64,
+}
+
+/// The most health-check intervals between two tries of a server that
+/// stays down.
+const MAX_BACKOFF_TICKS: u64 = 8;
+
+impl Backoff {
+    /// Whether this tick tries; counts the tick off otherwise.
+    fn due(&mut self) -> bool {
+        if self.skip == 0 {
+            return true;
+        }
+        self.skip -= 1;
+        false
+    }
+
+    fn failed(&mut self) {
+        self.failures = self.failures.saturating_add(1);
+        self.skip = (1u64 << self.failures.min(6)).min(MAX_BACKOFF_TICKS) - 1;
+    }
+
+    fn succeeded(&mut self) {
+        *self = Backoff::default();
+    }
 }
 
 /// The registry the adapters serve and the sources that fill it.
@@ -218,18 +255,30 @@ impl Gateway {
             let trusted = self.trust.contains(&id);
             let registry = self.registry.clone();
             async move {
-                let result = server.builder(&id, trusted).connect(&registry).await;
+                // One that cannot be reached keeps its namespace (calls
+                // answer REMOTE_UNAVAILABLE) and is retried by `heal`.
+                let result = server
+                    .builder(&id, trusted)
+                    .connect_or_hold(&registry)
+                    .await;
                 (id, server, result)
             }
         });
         for (id, server, result) in futures::future::join_all(connecting).await {
             match result {
                 Ok(source) => {
+                    if let Some(error) = source.unreachable() {
+                        eprintln!(
+                            "gonk-gateway: {} until it answers (retried in the background): calls under {id}. answer REMOTE_UNAVAILABLE",
+                            self.not_served(&id, &error)
+                        );
+                    }
                     upstreams.insert(
                         id,
                         Upstream {
                             config: server,
                             source: Arc::new(source),
+                            backoff: Backoff::default(),
                         },
                     );
                 }
@@ -262,15 +311,38 @@ impl Gateway {
         self.config.as_deref()
     }
 
-    /// Whether upstream `id` is connected (its tools served).
+    /// Whether upstream `id` is connected (its tools served): not held
+    /// unreachable, e.g. waiting for a login.
     pub async fn is_connected(&self, id: &str) -> bool {
-        self.upstreams.lock().await.contains_key(id)
+        self.upstreams
+            .lock()
+            .await
+            .get(id)
+            .is_some_and(|up| up.source.unreachable().is_none())
     }
 
     /// Connects the upstreams of the config file that are not connected
     /// (one that just got its token, after a login); the connected ones
     /// stay as they are.
     pub async fn connect_missing(&self) {
+        // The ones held since start (no token yet) try again now rather
+        // than at their next health check.
+        let held: Vec<(String, Arc<McpSource>)> = self
+            .upstreams
+            .lock()
+            .await
+            .iter()
+            .filter(|(_, up)| up.source.unreachable().is_some())
+            .map(|(id, up)| (id.clone(), Arc::clone(&up.source)))
+            .collect();
+        for (id, source) in held {
+            match source.reconnect().await {
+                Ok(revision) => {
+                    eprintln!("gonk-gateway: connected {id} (catalog revision {revision})")
+                }
+                Err(error) => eprintln!("gonk-gateway: {id} is still not served: {error}"),
+            }
+        }
         let Some(path) = &self.config else { return };
         match config::load(path) {
             Ok(config) => {
@@ -294,6 +366,20 @@ impl Gateway {
             }
             Err(error) => eprintln!("gonk-gateway: {error}"),
         }
+    }
+
+    /// The upstreams not reached since start, with their last connection
+    /// errors (what `list` marks).
+    pub async fn unreachable(&self) -> Vec<(String, String)> {
+        self.upstreams
+            .lock()
+            .await
+            .iter()
+            .filter_map(|(id, up)| {
+                let error = up.source.unreachable()?;
+                Some((id.clone(), error.to_string()))
+            })
+            .collect()
     }
 
     /// Rereads the config file and applies it.
@@ -329,16 +415,27 @@ impl Gateway {
             .upstreams
             .lock()
             .await
-            .iter()
+            .iter_mut()
             .filter(|(_, up)| up.source.is_disconnected())
-            .map(|(id, up)| (id.clone(), Arc::clone(&up.source)))
+            .filter_map(|(id, up)| {
+                up.backoff
+                    .due()
+                    .then(|| (id.clone(), Arc::clone(&up.source)))
+            })
             .collect();
         for (id, source) in sources {
-            match source.reconnect().await {
+            let reconnected = source.reconnect().await;
+            match &reconnected {
                 Ok(revision) => {
                     eprintln!("gonk-gateway: reconnected {id} (catalog revision {revision})")
                 }
                 Err(error) => eprintln!("gonk-gateway: {id} is down: {error}"),
+            }
+            if let Some(up) = self.upstreams.lock().await.get_mut(&id) {
+                match reconnected {
+                    Ok(_) => up.backoff.succeeded(),
+                    Err(_) => up.backoff.failed(),
+                }
             }
         }
     }

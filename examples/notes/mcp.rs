@@ -296,7 +296,7 @@ pub fn serve_command() -> Command {
                 .value_name("N")
                 .value_parser(value_parser!(u64).range(1..))
                 .default_value(DEFAULT_MAX_SESSIONS.to_string())
-                .help("The most MCP sessions open at once; more get 503"),
+                .help("The most MCP sessions open at once; past it the least recently used idle one is closed (503 only when all are busy)"),
         )
         .arg(
             Arg::new("session-idle-timeout")

@@ -63,6 +63,11 @@ pub enum ErrorCode {
     /// The connection to a remote MCP server failed (it is down, it closed,
     /// it refused the request); `details` are `{name, message}`.
     RemoteTransportError,
+    /// A configured remote MCP server could not be reached at all (not at
+    /// start, not since): the call names a tool under its prefix, which
+    /// it holds until it answers; `details` are `{name, message}` — the
+    /// server and its last connection error.
+    RemoteUnavailable,
     /// A call of a remote tool was cancelled (by the caller, or because its
     /// source was closed or reconnected while it ran).
     RemoteCancelled,
@@ -104,6 +109,7 @@ impl ErrorCode {
             ErrorCode::RemoteToolError => "REMOTE_TOOL_ERROR",
             ErrorCode::RemoteOutputInvalid => "REMOTE_OUTPUT_INVALID",
             ErrorCode::RemoteTransportError => "REMOTE_TRANSPORT_ERROR",
+            ErrorCode::RemoteUnavailable => "REMOTE_UNAVAILABLE",
             ErrorCode::RemoteCancelled => "REMOTE_CANCELLED",
             ErrorCode::RemoteTimeout => "REMOTE_TIMEOUT",
             ErrorCode::RemoteProtocolError => "REMOTE_PROTOCOL_ERROR",
@@ -135,6 +141,7 @@ impl ErrorCode {
             "REMOTE_TOOL_ERROR" => ErrorCode::RemoteToolError,
             "REMOTE_OUTPUT_INVALID" => ErrorCode::RemoteOutputInvalid,
             "REMOTE_TRANSPORT_ERROR" => ErrorCode::RemoteTransportError,
+            "REMOTE_UNAVAILABLE" => ErrorCode::RemoteUnavailable,
             "REMOTE_CANCELLED" => ErrorCode::RemoteCancelled,
             "REMOTE_TIMEOUT" => ErrorCode::RemoteTimeout,
             "REMOTE_PROTOCOL_ERROR" => ErrorCode::RemoteProtocolError,

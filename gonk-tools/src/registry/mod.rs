@@ -164,6 +164,9 @@ type ByName<V> = IndexMap<String, V, foldhash::fast::RandomState>;
 pub(crate) struct Catalog {
     local: ByName<ToolDefinition>,
     sources: ByName<ByName<ToolDefinition>>,
+    /// Source id → the tool that answers for any name under its prefix
+    /// while the source has no catalog ([`ToolRegistry::hold_source`]).
+    held: ByName<ToolDefinition>,
 }
 
 impl Catalog {
@@ -171,6 +174,20 @@ impl Catalog {
         self.local
             .get(name)
             .or_else(|| self.sources.values().find_map(|s| s.get(name)))
+            .or_else(|| self.held_for(name))
+    }
+
+    /// The placeholder of the held source whose prefix `name` is under.
+    fn held_for(&self, name: &str) -> Option<&ToolDefinition> {
+        if self.held.is_empty() {
+            return None;
+        }
+        self.held.iter().find_map(|(id, placeholder)| {
+            name.strip_prefix(id.as_str())
+                .and_then(|rest| rest.strip_prefix('.'))
+                .filter(|rest| !rest.is_empty())
+                .map(|_| placeholder)
+        })
     }
 
     fn source_of(&self, name: &str) -> Option<&str> {
@@ -793,6 +810,9 @@ impl ToolRegistry {
         for name in candidate.keys() {
             catalog.claim_for_source(id, name)?;
         }
+        if !candidate.is_empty() {
+            catalog.held.shift_remove(id);
+        }
         if candidate.is_empty() {
             catalog.sources.shift_remove(id);
         } else if let Some(slot) = catalog.sources.get_mut(id) {
@@ -803,9 +823,42 @@ impl ToolRegistry {
         Ok(())
     }
 
-    /// Removes source `id` and its tools; `true` if it existed.
+    /// Removes source `id` and its tools (and its hold, see
+    /// [`hold_source`](Self::hold_source)); `true` if it existed.
     pub fn remove_source(&self, id: &str) -> bool {
-        self.write().sources.shift_remove(id).is_some()
+        let mut catalog = self.write();
+        let held = catalog.held.shift_remove(id).is_some();
+        catalog.sources.shift_remove(id).is_some() || held
+    }
+
+    /// Holds the namespace of source `id` while it has no catalog (its
+    /// server cannot be reached): a call of any `id.NAME` that no tool
+    /// answers runs `placeholder` instead — through the whole dispatch
+    /// path, gates included — rather than failing as a tool that does not
+    /// exist, so the caller learns why (an MCP source's placeholder answers
+    /// `REMOTE_UNAVAILABLE`). The placeholder is never listed. The next
+    /// [`replace_source`](Self::replace_source) with tools, or
+    /// [`remove_source`](Self::remove_source), ends the hold.
+    pub fn hold_source(&self, id: &str, placeholder: ToolDefinition) -> Result<(), RegistryError> {
+        if id.trim().is_empty() {
+            return Err(RegistryError::EmptySourceId);
+        }
+        self.check(&placeholder)?;
+        self.write().held.insert(id.to_owned(), placeholder);
+        Ok(())
+    }
+
+    /// Ends the hold of source `id` (its catalog, if any, stays); `true`
+    /// if it was held.
+    pub fn release_source_hold(&self, id: &str) -> bool {
+        self.write().held.shift_remove(id).is_some()
+    }
+
+    /// The placeholder answering for `name` under a held source (see
+    /// [`hold_source`](Self::hold_source)), for a surface that resolves
+    /// names itself.
+    pub fn held_placeholder(&self, name: &str) -> Option<ToolDefinition> {
+        self.read().held_for(name).cloned()
     }
 
     /// Removes a local tool; `true` if it existed. Source tools are removed
@@ -814,7 +867,9 @@ impl ToolRegistry {
         self.write().local.shift_remove(name).is_some()
     }
 
-    /// The tool named `name`.
+    /// The tool named `name` — or, for a name under a held source's
+    /// prefix that no tool has, the placeholder that answers for it
+    /// ([`hold_source`](Self::hold_source)).
     pub fn get(&self, name: &str) -> Option<ToolDefinition> {
         self.read().get(name).cloned()
     }
@@ -1011,5 +1066,40 @@ mod tests {
             .build();
         ToolRegistry::new().register(def.clone()).unwrap();
         assert!(def.inner.compiled.get().is_some());
+    }
+
+    fn named(name: &str) -> ToolDefinition {
+        ToolDefinition::builder(name)
+            .description("A tool.")
+            .handler(|_: crate::NoInput, _ctx| async move { Ok::<_, crate::ToolError>("ok") })
+            .build()
+    }
+
+    #[test]
+    fn a_held_source_answers_under_its_prefix_until_it_has_a_catalog() {
+        let registry = ToolRegistry::new();
+        registry
+            .hold_source("notes", named("notes.unavailable"))
+            .unwrap();
+        let held = |name: &str| registry.get(name).map(|def| def.name.clone());
+        assert_eq!(held("notes.search").as_deref(), Some("notes.unavailable"));
+        assert_eq!(held("notes.a.b").as_deref(), Some("notes.unavailable"));
+        // Only under the prefix: not the prefix itself, not a longer id.
+        assert_eq!(held("notes"), None);
+        assert_eq!(held("notes."), None);
+        assert_eq!(held("notesx.search"), None);
+        assert!(registry.list().is_empty(), "a placeholder is never listed");
+        // Its catalog ends the hold: a name it lacks is missing again.
+        registry
+            .replace_source("notes", [named("notes.search")])
+            .unwrap();
+        assert_eq!(held("notes.search").as_deref(), Some("notes.search"));
+        assert_eq!(held("notes.other"), None);
+        // Held again, then removed with the source.
+        registry
+            .hold_source("web", named("web.unavailable"))
+            .unwrap();
+        assert!(registry.remove_source("web"));
+        assert_eq!(held("web.x"), None);
     }
 }

@@ -553,3 +553,90 @@ async fn a_configured_timeout_ends_a_slow_call_with_remote_timeout() {
         .expect("web has no timeout");
     client.close().await.unwrap();
 }
+
+/// A port nothing listens on now (bound, then let go).
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// An upstream down when the gateway starts keeps its namespace: `list`
+/// marks it, a call under its prefix answers `REMOTE_UNAVAILABLE` naming
+/// it (not "Unknown tool"), and once it is started the health check
+/// imports its tools — the client hears `tools/list_changed`, lists them
+/// and calls one — without restarting the gateway.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upstream_down_at_start_answers_unavailable_then_joins_when_it_comes_up() {
+    let web = fixture_http();
+    let port = free_port();
+    let notes_url = format!("http://127.0.0.1:{port}/mcp");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.json");
+    write_config(&config, &web.url, Some(&notes_url));
+
+    let listed = Command::new(bin("gonk-gateway"))
+        .arg("--config")
+        .arg(&config)
+        .arg("list")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.status.success(), "{stdout}");
+    let marked = stdout
+        .lines()
+        .find(|line| line.starts_with("notes.*"))
+        .unwrap_or_else(|| panic!("list marks the unreachable server: {stdout}"));
+    assert!(marked.contains("UNREACHABLE"), "{marked}");
+    assert!(
+        stdout.contains("fx.echo"),
+        "the others are listed: {stdout}"
+    );
+
+    let gw = gateway(&config, &["--health-interval", "1"], &[]);
+    let client = client(&gw.url).await;
+    let mut changes = client
+        .watch_tools()
+        .await
+        .expect("the gateway announces changes");
+    let search = json!({"query": "nothing"});
+    let error = call(&client, "notes.notes.search", search.clone())
+        .await
+        .expect_err("notes is down");
+    assert_eq!(error.code, ErrorCode::RemoteUnavailable, "{error:?}");
+    assert!(
+        error.message.contains("MCP server notes") && error.message.contains("unreachable"),
+        "names the server: {}",
+        error.message
+    );
+    assert!(
+        error.message.contains("could not connect"),
+        "and its last connection error: {}",
+        error.message
+    );
+    assert!(!lists(&client, "notes.notes.search").await);
+    let output = call(&client, "fx.echo", json!({"text": "still here"}))
+        .await
+        .expect("fx works meanwhile");
+    assert_eq!(output.data["structuredContent"]["text"], "still here");
+
+    let _notes = notes_http_on(port);
+    // Within the health check's (backed-off) period; the bound is only a
+    // guard against a hang.
+    tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            changes
+                .changed()
+                .await
+                .expect("the change stream stays open");
+            if lists(&client, "notes.notes.search").await {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("notes' tools appear, announced by tools/list_changed");
+    call(&client, "notes.notes.search", search)
+        .await
+        .expect("notes answers without a gateway restart");
+    client.close().await.unwrap();
+}

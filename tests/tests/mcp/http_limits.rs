@@ -1,6 +1,7 @@
 //! Server-side bounds: a server-wide cap on running calls answered with a
 //! clear "busy" error (over HTTP across sessions, and to the typed client
-//! over stdio), a cap on open sessions (`503`), and a session idle timeout.
+//! over stdio), a cap on open sessions (`503` when every session is busy;
+//! making room otherwise is `pressure`'s), and a session idle timeout.
 //! After each refusal a fresh call succeeds.
 
 use std::net::SocketAddr;
@@ -119,7 +120,7 @@ async fn the_typed_client_sees_busy_as_a_busy_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn past_the_session_cap_initialize_gets_503_until_a_session_closes() {
+async fn at_the_session_cap_with_every_session_busy_initialize_gets_503_until_one_closes() {
     let server = serve_http(
         SocketAddr::from(([127, 0, 0, 1], 0)),
         registry(Arc::new(Notify::new()), Arc::new(Notify::new())),
@@ -131,6 +132,9 @@ async fn past_the_session_cap_initialize_gets_503_until_a_session_closes() {
     blocking(move || {
         let first = Session::open(&url, &[]);
         let mut second = Session::open(&url, &[]);
+        // Both busy (each has its GET stream open): none can make room.
+        let first_stream = crate::support::raw_http::open_get_stream(&first);
+        let second_stream = crate::support::raw_http::open_get_stream(&second);
         let refused = post(
             first.addr,
             &first.path,
@@ -164,6 +168,7 @@ async fn past_the_session_cap_initialize_gets_503_until_a_session_closes() {
         assert!(matches!(closed.status, 200 | 204), "{} {}", closed.status, closed.text());
         let mut third = Session::open(&url, &[]);
         third.call_succeeds("quick", json!({}), "a session closed");
+        drop((first_stream, second_stream));
     })
     .await;
     server.shutdown().await.unwrap();

@@ -29,6 +29,7 @@ mod oauth_client;
 mod oauth_e2e;
 mod otel;
 mod param_headers;
+mod pressure;
 mod rate_limit;
 mod replay;
 mod request_head;

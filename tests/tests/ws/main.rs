@@ -11,5 +11,6 @@ mod notes_clients;
 mod notes_live;
 mod notes_resources;
 mod notes_typed;
+mod pressure;
 mod projection;
 mod server;

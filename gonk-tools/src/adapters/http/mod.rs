@@ -54,6 +54,7 @@ mod guard;
 pub mod oauth;
 mod options;
 mod server;
+pub(crate) mod session_table;
 
 pub use authenticate::{HttpAuthRejection, HttpAuthenticator, HttpRequestParts};
 pub use guard::{

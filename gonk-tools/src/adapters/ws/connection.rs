@@ -14,12 +14,15 @@ use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::adapters::http::session_table::{Busy, Held};
 use crate::adapters::ws::{WsHandler, WsInbound, WsQuestions, WsReply, WsRequest};
 use crate::error::{ErrorCode, ToolError};
 
 /// Close codes (RFC 6455 §7.4.1).
 const GOING_AWAY: u16 = 1001;
 const MESSAGE_TOO_BIG: u16 = 1009;
+/// "Try again later": the connection was closed to make room.
+const TRY_AGAIN_LATER: u16 = 1013;
 
 /// Queued outgoing messages per connection. Events of streaming calls are
 /// dropped when it is full (the client reads too slowly); replies wait.
@@ -178,8 +181,12 @@ pub(crate) async fn serve<C: Send + Sync + 'static>(
     mut broadcasts: broadcast::Receiver<Arc<str>>,
     limits: Limits,
     shutdown: CancellationToken,
+    entry: Held<u64>,
 ) {
     let (mut sink, mut stream) = socket.split();
+    let evicted = entry.evicted().clone();
+    // Held while a call of this connection runs: then it is not idle.
+    let mut busy: Option<Busy<u64>> = None;
     let (out, mut outgoing) = mpsc::channel(OUTGOING_CAPACITY);
     let mut connection = Connection {
         handler,
@@ -199,8 +206,15 @@ pub(crate) async fn serve<C: Send + Sync + 'static>(
     let end = loop {
         let send = tokio::select! {
             _ = shutdown.cancelled() => break End::Close(GOING_AWAY, "server shutting down"),
+            _ = evicted.cancelled() => break End::Close(
+                TRY_AGAIN_LATER,
+                "closed to make room: idle while the server was at its connection limit; reconnect",
+            ),
             frame = stream.next() => {
                 last_seen = Instant::now();
+                if matches!(frame, Some(Ok(Message::Text(_)))) {
+                    entry.touch();
+                }
                 match frame {
                     None => break End::Gone,
                     Some(Err(error)) => {
@@ -251,6 +265,11 @@ pub(crate) async fn serve<C: Send + Sync + 'static>(
         };
         // Reap finished call tasks.
         while connection.tasks.try_join_next().is_some() {}
+        match (connection.calls.is_empty(), busy.is_some()) {
+            (false, false) => busy = entry.busy(),
+            (true, true) => busy = None,
+            _ => {}
+        }
         if let Some(text) = send {
             if sink
                 .send(Message::Text(Utf8Bytes::from(text)))
@@ -273,4 +292,6 @@ pub(crate) async fn serve<C: Send + Sync + 'static>(
         let _ = tokio::time::timeout(CLOSE_TIMEOUT, sink.send(Message::Close(Some(frame)))).await;
     }
     let _ = tokio::time::timeout(CLOSE_TIMEOUT, sink.close()).await;
+    drop(busy);
+    drop(entry);
 }

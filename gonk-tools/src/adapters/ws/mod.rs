@@ -166,8 +166,8 @@ pub use client::{WsClient, WsClientError, WsClientOptions};
 pub use connection::BUSY;
 #[cfg(feature = "ws")]
 pub use options::{
-    WsIdentify, WsServerOptions, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_MESSAGE_BYTES,
-    DEFAULT_PING_INTERVAL,
+    WsIdentify, WsServerOptions, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PING_INTERVAL,
 };
 #[cfg(feature = "ws")]
 pub use rejection::WsRejection;

@@ -10,7 +10,11 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use super::rejection::WsRejection;
+use crate::adapters::http::session_table::SessionLimits;
 use crate::adapters::http::HttpServerOptions;
+
+/// The default cap on open connections: 1024.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 /// The default limit of one incoming message: 1 MiB. A larger message
 /// closes the connection with code 1009 (message too big).
@@ -82,6 +86,7 @@ pub struct WsServerOptions<C = ()> {
     pub(crate) max_message_bytes: usize,
     pub(crate) max_in_flight: usize,
     pub(crate) ping_interval: Duration,
+    pub(crate) connections: SessionLimits,
 }
 
 impl<C> Clone for WsServerOptions<C> {
@@ -93,6 +98,7 @@ impl<C> Clone for WsServerOptions<C> {
             max_message_bytes: self.max_message_bytes,
             max_in_flight: self.max_in_flight,
             ping_interval: self.ping_interval,
+            connections: self.connections,
         }
     }
 }
@@ -105,6 +111,7 @@ impl<C> fmt::Debug for WsServerOptions<C> {
             .field("max_message_bytes", &self.max_message_bytes)
             .field("max_in_flight", &self.max_in_flight)
             .field("ping_interval", &self.ping_interval)
+            .field("connections", &self.connections)
             .finish_non_exhaustive()
     }
 }
@@ -129,6 +136,7 @@ impl WsServerOptions<()> {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             ping_interval: DEFAULT_PING_INTERVAL,
+            connections: SessionLimits::new(DEFAULT_MAX_CONNECTIONS),
         }
     }
 }
@@ -179,6 +187,7 @@ impl<C> WsServerOptions<C> {
             max_message_bytes: self.max_message_bytes,
             max_in_flight: self.max_in_flight,
             ping_interval: self.ping_interval,
+            connections: self.connections,
         }
     }
 
@@ -191,6 +200,32 @@ impl<C> WsServerOptions<C> {
     /// How many calls one connection may have in flight (default 32).
     pub fn max_in_flight(mut self, calls: usize) -> Self {
         self.max_in_flight = calls.max(1);
+        self
+    }
+
+    /// The most connections open at once (default
+    /// [`DEFAULT_MAX_CONNECTIONS`]). A connection is *busy* while a call of
+    /// it runs, and counts as used when a message arrives or a call ends;
+    /// a connection with no call running is *idle* (a socket is always
+    /// open, so being open does not make it busy). At the cap, an upgrade
+    /// closes the least recently used idle connection — with a log line
+    /// and close code 1013 ("try again later"), so its client reconnects —
+    /// and the upgrade is refused with `503` only when every connection
+    /// that could make room is busy.
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.connections.cap = max.max(1);
+        self
+    }
+
+    /// The connections one principal (one security context key from the
+    /// authentication hook; without one every caller is the same) may
+    /// hold once more than one principal is connected (default an eighth
+    /// of [`max_connections`](Self::max_connections)). A principal at its
+    /// share that connects again closes its own least recently used idle
+    /// connection — never another principal's — or gets `503` when all of
+    /// its own are busy.
+    pub fn max_connections_per_principal(mut self, share: usize) -> Self {
+        self.connections.per_principal = Some(share.max(1));
         self
     }
 

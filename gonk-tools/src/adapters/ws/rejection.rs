@@ -48,6 +48,16 @@ impl WsRejection {
         }
     }
 
+    /// `503 Service Unavailable` (with `Retry-After: 1`): the server is
+    /// at its connection limit and every connection that could make room
+    /// is busy.
+    pub fn busy(message: impl Into<String>) -> Self {
+        WsRejection {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: message.into(),
+        }
+    }
+
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         self.status
@@ -79,6 +89,11 @@ impl WsRejection {
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("Bearer realm=\"ws\""),
             );
+        }
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
         response
     }

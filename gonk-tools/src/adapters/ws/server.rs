@@ -2,6 +2,7 @@
 //! server on a bound address).
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use axum::extract::ws::WebSocketUpgrade;
@@ -14,6 +15,7 @@ use super::connection::{self, Limits};
 use super::guard;
 use super::options::{WsIdentify, WsServerOptions};
 use super::rejection::WsRejection;
+use crate::adapters::http::session_table::SessionTable;
 use crate::adapters::http::{HttpAuthenticator, HttpGuard, HttpServeError, HttpServer};
 use crate::adapters::ws::{WsBroadcast, WsHandler, WsHandlerBuilder};
 
@@ -29,6 +31,9 @@ struct Endpoint<C> {
     limits: Limits,
     max_message_bytes: usize,
     shutdown: CancellationToken,
+    /// The open connections under the cap (see `max_connections`).
+    connections: Arc<SessionTable<u64>>,
+    next_connection: AtomicU64,
 }
 
 /// Builds the WebSocket endpoint as an axum router (mount it with `merge`
@@ -92,6 +97,8 @@ fn router_with<C: Send + Sync + 'static>(
         },
         max_message_bytes: options.max_message_bytes,
         shutdown,
+        connections: SessionTable::new(options.connections, "WebSocket connection"),
+        next_connection: AtomicU64::new(0),
     });
     axum::Router::new()
         .route(options.path(), axum::routing::get(upgrade::<C>))
@@ -106,10 +113,12 @@ async fn upgrade<C: Send + Sync + 'static>(
     if let Err(rejection) = guard::check(&endpoint.guard, &parts) {
         return rejection.into_response();
     }
+    let mut principal = None;
     if let Some(authenticator) = &endpoint.authenticator {
         match authenticator.authenticate(&parts).await {
             // For the identify hook to make the caller from.
             Ok(auth) => {
+                principal = Some(auth.security_context_key().to_owned());
                 parts.extensions.insert(auth);
             }
             Err(rejection) => return WsRejection::from(rejection).into_response(),
@@ -122,6 +131,13 @@ async fn upgrade<C: Send + Sync + 'static>(
     let caller = match endpoint.identify.identify(&parts).await {
         Ok(caller) => caller,
         Err(rejection) => return rejection.into_response(),
+    };
+    // The connection's entry: made before the upgrade so a refusal is an
+    // HTTP answer; an upgrade that never completes drops it.
+    let key = endpoint.next_connection.fetch_add(1, Ordering::Relaxed);
+    let entry = match endpoint.connections.hold(key, principal) {
+        Ok(entry) => entry,
+        Err(refusal) => return WsRejection::busy(refusal.message("connections")).into_response(),
     };
     let broadcasts = endpoint.hub.subscribe();
     let limit = endpoint.max_message_bytes;
@@ -136,6 +152,7 @@ async fn upgrade<C: Send + Sync + 'static>(
                 broadcasts,
                 endpoint.limits,
                 endpoint.shutdown.clone(),
+                entry,
             )
         })
 }

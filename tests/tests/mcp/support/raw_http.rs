@@ -2,7 +2,7 @@
 //! send (two `Host` headers, a `Content-Length` with no body) and for
 //! reading an MCP server's answers exactly as they are on the wire.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
@@ -213,4 +213,28 @@ impl Session {
             "after {after}: {answer}"
         );
     }
+}
+
+/// Opens the session's `GET` stream and leaves it open (the session is
+/// busy while it is); closing the returned socket closes the stream.
+pub fn open_get_stream(session: &Session) -> BufReader<TcpStream> {
+    let mut stream = TcpStream::connect(session.addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut head = format!(
+        "GET {} HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\n",
+        session.path, session.host
+    );
+    for line in session.lines() {
+        head.push_str(&line);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    assert!(status.contains(" 200 "), "GET stream: {status}");
+    reader
 }

@@ -21,11 +21,14 @@ use axum::response::Response;
 use http::{header, HeaderValue, Method, StatusCode};
 use rmcp::model::{ClientRequest, JsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::SessionManager;
 use tokio::sync::{Mutex, Notify};
 use tokio_util::sync::CancellationToken;
 
 use super::body::{self, EndAware};
 use super::direct::{self, SESSION_HEADER};
+use super::security::RequestState;
+use crate::adapters::http::session_table::SessionTable;
 use crate::adapters::mcp::jsonrpc::{self, Inbound, Rejection, INVALID_REQUEST};
 use crate::adapters::mcp::server::inflight::until_zero;
 use crate::adapters::mcp::server::McpServer;
@@ -34,7 +37,9 @@ use crate::adapters::mcp::server::McpServer;
 pub(crate) struct Admission {
     pub(crate) max_body_bytes: usize,
     pub(crate) sessions: Arc<LocalSessionManager>,
-    pub(crate) max_sessions: usize,
+    /// The open sessions under the cap: who opened each, which are busy
+    /// (a call or a stream open), which was used least recently.
+    pub(crate) table: Arc<SessionTable<String>>,
     /// The server: it serves the requests without a session, and holds
     /// the shutdown state. Shared, so such a request takes one count, not
     /// a clone of each of the server's parts.
@@ -205,6 +210,28 @@ fn is_json(request: &Request) -> bool {
 /// Admits `request`: served here (directly, see [`direct`]) or passed to
 /// rmcp's service (`next`), or answered with the error of what it failed.
 pub(crate) async fn admit(admission: &Admission, request: Request, next: Next) -> Response {
+    // A session is busy while any of its requests is answered: a call
+    // running, or its `GET` stream open (see `SessionTable`).
+    let session = request
+        .headers()
+        .get(&SESSION_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let busy = session
+        .as_ref()
+        .and_then(|session| admission.table.busy(session));
+    let closes = request.method() == Method::DELETE;
+    let response = admit_marked(admission, request, next).await;
+    if let (true, Some(session)) = (closes && response.status().is_success(), &session) {
+        admission.table.remove(session);
+    }
+    match busy {
+        None => response,
+        Some(busy) => response.map(|inner| EndAware::wrap(inner, move |_| drop(busy))),
+    }
+}
+
+async fn admit_marked(admission: &Admission, request: Request, next: Next) -> Response {
     // Other methods carry no body; a body that is not JSON is rmcp's 415.
     if request.method() != Method::POST || !is_json(&request) {
         return next.run(request).await;
@@ -311,30 +338,65 @@ pub(crate) async fn admit(admission: &Admission, request: Request, next: Next) -
                 ),
             );
         }
-        let open = admission.sessions.sessions.read().await.len();
-        if open >= admission.max_sessions {
-            let mut response = json_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &Rejection::new(
-                    -32000,
-                    format!(
-                        "Server busy: {open} sessions are open (the server's limit is {}); \
-                         close one (HTTP DELETE) or retry later",
-                        admission.max_sessions
-                    ),
-                    id,
-                ),
-            );
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            return response;
-        }
-        next.run(request).await
+        open_session(admission, request, id, next).await
     } else {
         next.run(Request::from_parts(parts, Body::from(bytes)))
             .await
     };
     let mut guard = guard;
     response.map(|inner| EndAware::wrap(inner, move |_| guard.end()))
+}
+
+/// Opens a session for an `initialize` (one at a time, the caller holds
+/// the lock): room is made by the session table's rule — the least
+/// recently used idle session goes, with a log line, and its next request
+/// gets `404` — or `503` when every candidate is busy.
+async fn open_session(
+    admission: &Admission,
+    request: Request,
+    id: Option<rmcp::model::RequestId>,
+    next: Next,
+) -> Response {
+    // Sessions rmcp ended on its own (idle timeout) leave the table first.
+    {
+        let live = admission.sessions.sessions.read().await;
+        admission
+            .table
+            .retain(|session| live.contains_key(session.as_str()));
+    }
+    let principal = request
+        .extensions()
+        .get::<RequestState>()
+        .and_then(|state| state.auth.as_ref())
+        .map(|auth| auth.security_context_key().to_owned());
+    match admission.table.make_room(&principal) {
+        Ok(None) => {}
+        Ok(Some(evicted)) => {
+            let _ = admission
+                .sessions
+                .close_session(&evicted.key.as_str().into())
+                .await;
+        }
+        Err(refusal) => {
+            let mut response = json_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &Rejection::new(-32000, refusal.message("sessions"), id),
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return response;
+        }
+    }
+    let response = next.run(request).await;
+    if response.status().is_success() {
+        if let Some(created) = response
+            .headers()
+            .get(&SESSION_HEADER)
+            .and_then(|value| value.to_str().ok())
+        {
+            admission.table.insert(created.to_owned(), principal);
+        }
+    }
+    response
 }

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::admission::{self, Admission, OpenStreams};
 use super::host;
 use super::security::{self, Security};
+use crate::adapters::http::session_table::{SessionLimits, SessionTable};
 use crate::adapters::http::{HttpGuard, HttpServeError, HttpServer, HttpServerOptions};
 use crate::adapters::mcp::server::McpServer;
 use crate::adapters::mcp::{McpServerOptions, WriteToolPolicy};
@@ -63,6 +64,7 @@ pub struct McpHttpOptions {
     pub(crate) also_serve: Option<axum::Router>,
     pub(crate) map_router: Option<RouterMap>,
     pub(crate) max_sessions: usize,
+    pub(crate) max_sessions_per_principal: Option<usize>,
     pub(crate) session_idle_timeout: Option<Duration>,
     pub(crate) sessions: bool,
 }
@@ -76,6 +78,10 @@ impl std::fmt::Debug for McpHttpOptions {
             .field("also_serve", &self.also_serve.is_some())
             .field("map_router", &self.map_router.is_some())
             .field("max_sessions", &self.max_sessions)
+            .field(
+                "max_sessions_per_principal",
+                &self.max_sessions_per_principal,
+            )
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("sessions", &self.sessions)
             .finish_non_exhaustive()
@@ -97,6 +103,7 @@ impl McpHttpOptions {
             also_serve: None,
             map_router: None,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            max_sessions_per_principal: None,
             session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
             sessions: true,
         }
@@ -119,12 +126,47 @@ impl McpHttpOptions {
         self
     }
 
-    /// The most sessions open at once (default [`DEFAULT_MAX_SESSIONS`]).
-    /// An `initialize` past it gets `503` with `Retry-After` and a JSON-RPC
-    /// error (`-32000`, "Server busy: …"); sessions end with `DELETE` or
-    /// after [`session_idle_timeout`](Self::session_idle_timeout).
+    /// The most 2025-era sessions open at once (default
+    /// [`DEFAULT_MAX_SESSIONS`]). At the cap, an `initialize` closes the
+    /// least recently used *idle* session — one with no call running and no
+    /// `GET` stream open — with a log line, and that session's next request
+    /// gets `404` (MCP clients then initialize again). Only when every
+    /// session that could make room is busy does the `initialize` get `503`
+    /// with `Retry-After` and a JSON-RPC error (`-32000`, "Server busy: …").
+    /// Sessions also end with `DELETE` or after
+    /// [`session_idle_timeout`](Self::session_idle_timeout). See
+    /// [`max_sessions_per_principal`](Self::max_sessions_per_principal) for
+    /// the share of one caller.
     pub fn max_sessions(mut self, max: usize) -> Self {
         self.max_sessions = max.max(1);
+        self
+    }
+
+    /// The sessions one principal (one security context key; every
+    /// caller without an authentication hook is the same one) may hold
+    /// once more than one principal holds sessions (default an eighth of
+    /// [`max_sessions`](Self::max_sessions)). A principal at its share
+    /// that opens another closes its own least recently used idle session
+    /// — never another principal's — or gets `503` when all of its own are
+    /// busy; so one caller cannot push everyone else's sessions out.
+    pub fn max_sessions_per_principal(mut self, share: usize) -> Self {
+        self.max_sessions_per_principal = Some(share.max(1));
+        self
+    }
+
+    /// The most `subscriptions/listen` streams (2026 era) open at once
+    /// (default [`DEFAULT_MAX_SESSIONS`]), and one principal's share of
+    /// them (`None`: an eighth, once more than one principal listens).
+    /// A listen stream is always open, so it counts as idle between
+    /// notifications and as used when it opened or last delivered one: at
+    /// the cap (or at a principal's share) the stream that has gone longest
+    /// without delivering anything is ended, with a log line, and its
+    /// client listens again.
+    pub fn max_listen_streams(mut self, max: usize, per_principal: Option<usize>) -> Self {
+        self.server.listen_limits = SessionLimits {
+            cap: max.max(1),
+            per_principal: per_principal.map(|share| share.max(1)),
+        };
         self
     }
 
@@ -281,7 +323,13 @@ impl Endpoint {
         let admission = Admission {
             max_body_bytes: options.max_body_bytes,
             sessions: Arc::clone(&sessions),
-            max_sessions: options.max_sessions,
+            table: SessionTable::new(
+                SessionLimits {
+                    cap: options.max_sessions,
+                    per_principal: options.max_sessions_per_principal,
+                },
+                "session",
+            ),
             server: Arc::new(server.clone()),
             streams: streams.clone(),
             initializing: tokio::sync::Mutex::new(()),

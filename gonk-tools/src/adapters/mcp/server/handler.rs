@@ -216,13 +216,21 @@ impl ServerHandler for McpServer {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        // One entry of the server's listen-stream table while it is open:
+        // evicted (its token fires) when it has gone longest without
+        // delivering anything and room is needed; the stream then ends.
+        let listening = self.start_listening(context.request_context())?;
+        let evicted = listening.evicted().clone();
         let accepted = context.accepted().clone();
         let tools = accepted.tools_list_changed == Some(true);
         let prompts = accepted.prompts_list_changed == Some(true);
         let resources = accepted.resources_list_changed == Some(true);
         let watched = accepted.resource_subscriptions.unwrap_or_default();
         if !tools && !prompts && !resources && watched.is_empty() {
-            context.cancelled().await;
+            tokio::select! {
+                _ = context.cancelled() => {}
+                _ = evicted.cancelled() => {}
+            }
             return Ok(());
         }
         let registry = &self.shared.registry;
@@ -236,6 +244,7 @@ impl ServerHandler for McpServer {
             let sent = tokio::select! {
                 _ = context.cancelled() => return Ok(()),
                 _ = self.closed.cancelled() => return Ok(()),
+                _ = evicted.cancelled() => return Ok(()),
                 changed = changes.changed(), if tools => match changed {
                     None => return Ok(()),
                     Some(_) => sink.notify_tool_list_changed().await.is_ok(),
@@ -256,6 +265,7 @@ impl ServerHandler for McpServer {
             if !sent {
                 return Ok(());
             }
+            listening.touch();
         }
     }
 

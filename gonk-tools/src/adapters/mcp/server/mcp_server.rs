@@ -5,6 +5,7 @@
 //! starts from: the listing, the base context, the server's info.
 #![allow(deprecated)] // rmcp marks logging (SEP-2577) deprecated; 2025-era clients use it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
@@ -14,12 +15,13 @@ use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 use tokio_util::sync::CancellationToken;
 
-use super::inflight::InFlight;
+use super::inflight::{InFlight, SERVER_REFUSED};
 use super::listing::Listings;
 use super::notify::LevelFilter;
 use super::request_state::{RequestStateKeys, Sealer};
 use super::resources::{self, Subscriptions};
 use super::tools;
+use crate::adapters::http::session_table::{Held, SessionTable};
 use crate::adapters::mcp::http::security::RequestState;
 use crate::adapters::mcp::{McpServerOptions, WriteToolPolicy};
 use crate::context::ToolContext;
@@ -40,6 +42,9 @@ pub(super) struct Shared {
     /// resources, prompts), made when first asked: rmcp asks for it on
     /// every directly served request.
     infos: [OnceLock<ServerConfig>; 8],
+    /// The open `subscriptions/listen` streams under their cap.
+    listen_streams: Arc<SessionTable<u64>>,
+    next_listen: AtomicU64,
 }
 
 /// An MCP server over a [`ToolRegistry`]: one value per session (clone it
@@ -92,6 +97,7 @@ impl McpServer {
             }
         }
         let level = Arc::new(LevelFilter::new(options.default_log_level));
+        let listen_streams = SessionTable::new(options.listen_limits, "listen stream");
         McpServer {
             shared: Arc::new(Shared {
                 inflight: InFlight::new(options.max_in_flight_calls),
@@ -108,6 +114,8 @@ impl McpServer {
                 options,
                 policy,
                 infos: Default::default(),
+                listen_streams,
+                next_listen: AtomicU64::new(0),
             }),
             level,
             closed: CancellationToken::new(),
@@ -271,6 +279,30 @@ impl McpServer {
 
     /// The job owner a request speaks for (its caller's security context
     /// key; `None` on the unauthenticated path).
+    /// Enters a `subscriptions/listen` stream into the server's table,
+    /// making room by its rule; refused (`-32000`, "Server busy: …") when
+    /// every stream that could make room is busy.
+    pub(super) fn start_listening(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Held<u64>, rmcp::ErrorData> {
+        let principal = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<RequestState>())
+            .and_then(|state| state.auth.as_ref())
+            .map(|auth| auth.security_context_key().to_owned());
+        let table = &self.shared.listen_streams;
+        let key = self.shared.next_listen.fetch_add(1, Ordering::Relaxed);
+        table.hold(key, principal).map_err(|refusal| {
+            rmcp::ErrorData::new(
+                SERVER_REFUSED,
+                refusal.message("listen streams"),
+                Some(serde_json::json!({ "code": "BUSY" })),
+            )
+        })
+    }
+
     pub(super) fn owner(&self, context: &RequestContext<RoleServer>) -> Option<String> {
         let request_state = context
             .extensions

@@ -2,6 +2,7 @@
 //! how, its bounds (calls in flight, line size, shutdown grace) and how it
 //! asks its client; and [`WriteToolPolicy`], what it does with write tools.
 
+use crate::adapters::http::session_table::SessionLimits;
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
@@ -66,6 +67,9 @@ pub struct McpServerOptions {
     pub(crate) request_state_ttl: Duration,
     pub(crate) request_state_store: Option<Arc<dyn SingleUseStore>>,
     pub(crate) ask_timeout: Duration,
+    /// The cap on open `subscriptions/listen` streams and one principal's
+    /// share (set by `McpHttpOptions::max_listen_streams`).
+    pub(crate) listen_limits: SessionLimits,
 }
 
 impl fmt::Debug for McpServerOptions {
@@ -84,6 +88,7 @@ impl fmt::Debug for McpServerOptions {
             .field("request_state_keys", &self.request_state_keys)
             .field("request_state_ttl", &self.request_state_ttl)
             .field("ask_timeout", &self.ask_timeout)
+            .field("listen_limits", &self.listen_limits)
             .finish_non_exhaustive()
     }
 }
@@ -111,6 +116,7 @@ impl McpServerOptions {
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
             request_state_store: None,
             ask_timeout: DEFAULT_ASK_TIMEOUT,
+            listen_limits: SessionLimits::new(crate::adapters::mcp::DEFAULT_MAX_SESSIONS),
         }
     }
 

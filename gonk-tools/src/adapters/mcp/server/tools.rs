@@ -122,12 +122,16 @@ pub(crate) fn resolve(
     policy: WriteToolPolicy,
 ) -> Option<ToolDefinition> {
     let direct = registry.get(name).filter(|def| mcp_name(def) == name);
-    let def = direct.or_else(|| {
-        registry
-            .list()
-            .into_iter()
-            .find(|def| mcp_name(def) == name)
-    })?;
+    let def = direct
+        .or_else(|| {
+            registry
+                .list()
+                .into_iter()
+                .find(|def| mcp_name(def) == name)
+        })
+        // A name under a source whose server is unreachable: its
+        // placeholder says so (see `ToolRegistry::hold_source`).
+        .or_else(|| registry.held_placeholder(name))?;
     (!profile(options, policy).exposure(&def).is_hidden()).then_some(def)
 }
 

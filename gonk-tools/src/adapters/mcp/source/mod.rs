@@ -196,6 +196,15 @@ pub enum McpSourceError {
         /// The source's id.
         server_id: String,
     },
+    /// A held source ([`McpSourceBuilder::connect_or_hold`]) could still
+    /// not be reached.
+    #[error("{last}")]
+    Unreachable {
+        /// The source's id.
+        server_id: String,
+        /// The connection error.
+        last: Arc<McpSourceError>,
+    },
     /// The source is closed.
     #[error("MCP server {server_id}: the source is closed; connect a new one")]
     Closed {
@@ -277,6 +286,10 @@ pub(super) struct SourceShared {
     reconnecting: tokio::sync::Mutex<()>,
     /// The task refreshing on the open connection's announcements.
     watcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// While the server has never been reached
+    /// ([`McpSourceBuilder::connect_or_hold`]): the last connection error,
+    /// which the namespace's placeholder reports.
+    unreachable: Arc<Mutex<Option<Arc<McpSourceError>>>>,
 }
 
 impl SourceShared {
@@ -736,6 +749,7 @@ impl McpSourceBuilder {
             opened: AtomicU64::new(0),
             reconnecting: tokio::sync::Mutex::new(()),
             watcher: Mutex::new(None),
+            unreachable: Arc::default(),
         });
         let connection = shared.open().await?;
         *shared.connection.lock().unwrap_or_else(|p| p.into_inner()) = Some(connection);
@@ -750,7 +764,130 @@ impl McpSourceBuilder {
     }
 }
 
+impl McpSourceBuilder {
+    /// [`connect`](Self::connect), except that a server that cannot be
+    /// reached (it refuses connections, its command does not start, its
+    /// headers or login fail) still gives a source: its namespace is held
+    /// ([`ToolRegistry::hold_source`]) — a call of any `serverId.NAME`
+    /// answers `REMOTE_UNAVAILABLE` naming the server and the last
+    /// connection error, not "Unknown tool" — and the source
+    /// [`is_disconnected`](McpSource::is_disconnected), so whoever keeps
+    /// sources up [`reconnect`](McpSource::reconnect)s it; the first
+    /// reconnect that succeeds imports its tools (a catalog change, so MCP
+    /// clients get `tools/list_changed`). [`unreachable`](McpSource::unreachable)
+    /// says whether it is still waiting. A configuration that can never
+    /// work (an invalid server id or endpoint, plain `http://` to a remote
+    /// host) and a catalog that cannot be imported are still errors.
+    pub async fn connect_or_hold(
+        self,
+        registry: &ToolRegistry,
+    ) -> Result<McpSource, McpSourceError> {
+        let id = self.id.clone();
+        let (endpoint, options) = (self.endpoint.clone(), self.options.clone());
+        match self.connect(registry).await {
+            Ok(source) => Ok(source),
+            Err(error @ (McpSourceError::Connect { .. } | McpSourceError::Headers { .. })) => {
+                let builder = McpSourceBuilder {
+                    id,
+                    endpoint,
+                    options,
+                };
+                builder.hold(registry, error)
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// A source with no connection whose namespace is held.
+    fn hold(
+        self,
+        registry: &ToolRegistry,
+        error: McpSourceError,
+    ) -> Result<McpSource, McpSourceError> {
+        let unreachable = Arc::new(Mutex::new(Some(Arc::new(error))));
+        let placeholder = unreachable_placeholder(&self.id, Arc::clone(&unreachable));
+        registry
+            .hold_source(&self.id, placeholder)
+            .map_err(|error| McpSourceError::Refused {
+                server_id: self.id.clone(),
+                revision: 0,
+                reason: error.to_string(),
+            })?;
+        let shared = Arc::new(SourceShared {
+            id: self.id,
+            endpoint: self.endpoint,
+            options: self.options,
+            registry: registry.clone(),
+            connection: Mutex::new(None),
+            lifecycle: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+            revision: Mutex::new(0),
+            refreshing: tokio::sync::Mutex::new(()),
+            opened: AtomicU64::new(0),
+            reconnecting: tokio::sync::Mutex::new(()),
+            watcher: Mutex::new(None),
+            unreachable,
+        });
+        Ok(McpSource { shared })
+    }
+}
+
+/// The tool answering for every name under a held source: a
+/// `REMOTE_UNAVAILABLE` error naming the server and its last connection
+/// error. It takes any input (its schema is an open object) and is a read
+/// (it does nothing), so only the discover and invoke gates apply.
+fn unreachable_placeholder(
+    id: &str,
+    last_error: Arc<Mutex<Option<Arc<McpSourceError>>>>,
+) -> crate::definition::ToolDefinition {
+    let server = id.to_owned();
+    crate::definition::ToolDefinition::builder(format!("{id}.unavailable"))
+        .description(format!(
+            "Stands for the tools of MCP server {id}, which cannot be reached."
+        ))
+        .approval(ApprovalTier::Read)
+        .visibility(Visibility::OnDemand)
+        .handler(
+            move |_: serde_json::Value, _ctx: crate::context::ToolContext| {
+                let message = last_error
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .as_ref()
+                    .map_or_else(|| "not connected yet".to_owned(), |e| e.to_string());
+                std::future::ready(Err::<serde_json::Value, _>(unavailable_error(
+                    &server, &message,
+                )))
+            },
+        )
+        .input_json_schema(serde_json::json!({"type": "object"}))
+        .build()
+}
+
+/// `REMOTE_UNAVAILABLE` for server `server`, whose last connection error
+/// was `message`.
+fn unavailable_error(server: &str, message: &str) -> crate::error::ToolError {
+    crate::error::ToolError::new(
+        crate::error::ErrorCode::RemoteUnavailable,
+        format!(
+            "MCP server {server} is configured but unreachable (last connection error: \
+             {message}); its tools appear once it answers, which is retried in the background"
+        ),
+    )
+    .with_details(serde_json::json!({"name": server, "message": message}))
+}
+
 impl McpSource {
+    /// Whether the server has never been reached since
+    /// [`connect_or_hold`](McpSourceBuilder::connect_or_hold), and the last
+    /// connection error if so.
+    pub fn unreachable(&self) -> Option<Arc<McpSourceError>> {
+        self.shared
+            .unreachable
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// A source of server `server_id` (the tool-name prefix and the
     /// registry's source id) at `endpoint`.
     pub fn builder(server_id: impl Into<String>, endpoint: McpEndpoint) -> McpSourceBuilder {
@@ -865,7 +1002,21 @@ async fn reconnect(shared: &Arc<SourceShared>) -> Result<u64, McpSourceError> {
             server_id: shared.id.clone(),
         });
     }
-    let fresh = shared.open().await?;
+    let fresh = match shared.open().await {
+        Ok(fresh) => fresh,
+        Err(error) => {
+            let mut unreachable = shared.unreachable.lock().unwrap_or_else(|p| p.into_inner());
+            if unreachable.is_some() {
+                let error = Arc::new(error);
+                *unreachable = Some(Arc::clone(&error));
+                return Err(McpSourceError::Unreachable {
+                    server_id: shared.id.clone(),
+                    last: error,
+                });
+            }
+            return Err(error);
+        }
+    };
     let swapped = {
         let mut slot = shared.connection.lock().unwrap_or_else(|p| p.into_inner());
         if shared.closed.load(Ordering::Acquire) {
@@ -890,7 +1041,19 @@ async fn reconnect(shared: &Arc<SourceShared>) -> Result<u64, McpSourceError> {
         close_connection(old).await;
     }
     start_watching(shared).await;
-    refresh(shared).await
+    let revision = refresh(shared).await?;
+    // Reached at last: its namespace is its catalog's now (even an empty
+    // one).
+    if shared
+        .unreachable
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .is_some()
+    {
+        shared.registry.release_source_hold(&shared.id);
+    }
+    Ok(revision)
 }
 
 /// Starts the watcher of the open connection and waits until it hears
