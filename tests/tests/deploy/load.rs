@@ -59,14 +59,14 @@ fn notes_load_finds_every_acknowledged_create_once_in_postgresql_and_fails_when_
 
     let checked = notes_load(&deployment.url, &deployment.db);
     let (rows, check) = round(&checked);
-    let round = format!("{}\n{check}", rows.join("\n"));
-    assert!(checked.status.success(), "{round}");
+    let report = format!("{}\n{check}", rows.join("\n"));
+    assert!(checked.status.success(), "{report}");
     // Four phases (mixed, create, get, search), each
     // `| http | 3 | PHASE | calls | errors | calls/s | p50 | p99 | CPU |`.
-    assert_eq!(rows.len(), 4, "{round}");
+    assert_eq!(rows.len(), 4, "{report}");
     for row in &rows {
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-        assert_eq!(cells[5], "0", "no call failed: {round}");
+        assert_eq!(cells[5], "0", "no call failed: {report}");
     }
     // `N acked, R rows, each once`
     let check = check.as_str();
@@ -74,15 +74,15 @@ fn notes_load_finds_every_acknowledged_create_once_in_postgresql_and_fails_when_
         .split_whitespace()
         .filter_map(|word| word.trim_end_matches(',').parse().ok())
         .collect();
-    assert!(check.ends_with("each once"), "{round}");
+    assert!(check.ends_with("each once"), "{report}");
     let [acked, rows] = numbers[..] else {
         panic!("no counts in {check:?}");
     };
-    assert!(acked > 0, "{round}");
+    assert!(acked > 0, "{report}");
     // A database of the test's own: it holds exactly the acknowledged notes,
     // as the store read directly (not through a replica) agrees.
-    assert_eq!(rows, acked, "{round}");
-    assert_eq!(stored_notes(&deployment.db).len(), acked, "{round}");
+    assert_eq!(rows, acked, "{report}");
+    assert_eq!(stored_notes(&deployment.db).len(), acked, "{report}");
 
     // A database (with the notes schema) the replicas never wrote.
     let elsewhere = PgDatabase::create();

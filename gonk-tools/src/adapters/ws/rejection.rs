@@ -55,6 +55,7 @@ impl WsRejection {
         WsRejection {
             status: StatusCode::SERVICE_UNAVAILABLE,
             message: message.into(),
+            challenge: None,
         }
     }
 

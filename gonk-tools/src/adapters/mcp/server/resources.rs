@@ -374,6 +374,16 @@ impl Subscriptions {
             .remove(uri);
     }
 
+    /// Whether `uri` is subscribed to.
+    #[cfg(test)]
+    pub(crate) fn contains(&self, uri: &str) -> bool {
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .uris
+            .contains(uri)
+    }
+
     /// Waits for the receiver the first subscription made.
     pub(crate) async fn handed_over(&self) -> ResourceUpdates {
         loop {
