@@ -6,7 +6,7 @@
 //! runs at once (two clones) never meet, and the suite passes inside a
 //! network namespace of its own (`scripts/test-isolated`).
 //!
-//! * [`redis`], [`nats`], [`postgres`]: the binary's shared servers.
+//! * [`redis`], [`nats`], [`postgres()`]: the binary's shared servers.
 //! * [`Server::redis`], [`Server::nats`], [`PrivatePostgres::start`]: one
 //!   test's own, for faults a shared one must never see (killed and
 //!   started again mid-test); stopped when dropped.
