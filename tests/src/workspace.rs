@@ -80,6 +80,19 @@ pub fn bin(name: &str) -> PathBuf {
         .clone()
 }
 
+/// `notes-testbed --db DB serve --port 0 --allow-writes`, then `extra`
+/// (e.g. `--auth-issuer URL`): the HTTP server on a free port that the
+/// end-to-end tests put their clients in front of.
+pub fn notes_serve_command(db: &Path, extra: &[&str]) -> Command {
+    let mut command = notes_command();
+    command
+        .arg("--db")
+        .arg(db)
+        .args(["serve", "--port", "0", "--allow-writes"])
+        .args(extra);
+    command
+}
+
 /// `notes-testbed` (the `notes` binary plus the diagnostic tools, a test
 /// fixture in `tests/fixtures/notes_testbed`) with no per-user data
 /// directory.

@@ -20,7 +20,7 @@ use gonk_tools_tests::clients::report;
 use gonk_tools_tests::mcp_clients::run_python;
 use gonk_tools_tests::oidc_provider::{browse, OidcProvider};
 use gonk_tools_tests::process::ServerProcess;
-use gonk_tools_tests::workspace::{bin, notes_command};
+use gonk_tools_tests::workspace::{bin, notes_serve_command};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -30,18 +30,7 @@ const GATEWAY_ACCOUNT: &str = "gateway-operator";
 
 /// `notes serve` behind `provider`, writes exposed (the scopes decide).
 fn notes_behind(provider: &OidcProvider, dir: &Path) -> ServerProcess {
-    let db = dir.join("notes.db").display().to_string();
-    let mut command = notes_command();
-    command.args([
-        "--db",
-        &db,
-        "serve",
-        "--port",
-        "0",
-        "--allow-writes",
-        "--auth-issuer",
-        &provider.issuer,
-    ]);
+    let command = notes_serve_command(&dir.join("notes.db"), &["--auth-issuer", &provider.issuer]);
     ServerProcess::start(command)
 }
 

@@ -19,25 +19,17 @@ use gonk_tools_tests::log_capture::Capture;
 use gonk_tools_tests::mcp_clients::{run_node, run_python};
 use gonk_tools_tests::oidc_provider::{OidcLogin, OidcProvider};
 use gonk_tools_tests::process::ServerProcess;
-use gonk_tools_tests::workspace::notes_command;
+use gonk_tools_tests::workspace::notes_serve_command;
 use serde_json::Value;
 
 /// `notes serve` on a free port, its tokens from `provider`, writes exposed
 /// (the scopes decide who may write).
 fn notes_behind(provider: &OidcProvider) -> (tempfile::TempDir, ServerProcess) {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let db = dir.path().join("notes.db").display().to_string();
-    let mut command = notes_command();
-    command.args([
-        "--db",
-        &db,
-        "serve",
-        "--port",
-        "0",
-        "--allow-writes",
-        "--auth-issuer",
-        &provider.issuer,
-    ]);
+    let command = notes_serve_command(
+        &dir.path().join("notes.db"),
+        &["--auth-issuer", &provider.issuer],
+    );
     (dir, ServerProcess::start(command))
 }
 

@@ -14,7 +14,7 @@ use gonk_tools::adapters::mcp::{McpClient, McpHttpClientOptions};
 use gonk_tools::client::ClientError;
 use gonk_tools::prelude::*;
 use gonk_tools_tests::process::{wait_for_file, ServerProcess};
-use gonk_tools_tests::workspace::notes_command;
+use gonk_tools_tests::workspace::{notes_command, notes_serve_command};
 use notes::store::Note;
 use notes::tools::{CreateNote, NoteId, NotesToolsClient, SearchNotes, SearchResult};
 
@@ -232,18 +232,7 @@ async fn over_stdio() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_http() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("notes.db").display().to_string();
-    let mut command = notes_command();
-    command.args([
-        "--db",
-        &db,
-        "serve",
-        "--port",
-        "0",
-        "--allow-writes",
-        "--api-key",
-        "s3cret",
-    ]);
+    let command = notes_serve_command(&dir.path().join("notes.db"), &["--api-key", "s3cret"]);
     let server = ServerProcess::start(command);
     let client =
         McpClient::connect_http(&server.url, McpHttpClientOptions::new().api_key("s3cret"))

@@ -10,7 +10,7 @@ use gonk_tools::adapters::mcp::{McpClient, McpEra, McpHttpClientOptions};
 use gonk_tools::prelude::*;
 use gonk_tools_tests::mock_issuer::MockIssuer;
 use gonk_tools_tests::process::ServerProcess;
-use gonk_tools_tests::workspace::notes_command;
+use gonk_tools_tests::workspace::{notes_command, notes_serve_command};
 use serde_json::{json, Value};
 
 use crate::support::{bearer, raw_call_of};
@@ -31,18 +31,10 @@ async fn call(client: &McpClient, tool: &str, input: Value) -> Result<Value, Too
 async fn notes_serve_takes_the_issuers_tokens_with_scopes() {
     let issuer = MockIssuer::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("notes.db").display().to_string();
-    let mut command = notes_command();
-    command.args([
-        "--db",
-        &db,
-        "serve",
-        "--port",
-        "0",
-        "--allow-writes",
-        "--auth-issuer",
-        issuer.issuer(),
-    ]);
+    let command = notes_serve_command(
+        &dir.path().join("notes.db"),
+        &["--auth-issuer", issuer.issuer()],
+    );
     let server = tokio::task::block_in_place(|| ServerProcess::start(command));
     let url = server.url.clone();
 
