@@ -736,21 +736,7 @@ impl McpSourceBuilder {
                 reason,
             });
         }
-        let shared = Arc::new(SourceShared {
-            id: self.id,
-            endpoint: self.endpoint,
-            options: self.options,
-            registry: registry.clone(),
-            connection: Mutex::new(None),
-            lifecycle: AtomicU64::new(0),
-            closed: AtomicBool::new(false),
-            revision: Mutex::new(0),
-            refreshing: tokio::sync::Mutex::new(()),
-            opened: AtomicU64::new(0),
-            reconnecting: tokio::sync::Mutex::new(()),
-            watcher: Mutex::new(None),
-            unreachable: Arc::default(),
-        });
+        let shared = self.into_shared(registry, Arc::default());
         let connection = shared.open().await?;
         *shared.connection.lock().unwrap_or_else(|p| p.into_inner()) = Some(connection);
         let source = McpSource { shared };
@@ -798,6 +784,30 @@ impl McpSourceBuilder {
         }
     }
 
+    /// The state a source shares with its watcher, not connected yet;
+    /// `unreachable` holds the last connection error while it is held.
+    fn into_shared(
+        self,
+        registry: &ToolRegistry,
+        unreachable: Arc<Mutex<Option<Arc<McpSourceError>>>>,
+    ) -> Arc<SourceShared> {
+        Arc::new(SourceShared {
+            id: self.id,
+            endpoint: self.endpoint,
+            options: self.options,
+            registry: registry.clone(),
+            connection: Mutex::new(None),
+            lifecycle: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+            revision: Mutex::new(0),
+            refreshing: tokio::sync::Mutex::new(()),
+            opened: AtomicU64::new(0),
+            reconnecting: tokio::sync::Mutex::new(()),
+            watcher: Mutex::new(None),
+            unreachable,
+        })
+    }
+
     /// A source with no connection whose namespace is held.
     fn hold(
         self,
@@ -813,21 +823,7 @@ impl McpSourceBuilder {
                 revision: 0,
                 reason: error.to_string(),
             })?;
-        let shared = Arc::new(SourceShared {
-            id: self.id,
-            endpoint: self.endpoint,
-            options: self.options,
-            registry: registry.clone(),
-            connection: Mutex::new(None),
-            lifecycle: AtomicU64::new(0),
-            closed: AtomicBool::new(false),
-            revision: Mutex::new(0),
-            refreshing: tokio::sync::Mutex::new(()),
-            opened: AtomicU64::new(0),
-            reconnecting: tokio::sync::Mutex::new(()),
-            watcher: Mutex::new(None),
-            unreachable,
-        });
+        let shared = self.into_shared(registry, unreachable);
         Ok(McpSource { shared })
     }
 }
