@@ -37,6 +37,7 @@ fn build_bins() -> HashMap<String, PathBuf> {
         .current_dir(root())
         .stderr(Stdio::inherit())
         .stdout(Stdio::piped());
+    clear_test_run_env(&mut command);
     if !cfg!(debug_assertions) {
         command.arg("--release");
     }
@@ -68,6 +69,32 @@ fn build_bins() -> HashMap<String, PathBuf> {
         }
     }
     bins
+}
+
+/// Removes what `cargo test` sets for a test process (`CARGO_MANIFEST_DIR`,
+/// `CARGO_PKG_*`, …) from a cargo command the test runs. Build scripts
+/// watch some of them (ring's reruns when `CARGO_MANIFEST_DIR` changes), so
+/// a build inherited from a test would see them "changed" against the
+/// `cargo test` that built everything, and rebuild ring and all that
+/// depends on it in the middle of the run — then `cargo test` again after.
+pub fn clear_test_run_env(command: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        let set_by_cargo_test = matches!(
+            name,
+            "CARGO_MANIFEST_DIR"
+                | "CARGO_MANIFEST_PATH"
+                | "CARGO_MANIFEST_LINKS"
+                | "CARGO_CRATE_NAME"
+                | "CARGO_BIN_NAME"
+                | "CARGO_PRIMARY_PACKAGE"
+                | "CARGO_TARGET_TMPDIR"
+        ) || name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_BIN_EXE_");
+        if set_by_cargo_test {
+            command.env_remove(name);
+        }
+    }
 }
 
 /// The path of a workspace binary (`notes`, `conformance`), built once per

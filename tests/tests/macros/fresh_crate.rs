@@ -15,7 +15,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use gonk_tools_tests::workspace::root;
+use gonk_tools_tests::workspace::{clear_test_run_env, root};
 
 /// Every `cargo add ...` line of the README's `sh` blocks, as written.
 fn readme_cargo_adds() -> Vec<String> {
@@ -52,12 +52,13 @@ fn shell(dir: &Path, line: &str) {
 }
 
 fn cargo(dir: &Path, args: &[String]) -> std::process::Output {
-    let output = Command::new(env!("CARGO"))
+    let mut command = Command::new(env!("CARGO"));
+    command
         .args(args)
         .current_dir(dir)
-        .env("CARGO_TARGET_DIR", dir.join("target"))
-        .output()
-        .expect("cargo runs");
+        .env("CARGO_TARGET_DIR", dir.join("target"));
+    clear_test_run_env(&mut command);
+    let output = command.output().expect("cargo runs");
     assert!(
         output.status.success(),
         "cargo {}:\n{}",
