@@ -1,6 +1,7 @@
 //! The gateway's config file: the `mcpServers` JSON that MCP clients
 //! already use (Claude Desktop, Cursor, VS Code), with a few optional
-//! fields of our own per server.
+//! fields of our own per server, and `openapiServers`: HTTP APIs imported
+//! from their OpenAPI documents.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -8,6 +9,8 @@ use std::time::Duration;
 
 use gonk_tools::adapters::mcp::oauth::{FileCredentialStore, OAuthOptions};
 use gonk_tools::adapters::mcp::{McpEndpoint, McpSource, McpSourceBuilder};
+use gonk_tools::adapters::openapi::{OpenApiSource, OpenApiSourceBuilder, OpenApiSpec, RouteMap};
+use gonk_tools::definition::{ApprovalTier, ArgTransform, ToolTransform, TransformSet};
 use serde::Deserialize;
 
 use crate::callers::CallerConfig;
@@ -29,6 +32,145 @@ pub struct GatewayConfig {
     /// Who may call over HTTP, by name ([`crate::callers`]).
     #[serde(default)]
     pub callers: BTreeMap<String, CallerConfig>,
+    /// HTTP APIs by id (the prefix of their tools' names), each from its
+    /// OpenAPI document.
+    #[serde(default, rename = "openapiServers")]
+    pub apis: BTreeMap<String, ApiConfig>,
+    /// Changes to served tools, by the name they are imported under; each
+    /// is handed to its server's entry at load.
+    #[serde(default)]
+    pub transforms: BTreeMap<String, TransformConfig>,
+}
+
+/// `"transforms": {"todo.create_todo": {…}}`: the tool served instead of
+/// the imported one.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TransformConfig {
+    /// Its new name.
+    pub name: Option<String>,
+    /// Its new description (what models read).
+    pub description: Option<String>,
+    /// Its tier: `read`, `write` or `exec`.
+    pub approval: Option<String>,
+    /// Changes to its arguments, by their imported name.
+    #[serde(default)]
+    pub arguments: BTreeMap<String, ArgumentConfig>,
+}
+
+/// One argument's change: `{"hide": true, "default": …}` (hidden behind a
+/// fixed value), `{"default": …}` (shown, with a default), `{"rename":
+/// "…"}`, `{"description": "…"}`, `{"schema": {…}}` (a narrower schema).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ArgumentConfig {
+    /// Hidden from callers; the original gets `default`, if given.
+    #[serde(default)]
+    pub hide: bool,
+    /// The value it gets when hidden or left out.
+    pub default: Option<serde_json::Value>,
+    /// The name callers give it under.
+    pub rename: Option<String>,
+    /// Its description.
+    pub description: Option<String>,
+    /// Its schema for callers (checked, then the original's).
+    pub schema: Option<serde_json::Value>,
+}
+
+impl TransformConfig {
+    /// The transform of tool `tool`, or what to fix.
+    fn transform(&self, tool: &str) -> Result<ToolTransform, String> {
+        let mut transform = ToolTransform::new();
+        if let Some(name) = &self.name {
+            gonk_tools::definition::validate_tool_name(name)
+                .map_err(|reason| format!("transforms {tool:?}: name {name:?}: {reason}"))?;
+            transform = transform.name(name);
+        }
+        if let Some(text) = &self.description {
+            transform = transform.description(text);
+        }
+        if let Some(tier) = &self.approval {
+            let tier = ApprovalTier::parse(tier).ok_or_else(|| {
+                format!(
+                    "transforms {tool:?}: approval {tier:?}; use \"read\", \"write\" or \"exec\""
+                )
+            })?;
+            transform = transform.approval(tier);
+        }
+        for (arg, change) in &self.arguments {
+            let mut made = ArgTransform::new();
+            if change.hide {
+                if change.rename.is_some()
+                    || change.description.is_some()
+                    || change.schema.is_some()
+                {
+                    return Err(format!(
+                        "transforms {tool:?}: argument {arg:?} is hidden, so it has no rename, description or schema; give only \"default\""
+                    ));
+                }
+                made = match &change.default {
+                    Some(value) => made.hide_with(value.clone()),
+                    None => made.hide(),
+                };
+            } else {
+                if let Some(value) = &change.default {
+                    made = made.default_value(value.clone());
+                }
+                if let Some(name) = &change.rename {
+                    made = made.rename(name);
+                }
+                if let Some(text) = &change.description {
+                    made = made.description(text);
+                }
+                if let Some(schema) = &change.schema {
+                    gonk_tools::schema::CompiledSchema::compile(schema).map_err(|e| {
+                        format!("transforms {tool:?}: the schema of argument {arg:?} does not compile: {e}")
+                    })?;
+                    made = made.schema(schema.clone());
+                }
+            }
+            transform = transform.argument(arg, made);
+        }
+        Ok(transform)
+    }
+}
+
+/// One HTTP API: `{"spec": "URL|FILE", "baseUrl": …, "headers": {…},
+/// "include": […], "exclude": […]}`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApiConfig {
+    /// Where its OpenAPI 3.0/3.1 document is: an `http(s)://` URL, or a
+    /// file (relative to the config file's directory).
+    pub spec: String,
+    /// The API's base URL, if not the document's first server.
+    pub base_url: Option<String>,
+    /// Headers sent with every call (its credentials); `${NAME}` is
+    /// replaced by the environment variable `NAME` on every call.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Import only the operations matching one of these routes
+    /// (`"GET /todos/*"`, `"tag:todos"`, `"DELETE"`).
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Leave out the operations matching one of these routes.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Tiers by operation id, instead of the method's
+    /// (`{"archive_todo": "write"}`).
+    #[serde(default)]
+    pub approval: BTreeMap<String, String>,
+    /// Seconds a call may take (`REMOTE_TIMEOUT` past it; default 30).
+    pub timeout: Option<f64>,
+    /// Trust its summaries and descriptions (as `--trust ID`).
+    #[serde(default)]
+    pub trust: bool,
+    /// Skip this API.
+    #[serde(default)]
+    pub disabled: bool,
+    /// Its tools' transforms (from the config's `transforms`).
+    #[serde(skip)]
+    pub transforms: TransformSet,
 }
 
 /// One upstream: `command` (+ `args`, `env`) for stdio, or `url` (+
@@ -63,6 +205,9 @@ pub struct ServerConfig {
     /// How the gateway authorizes with an HTTP server that asks for a
     /// token: `{"oauth": {…}}`.
     pub auth: Option<UpstreamAuth>,
+    /// Its tools' transforms (from the config's `transforms`).
+    #[serde(skip)]
+    pub transforms: TransformSet,
 }
 
 /// `"auth"` of an upstream: OAuth 2.1 (the only kind for now).
@@ -199,10 +344,10 @@ pub fn load(path: &Path) -> Result<GatewayConfig, String> {
     })?;
     config.servers = match config.servers_given.take() {
         Some(servers) => servers,
-        None if config.dev_router.is_some() => BTreeMap::new(),
+        None if config.dev_router.is_some() || !config.apis.is_empty() => BTreeMap::new(),
         None => {
             return Err(format!(
-                "the config {} has no \"mcpServers\" object (nor a \"devRouter\" section); \
+                "the config {} has no \"mcpServers\" object (nor \"openapiServers\" or a \"devRouter\" section); \
                  expected {{\"mcpServers\": {{\"id\": {{\"command\": …}} | {{\"url\": …}}}}}}",
                 path.display()
             ))
@@ -234,6 +379,18 @@ pub fn load(path: &Path) -> Result<GatewayConfig, String> {
         }
     }
     let base = path.parent().unwrap_or(Path::new(""));
+    for (id, api) in config.apis.iter_mut() {
+        if config.servers.contains_key(id) {
+            return Err(format!(
+                "{id:?} is both an mcpServers and an openapiServers entry; the id is the prefix of its tools' names, give each its own"
+            ));
+        }
+        api.check(id)?;
+        let is_url = api.spec.starts_with("http://") || api.spec.starts_with("https://");
+        if !is_url && Path::new(&api.spec).is_relative() {
+            api.spec = base.join(&api.spec).display().to_string();
+        }
+    }
     for server in config.servers.values_mut() {
         if let Some(oauth) = server.auth.as_mut().and_then(|auth| auth.oauth.as_mut()) {
             if let Some(store) = oauth.token_store.as_mut() {
@@ -242,6 +399,21 @@ pub fn load(path: &Path) -> Result<GatewayConfig, String> {
                 }
             }
         }
+    }
+    for (tool, change) in &config.transforms {
+        let transform = change.transform(tool)?;
+        let id = tool.split('.').next().unwrap_or_default();
+        let (server, api) = (config.servers.get_mut(id), config.apis.get_mut(id));
+        let set = match (server, api) {
+            (Some(server), _) => &mut server.transforms,
+            (None, Some(api)) => &mut api.transforms,
+            (None, None) => {
+                return Err(format!(
+                    "transforms {tool:?}: no server {id:?} serves it; a transform is keyed by the imported name, <server>.<tool>"
+                ))
+            }
+        };
+        *set = std::mem::take(set).with(tool, transform);
     }
     if let Some(dev) = &config.dev_router {
         crate::dev_router::check(dev, &config.servers)?;
@@ -296,6 +468,73 @@ pub fn expand(value: &str) -> String {
     out
 }
 
+impl ApiConfig {
+    /// Checks the entry of API `id`; the error says what to fix.
+    fn check(&self, id: &str) -> Result<(), String> {
+        if self.spec.trim().is_empty() {
+            return Err(format!(
+                "openapiServers {id:?}: \"spec\" is empty; give the URL or file of its OpenAPI document"
+            ));
+        }
+        for route in self.include.iter().chain(&self.exclude) {
+            RouteMap::parse(route).map_err(|e| format!("openapiServers {id:?}: {e}"))?;
+        }
+        for (operation, tier) in &self.approval {
+            if ApprovalTier::parse(tier).is_none() {
+                return Err(format!(
+                    "openapiServers {id:?}: approval of {operation:?} is {tier:?}; use \"read\", \"write\" or \"exec\""
+                ));
+            }
+        }
+        if let Some(secs) = self.timeout {
+            if !(secs.is_finite() && secs > 0.0) {
+                return Err(format!(
+                    "openapiServers {id:?}: timeout must be a positive number of seconds, not {secs}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The source builder of API `id` (checked at load); `trusted` adds
+    /// `--trust`.
+    pub fn builder(&self, id: &str, trusted: bool) -> OpenApiSourceBuilder {
+        let mut builder = OpenApiSource::builder(id, OpenApiSpec::file_or_url(&self.spec))
+            .trust(trusted || self.trust);
+        if let Some(url) = &self.base_url {
+            builder = builder.base_url(expand(url));
+        }
+        for route in &self.include {
+            if let Ok(route) = RouteMap::parse(route) {
+                builder = builder.include(route);
+            }
+        }
+        for route in &self.exclude {
+            if let Ok(route) = RouteMap::parse(route) {
+                builder = builder.exclude(route);
+            }
+        }
+        for (operation, tier) in &self.approval {
+            if let Some(tier) = ApprovalTier::parse(tier) {
+                builder = builder.approval(operation, tier);
+            }
+        }
+        if let Some(secs) = self.timeout {
+            builder = builder.timeout(Duration::from_secs_f64(secs));
+        }
+        if !self.headers.is_empty() {
+            let headers = self.headers.clone();
+            builder = builder.headers(move || {
+                Ok(headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), expand(v)))
+                    .collect())
+            });
+        }
+        builder.transforms(self.transforms.clone())
+    }
+}
+
 impl ServerConfig {
     /// Its OAuth entry, if it has one.
     pub fn oauth(&self) -> Option<&OAuthConfig> {
@@ -314,7 +553,9 @@ impl ServerConfig {
             (None, Some(url)) => McpEndpoint::http(url),
             (None, None) => McpEndpoint::http(""),
         };
-        let mut builder = McpSource::builder(id, endpoint).trust(trusted || self.trust);
+        let mut builder = McpSource::builder(id, endpoint)
+            .trust(trusted || self.trust)
+            .transforms(self.transforms.clone());
         if let Some(secs) = self.timeout {
             builder = builder.call_timeout(Duration::from_secs_f64(secs));
         }
@@ -421,6 +662,71 @@ mod tests {
         assert!(
             !oauth.options().can_authorize(),
             "serving never waits for a person"
+        );
+    }
+
+    #[test]
+    fn openapi_servers_and_transforms_are_checked_at_load_saying_what_to_fix() {
+        let api = serde_json::json!({"spec": "todo.json"});
+        let cases = [
+            (
+                serde_json::json!({"openapiServers": {"todo": {"spec": ""}}}),
+                "\"spec\" is empty",
+            ),
+            (
+                serde_json::json!({"openapiServers": {"todo": {"spec": "x.json", "include": ["FETCH /x"]}}}),
+                "not an HTTP method",
+            ),
+            (
+                serde_json::json!({"openapiServers": {"todo": {"spec": "x.json", "approval": {"a": "admin"}}}}),
+                "use \"read\"",
+            ),
+            (
+                serde_json::json!({"openapiServers": {"todo": {"spec": "x.json", "baseURL": "x"}}}),
+                "unknown field `baseURL`",
+            ),
+            (
+                serde_json::json!({"openapiServers": {"todo": api}, "mcpServers": {"todo": {"command": "x"}}}),
+                "is both an mcpServers and an openapiServers entry",
+            ),
+            (
+                serde_json::json!({"openapiServers": {"todo": api}, "transforms": {"other.x": {"name": "y"}}}),
+                "no server \"other\" serves it",
+            ),
+            (
+                serde_json::json!({"openapiServers": {"todo": api}, "transforms": {"todo.x": {"name": "9"}}}),
+                "name \"9\"",
+            ),
+            (
+                serde_json::json!({"openapiServers": {"todo": api}, "transforms": {"todo.x": {"arguments": {"a": {"hide": true, "rename": "b"}}}}}),
+                "is hidden, so it has no rename",
+            ),
+            (
+                serde_json::json!({"openapiServers": {"todo": api}, "transforms": {"todo.x": {"arguments": {"a": {"hidden": true}}}}}),
+                "unknown field `hidden`",
+            ),
+            (
+                serde_json::json!({"openapiServers": {"todo": api}, "transforms": {"todo.x": {"approval": "maybe"}}}),
+                "approval \"maybe\"",
+            ),
+        ];
+        for (config, expected) in cases {
+            let error = load_json(config.clone()).0.expect_err("refused");
+            assert!(error.contains(expected), "{config}: {error}");
+        }
+        let (config, dir) = load_json(serde_json::json!({
+            "openapiServers": {"todo": {"spec": "todo.json"}},
+            "transforms": {"todo.create_todo": {"name": "todo.add", "arguments": {"done": {"hide": true, "default": false}}}},
+        }));
+        let config = config.expect("loads");
+        let todo = &config.apis["todo"];
+        assert_eq!(
+            todo.spec,
+            dir.path().join("todo.json").display().to_string()
+        );
+        assert_eq!(
+            todo.transforms.names().collect::<Vec<_>>(),
+            ["todo.create_todo"]
         );
     }
 

@@ -2,7 +2,10 @@
 //! `mcpServers` config, imports every server's tools as an
 //! [`McpSource`](gonk_tools::adapters::mcp::McpSource) (names
 //! `<serverId>.<remoteName>`, remote text untrusted unless `--trust ID`),
-//! and serves the union with the registry's adapters:
+//! imports the HTTP APIs of `openapiServers` from their OpenAPI documents
+//! as [`OpenApiSource`](gonk_tools::adapters::openapi::OpenApiSource)s,
+//! applies the config's `transforms`, and serves the union with the
+//! registry's adapters:
 //!
 //! * `gonk-gateway --config FILE mcp` — MCP on stdin/stdout;
 //! * `gonk-gateway --config FILE serve --port N [--api-key K]` — MCP

@@ -30,9 +30,10 @@ use gonk_tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;
 
 use crate::callers::{self, Callers};
-use crate::config::{self, ServerConfig};
+use crate::config::{self, ApiConfig, ServerConfig};
 use crate::config_watch::{self, ConfigWatch};
 use crate::dev_router::{self, DevRouter};
+use gonk_tools::adapters::openapi::OpenApiSource;
 
 /// The port `serve` listens on unless `--port` says otherwise.
 const DEFAULT_PORT: u16 = 8809;
@@ -80,11 +81,18 @@ impl Backoff {
     }
 }
 
+/// One HTTP API (`openapiServers`) and the config it was imported with.
+struct Api {
+    config: ApiConfig,
+    source: OpenApiSource,
+}
+
 /// The registry the adapters serve and the sources that fill it.
 #[derive(Clone)]
 pub struct Gateway {
     registry: ToolRegistry,
     upstreams: Arc<tokio::sync::Mutex<BTreeMap<String, Upstream>>>,
+    apis: Arc<tokio::sync::Mutex<BTreeMap<String, Api>>>,
     config: Option<PathBuf>,
     trust: Arc<Vec<String>>,
     audited: bool,
@@ -117,6 +125,7 @@ impl Gateway {
         Gateway {
             registry: ToolRegistry::new(),
             upstreams: Arc::default(),
+            apis: Arc::default(),
             config: None,
             trust: Arc::default(),
             audited: false,
@@ -141,10 +150,15 @@ impl Gateway {
         let callers = Callers::default();
         callers.set(&loaded.callers)?;
         for id in &trust {
-            if !servers.contains_key(id) {
+            if !servers.contains_key(id) && !loaded.apis.contains_key(id) {
                 return Err(format!(
                     "--trust {id}: the config has no server {id:?} (it has: {})",
-                    servers.keys().cloned().collect::<Vec<_>>().join(", ")
+                    servers
+                        .keys()
+                        .chain(loaded.apis.keys())
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ));
             }
         }
@@ -171,6 +185,7 @@ impl Gateway {
         let mut gateway = Gateway {
             registry,
             upstreams: Arc::default(),
+            apis: Arc::default(),
             config: Some(config),
             trust: Arc::new(trust),
             audited: audit.is_some(),
@@ -180,6 +195,7 @@ impl Gateway {
         };
         crate::login::install(&gateway, &servers)?;
         gateway.apply(servers).await;
+        gateway.apply_apis(loaded.apis).await;
         if let Some(dev) = loaded.dev_router {
             gateway.dev = Some(DevRouter::start(dev, &gateway.registry).await);
         }
@@ -283,6 +299,49 @@ impl Gateway {
                     );
                 }
                 Err(error) => eprintln!("gonk-gateway: {}", self.not_served(&id, &error)),
+            }
+        }
+    }
+
+    /// Makes the HTTP APIs those of `apis`: unchanged ones stay, changed
+    /// ones are imported anew, removed ones closed, new ones imported. One
+    /// whose document is refused is reported on stderr and not served; the
+    /// others are.
+    async fn apply_apis(&self, apis: BTreeMap<String, ApiConfig>) {
+        let mut current = self.apis.lock().await;
+        let wanted: BTreeMap<String, ApiConfig> =
+            apis.into_iter().filter(|(_, api)| !api.disabled).collect();
+        let stale: Vec<String> = current
+            .iter()
+            .filter(|(id, api)| wanted.get(*id) != Some(&api.config))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in stale {
+            if let Some(api) = current.remove(&id) {
+                api.source.close();
+                eprintln!("gonk-gateway: closed {id}");
+            }
+        }
+        let importing = wanted
+            .into_iter()
+            .filter(|(id, _)| !current.contains_key(id))
+            .map(|(id, config)| {
+                let trusted = self.trust.contains(&id);
+                let registry = self.registry.clone();
+                async move {
+                    let result = config.builder(&id, trusted).connect(&registry).await;
+                    (id, config, result)
+                }
+            });
+        for (id, config, result) in futures::future::join_all(importing).await {
+            match result {
+                Ok(source) => {
+                    for (route, why) in source.skipped() {
+                        eprintln!("gonk-gateway: {id}: {route} is not served: {why}");
+                    }
+                    current.insert(id, Api { config, source });
+                }
+                Err(error) => eprintln!("gonk-gateway: {error}; its tools are not served"),
             }
         }
     }
@@ -396,6 +455,7 @@ impl Gateway {
                     return;
                 }
                 self.apply(config.servers).await;
+                self.apply_apis(config.apis).await;
                 if let (Some(dev), Some(wanted)) = (&self.dev, config.dev_router) {
                     dev.apply(wanted).await;
                 }
@@ -483,6 +543,9 @@ impl Gateway {
 
     /// Closes every upstream.
     pub async fn close(&self) {
+        for (_, api) in std::mem::take(&mut *self.apis.lock().await) {
+            api.source.close();
+        }
         let mut upstreams = self.upstreams.lock().await;
         for (_, up) in std::mem::take(&mut *upstreams) {
             let _ = up.source.close().await;

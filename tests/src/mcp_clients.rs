@@ -18,6 +18,9 @@ pub struct Clients {
     pub node_dir: PathBuf,
     /// The directory the install script filled (`time-venv/`, …).
     pub dir: PathBuf,
+    /// The interpreter of the venv with FastAPI and uvicorn (the real HTTP
+    /// API of the OpenAPI tests).
+    pub openapi_python: PathBuf,
 }
 
 /// Installs the clients (once; the script is idempotent and locked) and
@@ -34,6 +37,7 @@ pub fn clients() -> &'static Clients {
         Clients {
             python: dir.join("venv").join("bin").join("python"),
             node_dir: dir.join("node"),
+            openapi_python: dir.join("openapi-venv").join("bin").join("python"),
             dir,
         }
     })

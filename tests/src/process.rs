@@ -19,7 +19,13 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts `command` and waits for its URL line (its stderr is then
     /// forwarded to ours).
-    pub fn start(mut command: Command) -> ServerProcess {
+    pub fn start(command: Command) -> ServerProcess {
+        ServerProcess::start_announcing(command, "serving MCP at ")
+    }
+
+    /// Starts `command` and waits for the stderr line where `announce` is
+    /// followed by its URL (an HTTP API's `serving HTTP at `).
+    pub fn start_announcing(mut command: Command, announce: &'static str) -> ServerProcess {
         let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -34,7 +40,7 @@ impl ServerProcess {
             let mut sent = false;
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 if !sent {
-                    if let Some(url) = line.split("serving MCP at ").nth(1) {
+                    if let Some(url) = line.split(announce).nth(1) {
                         let _ = tx.send(url.trim().to_owned());
                         sent = true;
                         continue;

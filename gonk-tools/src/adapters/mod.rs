@@ -8,6 +8,8 @@
 //! * [`ws`] — the WebSocket projection over any message transport; the
 //!   socket server and client behind the `ws` feature.
 //! * `cli` (feature `cli`), `mcp` (feature `mcp`), `pi` (feature `pi`).
+//! * `openapi` (feature `openapi`) — an HTTP API's OpenAPI document as a
+//!   source catalog, each operation a tool.
 //! * Shared by the surfaces: [`names`] — the reversible map of tool names
 //!   onto surfaces that cannot carry them; [`render`] — results and errors
 //!   as plain text; `http` (features `mcp` or `ws`) — what both HTTP
@@ -22,6 +24,8 @@ pub mod http;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod names;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 #[cfg(feature = "pi")]
 pub mod pi;
 pub mod providers;

@@ -388,6 +388,15 @@ impl ToolBuilder {
         self
     }
 
+    /// Words tool search ranks the tool by without any surface showing
+    /// them: an importer puts an untrusted source's own description here,
+    /// so `tools.search` finds the tool by it while models still read the
+    /// neutral description.
+    pub fn search_text(mut self, text: impl Into<String>) -> Self {
+        self.meta.search_text = Some(text.into());
+        self
+    }
+
     /// Declares that the handler extracts application state `T`; the
     /// registry refuses to register the tool until it holds a `T`.
     pub fn requires_state<T: Send + Sync + 'static>(mut self) -> Self {

@@ -8,6 +8,7 @@ pub(crate) mod mcp_header;
 mod metadata;
 pub(crate) mod name;
 mod policy;
+mod transform;
 
 use std::any::TypeId;
 use std::fmt;
@@ -24,6 +25,7 @@ pub use exposure::{
 };
 pub use mcp_header::{McpHeaderError, McpHeaderValue, McpParamHeader, X_MCP_HEADER};
 pub use metadata::*;
+pub use transform::{ArgTransform, ToolTransform, TransformSet};
 
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -118,6 +120,10 @@ pub struct ToolMetadata {
     /// Where the tool came from, when an importer made it
     /// ([`ToolBuilder::provenance`]); `None` for tools defined here.
     pub provenance: Option<Provenance>,
+    /// Words a tool search ranks the tool by that no surface shows
+    /// ([`ToolBuilder::search_text`]): an untrusted source's own
+    /// description, kept out of what models read but not out of search.
+    pub search_text: Option<String>,
     /// The OAuth scopes a call needs, each once, in declaration order
     /// (`#[tool(scopes(..))]`, [`ToolBuilder::scopes`], or a registry's
     /// scope rule (`ToolRegistryBuilder::scopes_for`)); read them
@@ -154,6 +160,7 @@ impl ToolMetadata {
             cache_ttl: None,
             mcp_headers: Vec::new(),
             provenance: None,
+            search_text: None,
             scopes: Vec::new(),
         }
     }

@@ -18,7 +18,9 @@ const SCHEMA_DEPTH: usize = 4;
 
 /// A BM25 index over tools: each tool is one document made of its name
 /// (split into words: `billing.invoice_create` → `billing invoice
-/// create`), its advertised description, and its input schema's property
+/// create`), its advertised description, its
+/// [`search_text`](crate::definition::ToolMetadata::search_text) (an
+/// untrusted source's own description, never shown), and its input schema's property
 /// names and descriptions. English stemming and stop words (the `bm25`
 /// crate's default tokenizer), so `deleting` finds `delete`.
 ///
@@ -126,6 +128,10 @@ fn document_text(def: &ToolDefinition) -> String {
         text.push_str(". ");
     }
     text.push_str(def.advertised_description());
+    if let Some(hidden) = &def.search_text {
+        text.push_str(". ");
+        text.push_str(hidden);
+    }
     let mut schema_words = Vec::new();
     schema_text(
         def.effective_input_schema(),

@@ -2,7 +2,8 @@
 //! `mcp-source-fixture catalog` upstream over stdio): MCP lists only
 //! `tools.search` and `tools.call`; the search finds the right tool in its
 //! top 3 for 20 fixed queries and `tools.call` runs it on the upstream;
-//! the provider tool lists defer every imported tool.
+//! the provider tool lists defer every imported tool; an untrusted
+//! upstream (server-everything) is found by its own descriptions.
 
 use std::path::Path;
 use std::process::Command;
@@ -228,4 +229,67 @@ fn provider_tool_lists_defer_the_thousand_and_declare_the_search_tool() {
     let tools: Vec<Value> = serde_json::from_slice(&output.stdout).expect("a JSON array");
     assert_eq!(tools.len(), 1000);
     assert!(tools.iter().all(|t| t.get("defer_loading").is_none()));
+}
+
+/// `@modelcontextprotocol/server-everything` behind `--search`, not
+/// trusted: its tools are found by the words of their own descriptions
+/// (which the importer keeps out of what models read), and what a search
+/// shows is still the replaced description.
+#[tokio::test(flavor = "multi_thread")]
+async fn search_finds_untrusted_tools_by_their_upstream_description_without_showing_it() {
+    let clients = gonk_tools_tests::mcp_clients::clients();
+    let everything = clients
+        .node_dir
+        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.json");
+    let servers = json!({"mcpServers": {
+        "everything": {"command": "node", "args": [everything.display().to_string(), "stdio"]},
+    }});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let mut command = Command::new(bin("gonk-gateway"));
+    command.arg("--config").arg(&config).arg("--search").args([
+        "serve",
+        "--port",
+        "0",
+        "--api-key",
+        GATEWAY_KEY,
+    ]);
+    let gw = ServerProcess::start(command);
+    let client = McpClient::connect_http(&gw.url, McpHttpClientOptions::new().api_key(GATEWAY_KEY))
+        .await
+        .expect("the gateway accepts the key");
+    for (query, name, upstream_words) in [
+        (
+            "add two numbers",
+            "everything.get-sum",
+            "sum of two numbers",
+        ),
+        (
+            "environment variables",
+            "everything.get-env",
+            "environment variables",
+        ),
+    ] {
+        let found = call(&client, "tools.search", json!({"query": query, "limit": 3}))
+            .await
+            .unwrap_or_else(|e| panic!("tools.search {query:?}: {e:?}"));
+        let data = found.data.get("structuredContent").unwrap_or(&found.data);
+        let hits = data["tools"].as_array().expect("a tools array");
+        let hit = hits
+            .iter()
+            .find(|hit| hit["name"] == name)
+            .unwrap_or_else(|| panic!("{query:?} finds {name} in the top 3: {hits:?}"));
+        let remote = name.trim_start_matches("everything.");
+        assert_eq!(
+            hit["description"],
+            format!("Remote MCP tool everything/{remote}")
+        );
+        assert!(
+            !found.data.to_string().contains(upstream_words),
+            "the upstream's words are not shown: {}",
+            found.data
+        );
+    }
+    client.close().await.unwrap();
 }

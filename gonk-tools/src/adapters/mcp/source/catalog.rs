@@ -202,6 +202,13 @@ pub(super) fn import(reading: &Reading<'_>, tool: &Tool) -> Result<ToolDefinitio
         }
         None => None,
     };
+    // The remote's own words rank the tool in a search even when a model
+    // is not shown them.
+    let search_text = tool
+        .description
+        .as_deref()
+        .filter(|text| !text.trim().is_empty())
+        .map(|text| cut(text, TRUSTED_DESCRIPTION_LIMIT));
     let (description, input, hints) = if options.trusted {
         let description = tool
             .description
@@ -261,6 +268,9 @@ pub(super) fn import(reading: &Reading<'_>, tool: &Tool) -> Result<ToolDefinitio
         .raw_stream_handler(move |input, ctx| Arc::clone(&call).run(input, ctx));
     if let Some(spec) = &options.authorization {
         builder = builder.authorization(spec.clone());
+    }
+    if let (Some(text), false) = (search_text, options.trusted) {
+        builder = builder.search_text(text);
     }
     Ok(builder.build())
 }

@@ -13,7 +13,7 @@ use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use super::client::{McpClient, McpClientError, McpEra, McpHttpClientOptions};
-use crate::definition::{ApprovalTier, AuthorizationSpec, Visibility};
+use crate::definition::{ApprovalTier, AuthorizationSpec, TransformSet, Visibility};
 use crate::registry::{RegistryError, ToolRegistry};
 
 /// How long connecting waits for the remote to start announcing tool
@@ -232,6 +232,7 @@ struct SourceOptions {
     call_timeout: Option<Duration>,
     era: Option<McpEra>,
     headers: Option<HeaderResolver>,
+    transforms: TransformSet,
     #[cfg(feature = "oauth")]
     oauth: Option<super::client::oauth::OAuthOptions>,
 }
@@ -465,6 +466,7 @@ async fn refresh(shared: &Arc<SourceShared>) -> Result<u64, McpSourceError> {
         }
         defs.push(catalog::import(&reading, tool).map_err(refused)?);
     }
+    let defs = shared.options.transforms.apply_all(defs).map_err(refused)?;
     let mut revision = shared.revision.lock().unwrap_or_else(|p| p.into_inner());
     if changed() || shared.closed.load(Ordering::Acquire) {
         return Err(shared.lifecycle_changed());
@@ -645,6 +647,15 @@ impl McpSourceBuilder {
     /// prose and annotation hints, which are otherwise dropped.
     pub fn trust(mut self, trusted: bool) -> Self {
         self.options.trusted = trusted;
+        self
+    }
+
+    /// Transforms applied to the imported tools, by their imported name
+    /// (`<serverId>.<remoteName>`): the transformed tool replaces the
+    /// original. One that does not fit its tool (an argument the remote
+    /// no longer has) refuses the refresh, and the previous catalog stays.
+    pub fn transforms(mut self, transforms: TransformSet) -> Self {
+        self.options.transforms = transforms;
         self
     }
 
@@ -899,6 +910,7 @@ impl McpSource {
                 call_timeout: None,
                 era: None,
                 headers: None,
+                transforms: TransformSet::new(),
                 #[cfg(feature = "oauth")]
                 oauth: None,
             },
