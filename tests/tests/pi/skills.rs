@@ -104,7 +104,8 @@ fn pi_lists_the_registrys_skill_among_its_commands() {
             .starts_with("Triage a pile of notes"),
         "{skill}"
     );
-    let path = skill["path"].as_str().unwrap();
+    assert_eq!(skill["sourceInfo"]["source"], "extension:notes", "{skill}");
+    let path = skill["sourceInfo"]["path"].as_str().unwrap();
     let written = std::fs::read(path).unwrap();
     let embedded = std::fs::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
