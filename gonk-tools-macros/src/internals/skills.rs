@@ -163,9 +163,9 @@ fn read_skill(folder: &Path) -> Result<SkillModel, String> {
     let skill_md = folder.join(SKILL_FILE);
     if !skill_md.is_file() {
         return Err(format!(
-            "the skill folder `{folder_name}` has no SKILL.md: add {} with `name: {folder_name}` \
-             and a `description` in its YAML frontmatter, or move the folder out",
-            skill_md.display()
+            "the skill folder `{folder_name}` has no SKILL.md: add one with \
+             `name: {folder_name}` and a `description` in its YAML frontmatter, or move the \
+             folder out"
         ));
     }
     let text = std::fs::read_to_string(&skill_md)
