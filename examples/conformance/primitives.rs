@@ -60,6 +60,9 @@ pub fn dynamic_prompt() -> PromptDefinition {
 }
 
 pub fn register(registry: &ToolRegistry) -> Result<(), RegistryError> {
+    // The skills extension's scenarios (SEP-2640): a skill with a
+    // sub-folder, so directory reads have somewhere to descend.
+    registry.register_skills(gonk_tools::embed_skills!("conformance/skills"))?;
     registry.register_resource(
         ResourceDefinition::builder("test://static-text")
             .name("static-text")

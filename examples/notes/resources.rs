@@ -230,7 +230,8 @@ async fn complete_styles(
         .collect())
 }
 
-/// Registers the resources and the prompt, and the listener that tells
+/// Registers the resources, the prompt and the `triage-notes` skill, and
+/// the listener that tells
 /// subscribers which notes a write changed; the listener lives as long as
 /// `store`.
 pub fn install(registry: &ToolRegistry, store: &Arc<Store>) -> Result<(), RegistryError> {
@@ -238,6 +239,9 @@ pub fn install(registry: &ToolRegistry, store: &Arc<Store>) -> Result<(), Regist
     registry.register_resource(RecentResource::definition())?;
     registry.register_resource(TagResource::definition())?;
     registry.register_prompt(SummarizePrompt::definition())?;
+    // How to triage notes with these tools, for agents that load skills
+    // (`skill://triage-notes/SKILL.md`); checked and embedded at compile time.
+    registry.register_skills(gonk_tools::embed_skills!("notes/skills"))?;
     // The notifier, not the registry: the registry holds its listeners.
     let notifier = registry.resource_notifier();
     let listener = registry.on_change(move |change| {

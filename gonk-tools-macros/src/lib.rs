@@ -526,6 +526,37 @@ pub fn toolset(input: TokenStream) -> TokenStream {
     expand::set::toolset(input.into()).into()
 }
 
+/// Embeds a folder of skills (the MCP skills extension, SEP-2640) at
+/// compile time: `embed_skills!("skills")` is a
+/// `Vec<gonk_tools::skill::Skill>` to hand to
+/// `ToolRegistry::register_skills`.
+///
+/// The path is relative to the crate's `Cargo.toml`, or to an environment
+/// variable's folder when it starts with `$NAME/` (`"$OUT_DIR/skills"` for
+/// skills a build script writes); several folders may be given
+/// (`embed_skills!("skills", "more-skills")`). Each sub-folder is
+/// one skill and must hold a `SKILL.md` whose YAML frontmatter parses,
+/// has a `name` equal to the folder's (1–64 lowercase letters, digits and
+/// single hyphens) and a non-empty `description`; names must be unique;
+/// a skill has at most 512 files and 16 MiB. Each broken rule is a
+/// compile error on the path. Files are embedded with `include_bytes!`,
+/// so editing one rebuilds the crate; a file or skill *added* is seen at
+/// the next build of the crate for another reason (`touch` the source
+/// that calls the macro).
+///
+/// ```
+/// use gonk_tools::{embed_skills, ToolRegistry};
+///
+/// let registry = ToolRegistry::new();
+/// registry.register_skills(embed_skills!("../examples/notes/skills"))?;
+/// assert_eq!(registry.skills()[0].name(), "triage-notes");
+/// # Ok::<(), gonk_tools::RegistryError>(())
+/// ```
+#[proc_macro]
+pub fn embed_skills(input: TokenStream) -> TokenStream {
+    expand::skills::embed_skills(input.into()).into()
+}
+
 /// The naming rules shared with `gonk_tools`: expands to the items of
 /// this crate's `rules.rs`, so both crates compile one source. Not a
 /// public API.

@@ -305,3 +305,67 @@ impl ScopeError {
         }
     }
 }
+
+/// The file every skill has at its root.
+pub const SKILL_FILE: &str = "SKILL.md";
+
+/// The Agent Skills naming rule for a skill: 1–64 characters of
+/// lowercase ASCII letters, digits and hyphens, with no hyphen first,
+/// last or twice in a row. `Err` says so in words.
+pub fn check_skill_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--");
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "the skill name `{name}` breaks the naming rule: use 1–64 lowercase letters, digits \
+             and hyphens, with no hyphen first, last or twice in a row (e.g. `triage-notes`)"
+        ))
+    }
+}
+
+/// The YAML between the `---` line a `SKILL.md` opens with (after an
+/// optional byte-order mark) and the next `---` line; `None` without one.
+pub fn frontmatter_block(text: &str) -> Option<&str> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let rest = text
+        .strip_prefix("---\r\n")
+        .or_else(|| text.strip_prefix("---\n"))?;
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        if bare.trim_end_matches([' ', '\t']) == "---" {
+            let block = &rest[..offset];
+            let block = block.strip_suffix('\n').unwrap_or(block);
+            return Some(block.strip_suffix('\r').unwrap_or(block));
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// What a skill's frontmatter must hold besides its name: a non-empty
+/// `description` of at most 1024 characters. `Err` says what is wrong.
+pub fn check_skill_description(description: Option<&str>) -> Result<(), String> {
+    match description {
+        None => Err(
+            "the frontmatter has no `description` string: add `description: <what the skill \
+             does and when to use it>`"
+                .to_owned(),
+        ),
+        Some(d) if d.trim().is_empty() => {
+            Err("the frontmatter's `description` is empty: say what the skill does".to_owned())
+        }
+        Some(d) if d.chars().count() > 1024 => Err(
+            "the frontmatter's `description` is longer than 1024 characters: shorten it".to_owned(),
+        ),
+        Some(_) => Ok(()),
+    }
+}

@@ -27,6 +27,11 @@ pub mod asking {}
 #[doc = include_str!("../docs/resources.md")]
 pub mod resources {}
 
+/// Skills: folders of instructions agents load, published and verified.
+#[doc = ""]
+#[doc = include_str!("../docs/skills.md")]
+pub mod skills {}
+
 /// Detached tools and job runners.
 #[doc = ""]
 #[doc = include_str!("../docs/jobs.md")]

@@ -178,6 +178,7 @@ pub mod schema;
 pub mod scope;
 pub mod search;
 pub mod security;
+pub mod skill;
 pub mod state;
 pub mod surface;
 pub mod telemetry;
@@ -193,6 +194,9 @@ pub use registry::{RegistryError, ToolRegistry};
 pub use state::State;
 pub use tool::{MethodTool, NoInput, StaticTool, Tool};
 
+/// `embed_skills!("skills")`: a folder of skills embedded at compile time.
+#[doc(inline)]
+pub use gonk_tools_macros::embed_skills;
 /// `#[resource]` and `#[prompt]`: MCP resources and prompts from `async fn`s.
 #[doc(inline)]
 pub use gonk_tools_macros::{prompt, resource};

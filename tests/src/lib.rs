@@ -97,6 +97,10 @@ pub mod docs {
     #[doc = include_str!("../../docs/resources.md")]
     pub struct Resources;
 
+    /// `docs/skills.md`.
+    #[doc = include_str!("../../docs/skills.md")]
+    pub struct Skills;
+
     /// `docs/snapshots.md`.
     #[doc = include_str!("../../docs/snapshots.md")]
     pub struct Snapshots;

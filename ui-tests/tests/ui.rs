@@ -6,6 +6,9 @@
 
 #[test]
 fn ui() {
+    // `embed_skills!` cases name their folders of skills from here (trybuild
+    // builds them in a crate of its own, elsewhere).
+    std::env::set_var("GONK_UI_TESTS", env!("CARGO_MANIFEST_DIR"));
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/fail/*.rs");
     t.pass("tests/ui/pass/*.rs");

@@ -10,6 +10,7 @@ mod primitive;
 pub mod prompt;
 pub mod resource;
 pub mod set;
+pub mod skills;
 pub mod tool;
 
 use proc_macro2::{Span, TokenStream, TokenTree};

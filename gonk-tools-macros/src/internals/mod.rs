@@ -8,6 +8,7 @@
 //!   into a typed model that keeps the user's tokens, checking each part
 //!   as it goes (the URI template of a resource is parsed by [`template`]);
 //! * [`check`] makes the checks that relate parts or items to each other;
+//! * [`skills`] reads and checks the folders `embed_skills!` embeds;
 //! * [`errors`] collects every problem of one call, so one build shows all
 //!   of them; [`names`] holds how the macros name things.
 //!
@@ -20,6 +21,7 @@ pub mod errors;
 pub mod keys;
 pub mod model;
 pub mod names;
+pub mod skills;
 pub mod template;
 
 use proc_macro2::{Ident, Span, TokenStream};

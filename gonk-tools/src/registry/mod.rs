@@ -42,6 +42,10 @@ pub enum RegistryError {
     /// A tool of that name exists and overwrite was not asked for.
     #[error("Tool already registered: {0}")]
     Duplicate(String),
+    /// A skill of that name is registered already (or is twice among
+    /// those registered together).
+    #[error("Skill already registered: {0}; skill names must be unique in a registry")]
+    DuplicateSkill(String),
     /// The name belongs to a source catalog; replace that source instead.
     #[error("Tool {name} is owned by a source catalog ({source_id}); change it with replace_source on that catalog")]
     OwnedBySource {

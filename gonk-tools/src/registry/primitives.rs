@@ -20,6 +20,7 @@ use crate::event::collect_tool_outcome;
 use crate::prompt::{PromptDefinition, PromptResult};
 use crate::resource::{ResourceContents, ResourceDefinition, UriTemplate};
 use crate::security::{AuthSlot, Gate};
+use crate::skill::{Skill, SkillFile};
 
 /// The resources and prompts of a registry (shared by the registries
 /// derived from it).
@@ -94,6 +95,8 @@ struct Catalog {
     /// Fixed URIs and templates, by the URI as written.
     resources: IndexMap<String, (ResourceDefinition, UriTemplate)>,
     prompts: IndexMap<String, PromptDefinition>,
+    /// By name.
+    skills: IndexMap<String, Skill>,
 }
 
 impl Catalog {
@@ -286,6 +289,116 @@ impl ToolRegistry {
             catalog.prompts.insert(def.name().to_owned(), def);
             Ok(())
         })
+    }
+
+    /// Registers skills ([`embed_skills!`](crate::embed_skills) or
+    /// [`Skill::load_dir`]); a skill at a path registered before (its
+    /// name, or namespace and name), or twice among them, is refused and
+    /// none of them is registered.
+    pub fn register_skills(
+        &self,
+        skills: impl IntoIterator<Item = Skill>,
+    ) -> Result<(), RegistryError> {
+        let skills: Vec<Skill> = skills.into_iter().collect();
+        self.change_primitives(|catalog| {
+            let mut paths = std::collections::HashSet::new();
+            for skill in &skills {
+                let path = skill.path();
+                if catalog.skills.contains_key(&path) || !paths.insert(path.clone()) {
+                    return Err(RegistryError::DuplicateSkill(path));
+                }
+            }
+            for skill in skills {
+                catalog.skills.insert(skill.path(), skill);
+            }
+            Ok(())
+        })
+    }
+
+    /// Replaces every skill in `namespace` with `skills` (each given that
+    /// namespace) in one change: what a source catalog does with the
+    /// skills of the server it imports. A path twice among them is refused
+    /// and nothing changes.
+    pub fn replace_namespace_skills(
+        &self,
+        namespace: &str,
+        skills: impl IntoIterator<Item = Skill>,
+    ) -> Result<(), RegistryError> {
+        let mut namespaced = Vec::new();
+        for skill in skills {
+            let skill = skill
+                .with_namespace(namespace)
+                .map_err(|error| RegistryError::DuplicateSkill(error.to_string()))?;
+            namespaced.push(skill);
+        }
+        self.change_primitives(|catalog| {
+            let mut paths = std::collections::HashSet::new();
+            for skill in &namespaced {
+                let path = skill.path();
+                let taken = catalog
+                    .skills
+                    .get(&path)
+                    .is_some_and(|held| held.namespace() != Some(namespace));
+                if taken || !paths.insert(path.clone()) {
+                    return Err(RegistryError::DuplicateSkill(path));
+                }
+            }
+            catalog
+                .skills
+                .retain(|_, skill| skill.namespace() != Some(namespace));
+            for skill in namespaced {
+                catalog.skills.insert(skill.path(), skill);
+            }
+            Ok(())
+        })
+    }
+
+    /// Removes the skill at `path` (its name, or `<namespace>/<name>`);
+    /// `true` if it existed.
+    pub fn unregister_skill(&self, path: &str) -> bool {
+        self.change_primitives(|catalog| catalog.skills.shift_remove(path).is_some())
+    }
+
+    /// Every skill, in registration order.
+    pub fn skills(&self) -> Vec<Skill> {
+        self.primitive_catalog().skills.values().cloned().collect()
+    }
+
+    /// Whether any skill is registered.
+    pub fn has_skills(&self) -> bool {
+        !self.primitive_catalog().skills.is_empty()
+    }
+
+    /// The skill whose `SKILL.md` is at `uri` (`skill://<name>/SKILL.md`).
+    pub fn skill(&self, uri: &str) -> Option<Skill> {
+        let path = uri
+            .strip_prefix(crate::skill::SKILL_SCHEME)?
+            .strip_suffix(crate::skill::SKILL_MD)?
+            .strip_suffix('/')?;
+        self.primitive_catalog().skills.get(path).cloned()
+    }
+
+    /// The skill whose folder is `uri` or holds it.
+    pub fn skill_at(&self, uri: &str) -> Option<Skill> {
+        let rest = uri.strip_prefix(crate::skill::SKILL_SCHEME)?;
+        // The longest path that `uri` is in: `skill://a/b/…` is in `a/b`
+        // before `a`.
+        self.primitive_catalog()
+            .skills
+            .iter()
+            .filter(|(path, _)| {
+                rest.strip_prefix(path.as_str())
+                    .is_some_and(|tail| tail.is_empty() || tail.starts_with('/'))
+            })
+            .max_by_key(|(path, _)| path.len())
+            .map(|(_, skill)| skill.clone())
+    }
+
+    /// The skill file at `uri` (`skill://<name>/<path>`), with its skill.
+    pub fn skill_file(&self, uri: &str) -> Option<(Skill, SkillFile)> {
+        let skill = self.skill_at(uri)?;
+        let file = skill.file_at(uri)?.clone();
+        Some((skill, file))
     }
 
     /// Removes the resource registered at `uri` (as written); `true` if

@@ -12,4 +12,5 @@ mod oauth;
 mod oauth_e2e;
 mod reload;
 mod search;
+mod skills;
 mod upstreams;

@@ -328,6 +328,48 @@ fn sse_retry_reconnects_after_a_graceful_close() {
     );
 }
 
+/// The skills extension's client scenarios (SEP-2640), which no
+/// requirement set scores: listing reads no skill file, and loading a
+/// skill whose `SKILL.md` is not what its entry says (digest, size,
+/// frontmatter) stops before any other file is read. Each is one check.
+const SKILLS_SCENARIOS: [&str; 4] = [
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+];
+
+#[test]
+fn the_skills_client_scenarios_pass() {
+    for name in SKILLS_SCENARIOS {
+        scenario(
+            name,
+            None,
+            Expect {
+                protocol: "2026-07-28",
+                successes: 1,
+                skipped: &[],
+            },
+        );
+    }
+}
+
+#[test]
+fn the_skills_client_scenarios_pass_against_their_baseline() {
+    let mut failed = Vec::new();
+    for scenario in SKILLS_SCENARIOS {
+        let (passed, output) = suite(&["--scenario", scenario], "skills");
+        assert!(
+            output.contains("Baseline check"),
+            "the suite did not run {scenario}:\n{output}"
+        );
+        if !passed {
+            failed.push(format!("{scenario}:\n{output}"));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
 #[test]
 fn the_2026_07_28_client_requirement_set_passes_but_for_its_baseline() {
     requirement_set("2026-07-28");

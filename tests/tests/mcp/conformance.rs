@@ -73,6 +73,14 @@ fn tasks_scenario(url: &str, scenario: &str) -> (bool, String) {
     suite(url, &args, "tasks")
 }
 
+/// The skills extension's server scenarios (`io.modelcontextprotocol/skills`,
+/// SEP-2640).
+const SKILLS_SCENARIOS: [&str; 3] = [
+    "sep-2640-skills-enumeration",
+    "sep-2640-skills-manifest",
+    "sep-2640-skills-directory",
+];
+
 fn server() -> ServerProcess {
     let mut command = Command::new(bin("conformance"));
     command.args(["--port", "0"]);
@@ -121,6 +129,40 @@ fn the_tasks_extension_scenarios_pass_but_for_their_baseline() {
             output.contains(&format!("Running client scenario '{scenario}'")),
             "the suite did not run {scenario}:\n{output}"
         );
+        if !passed {
+            failed.push(format!("{scenario}:\n{output}"));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+/// Forced at `2026-07-28` (an extension scenario is on no timeline), each
+/// against the skills baseline; every check is exercised, none skipped or
+/// "not testable" — the example serves a skill with a sub-folder, so the
+/// directory reads have a folder to descend into.
+#[test]
+fn the_skills_extension_scenarios_pass_but_for_their_baseline() {
+    let server = server();
+    let mut failed = Vec::new();
+    for scenario in SKILLS_SCENARIOS {
+        let args = [
+            "--scenario",
+            scenario,
+            "--spec-version",
+            "2026-07-28",
+            "--force",
+        ];
+        let (passed, output) = suite(&server.url, &args, "skills");
+        assert!(
+            output.contains(&format!("Running client scenario '{scenario}'")),
+            "the suite did not run {scenario}:\n{output}"
+        );
+        for untested in ["SKIPPED", "Not testable", "NotTestable"] {
+            assert!(
+                !output.contains(untested),
+                "{scenario} did not exercise every check:\n{output}"
+            );
+        }
         if !passed {
             failed.push(format!("{scenario}:\n{output}"));
         }

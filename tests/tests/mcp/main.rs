@@ -38,6 +38,7 @@ mod rust_client;
 mod rust_client_asks;
 mod sessionless;
 mod shutdown;
+mod skills;
 mod source;
 mod source_hostile;
 mod stdio_eof;

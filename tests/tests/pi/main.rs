@@ -4,3 +4,4 @@
 mod asking;
 mod bridge;
 mod notes;
+mod skills;

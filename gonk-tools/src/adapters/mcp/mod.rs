@@ -97,7 +97,7 @@ mod telemetry;
 pub use client::oauth;
 pub use client::{
     ElicitationRequest, McpClient, McpClientBuilder, McpClientError, McpEra, McpHttpClientOptions,
-    McpToolChanges, UrlElicitationRequest,
+    McpSkillEntry, McpSkillError, McpToolChanges, UrlElicitationRequest,
 };
 pub use http::{
     mcp_router, serve_http, McpHttpOptions, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,

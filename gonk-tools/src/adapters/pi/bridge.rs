@@ -266,12 +266,21 @@ impl Bridge {
             Err(error) => return self.send_error(id, "CATALOG_INVALID", error.to_string()),
         };
         *self.catalog.write().unwrap_or_else(|p| p.into_inner()) = Arc::clone(&catalog);
+        let mut warnings = catalog.warnings().to_vec();
+        let skills_dir = match super::skills::write_skills(&self.registry) {
+            Ok(dir) => dir.map(|dir| dir.display().to_string()),
+            Err(error) => {
+                warnings.push(format!("the skills are not handed to Pi: {error}"));
+                None
+            }
+        };
         self.send(&PiReply::Tools {
             id,
             protocol: PROTOCOL_VERSION,
             tools: catalog.tools().iter().map(|t| t.spec.clone()).collect(),
             skipped: catalog.skipped().to_vec(),
-            warnings: catalog.warnings().to_vec(),
+            warnings,
+            skills_dir,
         });
     }
 

@@ -76,6 +76,8 @@ interface Catalog {
 	protocol: number;
 	tools: Spec[];
 	skipped: { name: string; reason: string }[];
+	/** A folder of the registry's skills, for Pi to load. */
+	skillsDir?: string;
 	warnings: string[];
 }
 
@@ -454,6 +456,11 @@ export default async function gonkTools(pi: ExtensionAPI) {
 				return { content: result.content, details: "details" in result ? result.details : {} } as any;
 			},
 		});
+	}
+	// Skills: Pi takes them as folders; the bridge wrote them into one.
+	const skillsDir = catalog.skillsDir;
+	if (skillsDir) {
+		pi.on("resources_discover", () => ({ skillPaths: [skillsDir] }));
 	}
 	pi.on("tool_result", (event) => {
 		if (failed.delete(event.toolCallId)) return { isError: true };

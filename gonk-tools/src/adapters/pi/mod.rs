@@ -64,6 +64,17 @@
 //! dropped). A bridge that dies turns its running calls into tool errors in
 //! Pi; the next call starts a new bridge.
 //!
+//! ## Skills
+//!
+//! The registry's skills ([`crate::skill`]) reach Pi as files: Pi's
+//! extension API adds skills only as folders (`resources_discover` →
+//! `skillPaths`), so the bridge writes them under a temporary folder of
+//! its own and the extension hands Pi that folder; Pi lists them, loads
+//! them on demand and offers `/skill:<name>`. What the API does not allow:
+//! registering a skill from memory, or reading one from the bridge when
+//! Pi loads it — the files are copied when the tools are discovered, and a
+//! change reaches Pi at its next `/reload`.
+//!
 //! ## Asking the caller: Pi's dialogs
 //!
 //! When Pi has a UI (`ctx.hasUI`: interactive and RPC mode), the extension
@@ -88,6 +99,7 @@ mod extension;
 mod framing;
 mod projection;
 pub mod protocol;
+mod skills;
 
 use std::fmt;
 use std::sync::Arc;

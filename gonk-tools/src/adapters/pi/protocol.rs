@@ -4,7 +4,7 @@
 //!
 //! | direction | line | answer |
 //! |---|---|---|
-//! | → | `{"type":"discover","id":ID?}` | `{"type":"tools","id":ID?,"protocol":1,"tools":[spec…],"skipped":[{name,reason}…],"warnings":[…]}` |
+//! | → | `{"type":"discover","id":ID?}` | `{"type":"tools","id":ID?,"protocol":1,"tools":[spec…],"skipped":[{name,reason}…],"warnings":[…],"skillsDir"?:PATH}` |
 //! | → | `{"type":"execute","id":"c1","tool":PI_NAME,"input":{…}}` | any number of `{"type":"update","id":"c1","update":{content,details}}`, then exactly one `{"type":"result","id":"c1","result":{content,details?,isError?}}` |
 //! | → | `{"type":"abort","id":"c1"}` | none of its own: the call's `result` follows, `[ABORTED]` unless it had already finished |
 //! | ← | `{"type":"question","id":"q1","callId":"c1","key":"approval-1","request":{"method":"elicitation/create","params":{message,requestedSchema}}}` | sent only while call `c1` runs and only when its `execute` said `"canAnswer":["elicitation"]`; the extension answers `{"type":"answer","id":"q1","answer":{"action":"accept"\|"decline"\|"cancel","content"?:{…}}}` |
@@ -105,6 +105,11 @@ pub enum PiReply {
         skipped: Vec<PiSkipped>,
         /// Warnings met while projecting.
         warnings: Vec<String>,
+        /// A folder holding the registry's skills, one sub-folder each
+        /// (`SKILL.md` and its files), for Pi's `resources_discover`;
+        /// absent when the registry has none.
+        #[serde(rename = "skillsDir", default, skip_serializing_if = "Option::is_none")]
+        skills_dir: Option<String>,
     },
     /// A partial result of a running call.
     Update {

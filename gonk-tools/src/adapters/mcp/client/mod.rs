@@ -18,6 +18,7 @@ mod lifecycle;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod routes;
+mod skills;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -46,6 +47,7 @@ pub use answers::{ElicitationRequest, UrlElicitationRequest};
 pub use builder::McpClientBuilder;
 pub use lifecycle::McpEra;
 use routes::Inbox;
+pub use skills::{McpSkillEntry, McpSkillError};
 
 /// Why an MCP client could not connect or answer.
 #[derive(Debug, thiserror::Error)]

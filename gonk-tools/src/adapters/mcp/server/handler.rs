@@ -7,9 +7,11 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig, SetLevelRequestParams,
-    SubscriptionFilter, Tool, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetSkillRequestParams,
+    GetSkillResult, GetTaskParams, GetTaskResult, ListSkillsResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceDirectoryRequestParams,
+    ReadResourceDirectoryResult, ServerConfig, SetLevelRequestParams, SubscriptionFilter, Tool,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -22,6 +24,7 @@ use super::notify::AnswerStream;
 use super::primitives::is_stateless;
 use super::request_context::McpRequestContext;
 use super::resources::{self};
+use super::skills;
 use super::tasks;
 use super::tools;
 use crate::adapters::mcp::http::security::RequestState;
@@ -277,7 +280,8 @@ impl ServerHandler for McpServer {
         let base = self.request_base(&context);
         let defs = self.shared.registry.list_resources_for(&base).await;
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        resources::list_resources(defs, cursor, base.is_authenticated())
+        let skill_files = skills::listed(&self.shared.registry);
+        resources::list_resources(defs, skill_files, cursor, base.is_authenticated())
     }
 
     async fn list_resource_templates(
@@ -297,6 +301,10 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
         let telemetry = ServerSpan::start("resources/read", None, &context);
+        if let Some(read) = skills::read(&self.shared.registry, &request.uri) {
+            telemetry.finish(read.as_ref().err().map(|_| "resource_error"));
+            return read.map(Into::into);
+        }
         let span = telemetry.span().clone();
         let read = self
             .read_resource_in(request, &context)
@@ -381,6 +389,32 @@ impl ServerHandler for McpServer {
             Ok(completion) => Ok(resources::complete_result(completion)),
             Err(error) => Err(resources::error_data(&error, is_stateless(&context))),
         }
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        skills::list(&self.shared.registry, cursor)
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        skills::get(&self.shared.registry, &request.uri)
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, ErrorData> {
+        let cursor = request.cursor.as_deref();
+        skills::read_directory(&self.shared.registry, &request.uri, cursor)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

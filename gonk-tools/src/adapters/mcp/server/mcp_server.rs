@@ -41,7 +41,7 @@ pub(super) struct Shared {
     /// The server's info for each combination of what it offers (tasks,
     /// resources, prompts), made when first asked: rmcp asks for it on
     /// every directly served request.
-    infos: [OnceLock<ServerConfig>; 8],
+    infos: [OnceLock<ServerConfig>; 16],
     /// The open `subscriptions/listen` streams under their cap.
     listen_streams: Arc<SessionTable<u64>>,
     next_listen: AtomicU64,
@@ -320,13 +320,17 @@ impl McpServer {
             !registry.resources().is_empty(),
             !registry.prompts().is_empty(),
         );
-        let offers = usize::from(tasks) | usize::from(resources) << 1 | usize::from(prompts) << 2;
+        let skills = registry.has_skills();
+        let offers = usize::from(tasks)
+            | usize::from(resources) << 1
+            | usize::from(prompts) << 2
+            | usize::from(skills) << 3;
         self.shared.infos[offers]
-            .get_or_init(|| self.make_info(tasks, resources, prompts))
+            .get_or_init(|| self.make_info(tasks, resources, prompts, skills))
             .clone()
     }
 
-    fn make_info(&self, tasks: bool, resources: bool, prompts: bool) -> ServerConfig {
+    fn make_info(&self, tasks: bool, resources: bool, prompts: bool, skills: bool) -> ServerConfig {
         let options = &self.shared.options;
         let mut implementation = Implementation::new(&options.name, &options.version);
         implementation.title = options.title.clone();
@@ -342,6 +346,9 @@ impl McpServer {
             capabilities.build()
         };
         resources::capabilities(&mut capabilities, resources, prompts);
+        if skills {
+            super::skills::declare(&mut capabilities);
+        }
         let mut info = ServerConfig::new(capabilities);
         info.server_info = implementation;
         info.instructions = options.instructions.clone();

@@ -17,6 +17,8 @@
 //!   session, or by a sealed `requestState` in the stateless era.
 //! * [`tasks`] — detached tools as MCP tasks.
 //! * [`resources`] — resources, prompts and completion on the wire.
+//! * [`skills`] — the skills extension: `skills/list`, `skills/get`,
+//!   `resources/directory/read` and the `skill://` files.
 //! * [`inflight`] — the server-wide count of running calls: the busy cap
 //!   and the drain of a graceful shutdown.
 
@@ -33,6 +35,7 @@ mod primitives;
 mod request_context;
 mod request_state;
 mod resources;
+mod skills;
 mod tasks;
 pub(super) mod tools;
 

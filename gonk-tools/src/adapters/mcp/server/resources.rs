@@ -131,17 +131,21 @@ fn hints(authenticated: bool) -> (u64, CacheScope) {
     (0, scope)
 }
 
+/// The fixed resources of `defs`, then `skill_files` (each skill's
+/// `SKILL.md`), one page of them.
 pub(crate) fn list_resources(
     defs: Vec<ResourceDefinition>,
+    skill_files: Vec<Resource>,
     cursor: Option<&str>,
     authenticated: bool,
 ) -> Result<ListResourcesResult, ErrorData> {
-    let fixed: Vec<_> = defs.into_iter().filter(|d| !d.is_template()).collect();
-    let (items, next) = page(fixed, cursor)?;
-    let items = items
+    let fixed = defs
         .iter()
+        .filter(|d| !d.is_template())
         .map(project_resource)
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
+    let all: Vec<Resource> = fixed.into_iter().chain(skill_files).collect();
+    let (items, next) = page(all, cursor)?;
     let (ttl, scope) = hints(authenticated);
     let mut result = ListResourcesResult::with_all_items(items)
         .with_ttl_ms(ttl)

@@ -467,16 +467,58 @@ async fn refresh(shared: &Arc<SourceShared>) -> Result<u64, McpSourceError> {
         defs.push(catalog::import(&reading, tool).map_err(refused)?);
     }
     let defs = shared.options.transforms.apply_all(defs).map_err(refused)?;
-    let mut revision = shared.revision.lock().unwrap_or_else(|p| p.into_inner());
-    if changed() || shared.closed.load(Ordering::Acquire) {
-        return Err(shared.lifecycle_changed());
+    let current = {
+        let mut revision = shared.revision.lock().unwrap_or_else(|p| p.into_inner());
+        if changed() || shared.closed.load(Ordering::Acquire) {
+            return Err(shared.lifecycle_changed());
+        }
+        shared
+            .registry
+            .replace_source(&shared.id, defs)
+            .map_err(|e: RegistryError| refused(e.to_string()))?;
+        *revision = previous + 1;
+        *revision
+    };
+    import_skills(shared).await;
+    Ok(current)
+}
+
+/// The remote's skills, under the source's id as their namespace
+/// (`skill://<serverId>/<name>/SKILL.md`): each one loaded and verified
+/// (sizes, digests, frontmatter) by the client, so what the registry serves
+/// is what the remote published. A skill that fails is left out, with a
+/// warning; a remote without the extension has none.
+async fn import_skills(shared: &Arc<SourceShared>) {
+    let Some(live) = shared.connection() else {
+        return;
+    };
+    let client = live.client;
+    let declared = client
+        .peer()
+        .peer_info()
+        .is_some_and(|info| info.capabilities.supports_skills());
+    let mut skills = Vec::new();
+    if declared {
+        match client.list_skills().await {
+            Ok(entries) => {
+                for entry in &entries {
+                    match client.load_skill(entry).await {
+                        Ok(skill) => skills.push(skill),
+                        Err(error) => tracing::warn!(
+                            server_id = %shared.id, skill = %entry.uri, %error,
+                            "a skill of the remote server is left out"
+                        ),
+                    }
+                }
+            }
+            Err(error) => tracing::warn!(
+                server_id = %shared.id, %error, "the remote server's skills cannot be listed"
+            ),
+        }
     }
-    shared
-        .registry
-        .replace_source(&shared.id, defs)
-        .map_err(|e: RegistryError| refused(e.to_string()))?;
-    *revision = previous + 1;
-    Ok(*revision)
+    if let Err(error) = shared.registry.replace_namespace_skills(&shared.id, skills) {
+        tracing::warn!(server_id = %shared.id, %error, "the remote server's skills are not served");
+    }
 }
 
 /// Refreshes on every announcement of the current connection until it
@@ -991,6 +1033,10 @@ impl McpSource {
             self.shared.closed.store(true, Ordering::Release);
             self.shared.lifecycle.fetch_add(1, Ordering::AcqRel);
             self.shared.registry.remove_source(&self.shared.id);
+            let _ = self
+                .shared
+                .registry
+                .replace_namespace_skills(&self.shared.id, []);
         }
         stop_watching(&self.shared);
         self.shared
