@@ -16,3 +16,4 @@ mod logs;
 mod metadata;
 mod notes;
 mod step_up;
+mod tls;

@@ -7,7 +7,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::issuer::{checked_url, fetch_json, OAuthConfigError};
+use super::issuer::{checked_url, default_client, fetch_json, OAuthConfigError};
 use super::jwt::now_secs;
 use super::verifier::{TokenRejection, TokenRejectionKind, TokenVerifier, VerifiedToken};
 
@@ -60,7 +60,7 @@ impl IntrospectionVerifier {
         Ok(IntrospectionVerifier {
             issuer: checked_url(issuer.as_ref())?,
             endpoint: checked_url(endpoint.as_ref())?,
-            client: reqwest::Client::new(),
+            client: default_client()?,
             credentials: None,
             require_audience: true,
             leeway: 30,
@@ -85,7 +85,10 @@ impl IntrospectionVerifier {
         self
     }
 
-    /// Sends with `client` (e.g. one with a TLS stack).
+    /// Sends with `client` instead of the default one (which trusts the
+    /// platform's roots): e.g. one from
+    /// [`OutboundHttp`](crate::adapters::http::OutboundHttp) that also
+    /// trusts a private CA.
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.client = client;
         self

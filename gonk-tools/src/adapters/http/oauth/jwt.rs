@@ -11,7 +11,7 @@ use jsonwebtoken::{Algorithm, Validation};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::issuer::{checked_url, OAuthConfigError};
+use super::issuer::{checked_url, default_client, OAuthConfigError};
 use super::jwks::KeyCache;
 use super::verifier::{TokenRejection, TokenRejectionKind, TokenVerifier, VerifiedToken};
 
@@ -115,7 +115,7 @@ impl JwtVerifier {
     pub fn new(issuer: impl AsRef<str>) -> Result<Self, OAuthConfigError> {
         let issuer = checked_url(issuer.as_ref())?;
         Ok(JwtVerifier {
-            keys: KeyCache::new(issuer.clone(), None, reqwest::Client::new()),
+            keys: KeyCache::new(issuer.clone(), None, default_client()?),
             issuer,
             algorithms: DEFAULT_ALGORITHMS.to_vec(),
             leeway: Duration::from_secs(30),
@@ -128,9 +128,10 @@ impl JwtVerifier {
         Ok(self)
     }
 
-    /// Fetches with `client` (e.g. one with a TLS stack, a proxy or a
-    /// custom root certificate; this crate's own build of reqwest has no
-    /// TLS).
+    /// Fetches with `client` instead of the default one (which trusts the
+    /// platform's roots): e.g. one from
+    /// [`OutboundHttp`](crate::adapters::http::OutboundHttp) that also
+    /// trusts a private CA, or one through a proxy.
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.keys.set_client(client);
         self

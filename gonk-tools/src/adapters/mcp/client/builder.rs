@@ -312,16 +312,19 @@ impl McpClientBuilder {
             config = config.custom_headers(options.headers.clone());
         }
         config = config.reinit_on_expired_session(options.renew_expired_sessions);
-        let http = WatchedHttp::new(reqwest::Client::new());
+        let reqwest = options
+            .outbound
+            .client()
+            .map_err(|error| McpClientError::Connect(error.to_string()))?;
+        let http = WatchedHttp::new(reqwest.clone());
         #[cfg(feature = "oauth")]
         if let Some(oauth) = self.oauth.clone() {
             let session = Arc::new(
-                super::oauth::OAuthSession::new(oauth, url).map_err(McpClientError::Connect)?,
+                super::oauth::OAuthSession::new(oauth, url, reqwest, options.outbound.adds_roots())
+                    .map_err(McpClientError::Connect)?,
             );
             let authorized = super::oauth::OAuthHttp::new(http.clone(), Arc::clone(&session));
-            let prepared = session
-                .prepare(&reqwest::Client::new(), &options.headers)
-                .await;
+            let prepared = session.prepare(&options.headers).await;
             let connected = match prepared {
                 Ok(()) => self.connect_over(http, authorized, config).await,
                 Err(error) => Err(McpClientError::Connect(error.to_string())),
