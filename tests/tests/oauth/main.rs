@@ -9,6 +9,7 @@
 mod support;
 
 mod accepted;
+mod cache;
 mod hostile;
 mod introspection;
 mod keys;
