@@ -349,7 +349,14 @@ impl McpClientBuilder {
         // A handshake after discovery starts on a fresh transport: HTTP
         // keeps no state between requests that a new one would lose.
         let again = move |_| StreamableHttpClientTransport::with_client(client, config);
-        let mut client = self.connect(transport, again).await?;
+        let mut client = self.connect(transport, again).await.map_err(|error| {
+            match (error, http.last_cause()) {
+                (McpClientError::Connect(message), Some(cause)) if !message.contains(&cause) => {
+                    McpClientError::Connect(format!("{message} ({cause})"))
+                }
+                (error, _) => error,
+            }
+        })?;
         // A session's server may ask on its standalone stream at once.
         if client.era() == McpEra::Session {
             http.until_listening().await;
