@@ -69,8 +69,12 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let kept_alive = reqwest::Client::new();
-    let new_connection = reqwest::Client::builder()
+    let kept_alive = gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client");
+    let new_connection = gonk_tools::adapters::http::OutboundHttp::new()
+        .client_builder()
+        .expect("an HTTP client builder")
         .pool_max_idle_per_host(0)
         .build()
         .unwrap();

@@ -1,7 +1,9 @@
 //! The per-request cost of the resource server's token check, side by
 //! side in one run: a JWT access token (RS256 and ES256, the issuer's keys
-//! already cached) through `ProtectedResource`'s authentication hook,
-//! against the static API key — as the HTTP guard compares it, and as
+//! already cached, each token checked afresh) through
+//! `ProtectedResource`'s authentication hook, the same tokens answered
+//! from the verified-token cache (the default: a client repeats its
+//! token), against the static API key — as the HTTP guard compares it, and as
 //! `ApiKeyVerifier` through the same hook. Each row authenticates one
 //! request head: header checks, verification, the principal and its
 //! `AuthContext`.
@@ -34,7 +36,10 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 struct Bench {
+    /// The token cache off: every request checks the signature.
     jwt: ProtectedResource,
+    /// The default: the token cache on.
+    jwt_cached: ProtectedResource,
     key: ProtectedResource,
     guard: HttpGuard,
     rs256: HttpRequestParts,
@@ -99,7 +104,10 @@ fn setup(rt: &tokio::runtime::Runtime) -> Bench {
         header.kid = Some(kid.to_owned());
         jsonwebtoken::encode(&header, &claims, key).unwrap()
     };
-    let jwt = ProtectedResource::new(JwtVerifier::new(&issuer).unwrap())
+    let jwt = ProtectedResource::new(JwtVerifier::new(&issuer).unwrap().cache_capacity(0))
+        .resource(RESOURCE)
+        .unwrap();
+    let jwt_cached = ProtectedResource::new(JwtVerifier::new(&issuer).unwrap())
         .resource(RESOURCE)
         .unwrap();
     let key = ProtectedResource::new(ApiKeyVerifier::new(API_KEY))
@@ -107,6 +115,7 @@ fn setup(rt: &tokio::runtime::Runtime) -> Bench {
         .unwrap();
     let bench = Bench {
         jwt,
+        jwt_cached,
         key,
         guard: HttpGuard::new().api_key(API_KEY),
         rs256: parts(&sign("rsa-a", &rsa, Algorithm::RS256)),
@@ -116,8 +125,10 @@ fn setup(rt: &tokio::runtime::Runtime) -> Bench {
     // Sanity, and the one key fetch: every measured request hits the cache.
     rt.block_on(async {
         for request in [&bench.rs256, &bench.es256] {
-            let auth = bench.jwt.authenticate(request).await.expect("verifies");
-            assert_eq!(auth.principal().identity.subject, "alice");
+            for resource in [&bench.jwt, &bench.jwt_cached] {
+                let auth = resource.authenticate(request).await.expect("verifies");
+                assert_eq!(auth.principal().identity.subject, "alice");
+            }
         }
         bench
             .key
@@ -146,6 +157,8 @@ enum Row {
     VerifierKey,
     Rs256,
     Es256,
+    Rs256Cached,
+    Es256Cached,
 }
 
 async fn one(bench: &Bench, row: Row) {
@@ -163,6 +176,12 @@ async fn one(bench: &Bench, row: Row) {
         Row::Es256 => {
             bench.jwt.authenticate(&bench.es256).await.unwrap();
         }
+        Row::Rs256Cached => {
+            bench.jwt_cached.authenticate(&bench.rs256).await.unwrap();
+        }
+        Row::Es256Cached => {
+            bench.jwt_cached.authenticate(&bench.es256).await.unwrap();
+        }
     }
 }
 
@@ -175,6 +194,8 @@ fn bench(c: &mut Criterion) {
         ("api key (ApiKeyVerifier)", Row::VerifierKey),
         ("jwt RS256, cached key", Row::Rs256),
         ("jwt ES256, cached key", Row::Es256),
+        ("jwt RS256, cached token", Row::Rs256Cached),
+        ("jwt ES256, cached token", Row::Es256Cached),
     ] {
         group.bench_function(name, |b| b.to_async(&rt).iter(|| one(&bench, row)));
     }
@@ -188,7 +209,14 @@ fn bench(c: &mut Criterion) {
 fn ratio(rt: &tokio::runtime::Runtime, bench: &Bench) {
     const CALLS: u32 = 200;
     const ROUNDS: usize = 21;
-    let rows = [Row::GuardKey, Row::VerifierKey, Row::Rs256, Row::Es256];
+    let rows = [
+        Row::GuardKey,
+        Row::VerifierKey,
+        Row::Rs256,
+        Row::Es256,
+        Row::Rs256Cached,
+        Row::Es256Cached,
+    ];
     let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(ROUNDS); rows.len()];
     for _ in 0..ROUNDS {
         for (at, row) in rows.iter().enumerate() {
@@ -205,7 +233,7 @@ fn ratio(rt: &tokio::runtime::Runtime, bench: &Bench) {
         samples.sort();
         samples[samples.len() / 2]
     };
-    let [guard, verifier, rs256, es256]: [Duration; 4] = times
+    let [guard, verifier, rs256, es256, rs256_cached, es256_cached]: [Duration; 6] = times
         .into_iter()
         .map(median)
         .collect::<Vec<_>>()
@@ -214,7 +242,7 @@ fn ratio(rt: &tokio::runtime::Runtime, bench: &Bench) {
     let per = |d: Duration| d.as_secs_f64() * 1e6;
     let ratio = |d: Duration| d.as_secs_f64() / guard.as_secs_f64();
     println!(
-        "oauth: per request, median of {ROUNDS} interleaved rounds: api key (guard) {:.3} µs, api key (verifier) {:.3} µs ({:.1}×), RS256 {:.1} µs ({:.0}×), ES256 {:.1} µs ({:.0}×)",
+        "oauth: per request, median of {ROUNDS} interleaved rounds: api key (guard) {:.3} µs, api key (verifier) {:.3} µs ({:.1}×), RS256 {:.1} µs ({:.0}×), ES256 {:.1} µs ({:.0}×), RS256 cached token {:.3} µs ({:.1}×), ES256 cached token {:.3} µs ({:.1}×)",
         per(guard),
         per(verifier),
         ratio(verifier),
@@ -222,12 +250,20 @@ fn ratio(rt: &tokio::runtime::Runtime, bench: &Bench) {
         ratio(rs256),
         per(es256),
         ratio(es256),
+        per(rs256_cached),
+        ratio(rs256_cached),
+        per(es256_cached),
+        ratio(es256_cached),
     );
     let report = json!({
         "api_key_guard_us": per(guard),
         "api_key_verifier_us": per(verifier),
         "rs256_us": per(rs256),
         "es256_us": per(es256),
+        "rs256_cached_token_us": per(rs256_cached),
+        "es256_cached_token_us": per(es256_cached),
+        "rs256_cached_token_over_api_key": ratio(rs256_cached),
+        "es256_cached_token_over_api_key": ratio(es256_cached),
         "rs256_over_api_key": ratio(rs256),
         "es256_over_api_key": ratio(es256),
         "verifier_over_guard": ratio(verifier),

@@ -22,6 +22,7 @@ pub mod security;
 pub mod services;
 pub mod span_capture;
 pub mod subscriber;
+pub mod tls;
 pub mod workspace;
 
 /// The workspace `README.md`.

@@ -8,7 +8,6 @@
 //! caused.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -74,7 +73,6 @@ struct IssuerState {
 /// The running mock issuer.
 pub struct MockIssuer {
     state: Arc<IssuerState>,
-    addr: SocketAddr,
     stop: tokio::sync::oneshot::Sender<()>,
 }
 
@@ -105,11 +103,27 @@ impl MockIssuer {
     /// Starts the issuer on a free loopback port, publishing `rsa-a` and
     /// `ec-a`.
     pub async fn start() -> MockIssuer {
+        Self::start_with(None).await
+    }
+
+    /// Starts the issuer behind TLS with `ca`'s certificate: its URL (and
+    /// every endpoint its metadata names) is `https://127.0.0.1:PORT/…`.
+    pub async fn start_tls(ca: &crate::tls::TestCa) -> MockIssuer {
+        Self::start_with(Some(ca)).await
+    }
+
+    async fn start_with(tls: Option<&crate::tls::TestCa>) -> MockIssuer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("a loopback port");
         let addr = listener.local_addr().unwrap();
-        let issuer = format!("http://{addr}{TENANT}");
+        let issuer = match tls {
+            None => format!("http://{addr}{TENANT}"),
+            Some(ca) => {
+                let front = ca.front(addr).await;
+                format!("https://{front}{TENANT}")
+            }
+        };
         let mut keys = HashMap::new();
         keys.insert("rsa-a", rsa("rsa-a.pem"));
         keys.insert("rsa-b", rsa("rsa-b.pem"));
@@ -139,7 +153,7 @@ impl MockIssuer {
                 })
                 .await;
         });
-        MockIssuer { state, addr, stop }
+        MockIssuer { state, stop }
     }
 
     /// The issuer URL (with its tenant path).
@@ -149,7 +163,7 @@ impl MockIssuer {
 
     /// The introspection endpoint.
     pub fn introspection_endpoint(&self) -> String {
-        format!("http://{}{TENANT}/introspect", self.addr)
+        format!("{}/introspect", self.state.issuer)
     }
 
     /// How many times the JWKS was asked for.

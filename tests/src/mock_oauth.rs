@@ -541,7 +541,9 @@ impl AuthorizationRedirect for FollowRedirect {
 
     fn authorize<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
-            let browser = reqwest::Client::builder()
+            let browser = gonk_tools::adapters::http::OutboundHttp::new()
+                .client_builder()
+                .expect("an HTTP client builder")
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .map_err(|e| e.to_string())?;

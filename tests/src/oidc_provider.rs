@@ -210,7 +210,9 @@ fn form_of(page: &str) -> Option<(String, Vec<(String, String)>)> {
 /// not follow that last redirect: the caller does, when someone listens
 /// there.
 pub async fn browse(authorization_url: &str, account: &str) -> Result<String, String> {
-    let browser = reqwest::Client::builder()
+    let browser = gonk_tools::adapters::http::OutboundHttp::new()
+        .client_builder()
+        .expect("an HTTP client builder")
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| e.to_string())?;

@@ -210,6 +210,14 @@ fn exporters(protocol: &str) -> Result<Exporters, OtelError> {
             reason: e.to_string(),
         }
     };
+    // The exporter builds its reqwest client naming no TLS provider; with
+    // `mcp` or `oauth` that reqwest has rustls without a built-in one (see
+    // `adapters::http::OutboundHttp`), so give it `ring` unless the
+    // application chose already.
+    #[cfg(any(feature = "mcp", feature = "oauth"))]
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
     match protocol {
         "http/protobuf" | "" => Ok((
             opentelemetry_otlp::SpanExporter::builder()

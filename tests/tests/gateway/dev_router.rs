@@ -255,7 +255,9 @@ async fn the_clients_credential_never_reaches_an_upstream() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unknown_session_gets_404_saying_to_reconnect() {
     let setup = start();
-    let http = reqwest::Client::new();
+    let http = gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client");
     let request = |key: Option<&str>| {
         let mut request = http
             .post(&setup.gateway.url)

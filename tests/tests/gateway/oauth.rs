@@ -76,7 +76,9 @@ async fn login(config: &std::path::Path) -> std::process::Output {
         said.iter().any(|line| line.contains("Open this URL")),
         "{said:?}"
     );
-    let browser = reqwest::Client::builder()
+    let browser = gonk_tools::adapters::http::OutboundHttp::new()
+        .client_builder()
+        .expect("an HTTP client builder")
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();

@@ -125,7 +125,13 @@ async fn login(config: &Path) {
         .await
         .expect("the login and consent forms");
     assert!(back.starts_with("http://127.0.0.1:"), "{back}");
-    let page = reqwest::get(&back).await.expect("the gateway's callback");
+    let page = gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client")
+        .get(&back)
+        .send()
+        .await
+        .expect("the gateway's callback");
     assert!(page
         .text()
         .await

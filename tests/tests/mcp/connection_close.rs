@@ -116,7 +116,9 @@ async fn dropping_the_http_response_cancels_the_running_call() {
         .unwrap();
     let server = serve(registry).await;
     let url = server.url();
-    let http = reqwest::Client::new();
+    let http = gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client");
     let post = |body: Value, session: Option<&str>| {
         let mut request = http
             .post(&url)

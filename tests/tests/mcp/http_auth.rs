@@ -155,7 +155,9 @@ async fn post(
     session: Option<&str>,
     body: &str,
 ) -> reqwest::Response {
-    let mut request = reqwest::Client::new()
+    let mut request = gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client")
         .post(url)
         .header(ACCEPT, "application/json, text/event-stream")
         .header(CONTENT_TYPE, "application/json")

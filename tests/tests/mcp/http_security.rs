@@ -51,7 +51,9 @@ async fn loopback(options: McpHttpOptions) -> HttpServer {
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw-http","version":"1.0.0"}}}"#;
 
 fn post(url: &str, body: impl Into<reqwest::Body>) -> reqwest::RequestBuilder {
-    reqwest::Client::new()
+    gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client")
         .post(url)
         .header(ACCEPT, "application/json, text/event-stream")
         .header(CONTENT_TYPE, "application/json")

@@ -275,7 +275,9 @@ async fn raw_call_with(url: &str, token: &str, tool: &str, arguments: Value) -> 
             },
         },
     });
-    let response = reqwest::Client::new()
+    let response = gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client")
         .post(url)
         .header("Authorization", format!("Bearer {token}"))
         .header("Accept", "application/json, text/event-stream")

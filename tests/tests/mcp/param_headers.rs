@@ -72,7 +72,9 @@ async fn request(
         .and_then(Value::as_str)
         .map(str::to_owned);
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
-    let mut request = reqwest::Client::new()
+    let mut request = gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client")
         .post(server.url())
         .header(ACCEPT, "application/json, text/event-stream")
         .header(CONTENT_TYPE, "application/json")

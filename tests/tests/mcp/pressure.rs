@@ -208,7 +208,9 @@ async fn listen(url: &str, who: Option<&str>) -> reqwest::Response {
     });
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
                       "params": {"_meta": meta, "notifications": {"toolsListChanged": true}}});
-    let mut request = reqwest::Client::new()
+    let mut request = gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client")
         .post(url)
         .header(ACCEPT, "application/json, text/event-stream")
         .header(CONTENT_TYPE, "application/json")

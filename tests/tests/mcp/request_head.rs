@@ -69,7 +69,9 @@ fn registry() -> ToolRegistry {
 }
 
 async fn post(url: &str, session: Option<&str>, caller: &str, body: Value) -> reqwest::Response {
-    let mut request = reqwest::Client::new()
+    let mut request = gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client")
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")

@@ -37,7 +37,9 @@ async fn serve_sessionless(registry: ToolRegistry) -> HttpServer {
 }
 
 async fn post(url: &str, body: Value) -> reqwest::Response {
-    reqwest::Client::new()
+    gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client")
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
@@ -89,7 +91,9 @@ async fn a_2025_client_is_served_without_a_session() {
     assert_eq!(call["result"]["content"][0]["text"], "\"ok\"");
 
     // No server→client stream and nothing to delete without sessions.
-    let client = reqwest::Client::new();
+    let client = gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client");
     let get = client
         .get(&url)
         .header("accept", "text/event-stream")

@@ -171,7 +171,9 @@ impl Caller {
     }
 
     async fn post(&self, body: &Value, method: &str, name: Option<String>) -> reqwest::Response {
-        let mut request = reqwest::Client::new()
+        let mut request = gonk_tools::adapters::http::OutboundHttp::new()
+            .client()
+            .expect("an HTTP client")
             .post(&self.url)
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")

@@ -9,6 +9,7 @@
 mod support;
 
 mod accepted;
+mod cache;
 mod hostile;
 mod introspection;
 mod keys;
@@ -16,3 +17,4 @@ mod logs;
 mod metadata;
 mod notes;
 mod step_up;
+mod tls;

@@ -13,7 +13,13 @@ async fn both_paths_document_the_resource() {
         "/.well-known/oauth-protected-resource",
         "/.well-known/oauth-protected-resource/mcp",
     ] {
-        let response = reqwest::get(format!("{base}{path}")).await.unwrap();
+        let response = gonk_tools::adapters::http::OutboundHttp::new()
+            .client()
+            .expect("an HTTP client")
+            .get(format!("{base}{path}"))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), 200, "{path}");
         assert_eq!(response.headers()["content-type"], "application/json");
         let document: Value = response.json().await.unwrap();

@@ -38,13 +38,16 @@ async fn notes_serve_takes_the_issuers_tokens_with_scopes() {
     let server = tokio::task::block_in_place(|| ServerProcess::start(command));
     let url = server.url.clone();
 
-    let metadata: Value =
-        reqwest::get(url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp"))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+    let metadata: Value = gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client")
+        .get(url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(metadata["resource"], url.as_str());
     assert_eq!(metadata["authorization_servers"], json!([issuer.issuer()]));
 

@@ -187,7 +187,9 @@ pub async fn raw_call_of(
             }
         }
     });
-    let mut request = reqwest::Client::new()
+    let mut request = gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client")
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")

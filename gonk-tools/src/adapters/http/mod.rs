@@ -17,6 +17,10 @@
 //!   so one request is judged by the same rules on either; an adapter
 //!   written outside this crate can put the same guard in front of its own
 //!   routes.
+//! * [`OutboundHttp`] (features `mcp` and `oauth`) — the other direction:
+//!   how the crate's own HTTP clients (issuer metadata, JWKS,
+//!   introspection, `McpClient` upstreams) reach servers, HTTPS included,
+//!   and which roots they trust.
 //! * [`oauth`] (feature `oauth`) — the server as an OAuth resource server:
 //!   access tokens verified (JWT against the issuer's keys, introspection,
 //!   or a static key) into principals, protected resource metadata,
@@ -53,6 +57,8 @@ mod guard;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod options;
+#[cfg(any(feature = "mcp", feature = "oauth"))]
+mod outbound;
 mod server;
 pub(crate) mod session_table;
 
@@ -61,4 +67,8 @@ pub use guard::{
     bearer_token, GuardFailure, GuardRejection, HttpGuard, LOOPBACK_HOSTS, LOOPBACK_ORIGINS,
 };
 pub use options::HttpServerOptions;
+#[cfg(any(feature = "mcp", feature = "oauth"))]
+pub(crate) use outbound::error_chain;
+#[cfg(any(feature = "mcp", feature = "oauth"))]
+pub use outbound::{install_default_provider, OutboundHttp, OutboundHttpError};
 pub use server::{HttpServeError, HttpServer};

@@ -311,7 +311,9 @@ impl OpenApiSourceBuilder {
         for (name, value) in &self.options.static_headers {
             check_header(name, value).map_err(&invalid)?;
         }
-        let client = reqwest::Client::builder()
+        let client = crate::adapters::http::OutboundHttp::new()
+            .client_builder()
+            .map_err(|e| invalid(format!("the HTTP client could not be built: {e}")))?
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(self.options.timeout)
             .build()

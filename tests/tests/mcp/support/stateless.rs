@@ -20,7 +20,9 @@ pub fn post_stateless(
         "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
     });
     params["_meta"].as_object_mut().unwrap().extend(meta);
-    let mut request = reqwest::Client::new()
+    let mut request = gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client")
         .post(url)
         .header(ACCEPT, "application/json, text/event-stream")
         .header(CONTENT_TYPE, "application/json")

@@ -7,12 +7,15 @@ use std::time::{Duration, UNIX_EPOCH};
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::issuer::{checked_url, fetch_json, OAuthConfigError};
+use super::issuer::{checked_url, default_client, fetch_json, OAuthConfigError};
 use super::jwt::now_secs;
+use super::token_cache::{cache_key, TokenCache, DEFAULT_CAPACITY};
 use super::verifier::{TokenRejection, TokenRejectionKind, TokenVerifier, VerifiedToken};
 
 /// Asks the authorization server's introspection endpoint about each
-/// token (one request per HTTP request; nothing is cached). A token passes
+/// token: one request per HTTP request, unless
+/// [`cache_ttl`](Self::cache_ttl) lets an active answer stand for a short
+/// while (off by default: a revoked token is refused at once). A token passes
 /// when the answer is `"active": true`, names a subject, its `iss` (when
 /// given) is the configured issuer, its `aud` names this resource server
 /// (required unless [`allow_missing_audience`](Self::allow_missing_audience))
@@ -38,6 +41,9 @@ pub struct IntrospectionVerifier {
     require_audience: bool,
     leeway: u64,
     timeout: Duration,
+    /// How long an active answer stands (0: not at all).
+    cache_ttl: Duration,
+    verified: TokenCache<VerifiedToken>,
 }
 
 impl fmt::Debug for IntrospectionVerifier {
@@ -60,11 +66,13 @@ impl IntrospectionVerifier {
         Ok(IntrospectionVerifier {
             issuer: checked_url(issuer.as_ref())?,
             endpoint: checked_url(endpoint.as_ref())?,
-            client: reqwest::Client::new(),
+            client: default_client()?,
             credentials: None,
             require_audience: true,
             leeway: 30,
             timeout: Duration::from_secs(5),
+            cache_ttl: Duration::ZERO,
+            verified: TokenCache::new(DEFAULT_CAPACITY),
         })
     }
 
@@ -85,10 +93,35 @@ impl IntrospectionVerifier {
         self
     }
 
-    /// Sends with `client` (e.g. one with a TLS stack).
+    /// Sends with `client` instead of the default one (which trusts the
+    /// platform's roots): e.g. one from
+    /// [`OutboundHttp`](crate::adapters::http::OutboundHttp) that also
+    /// trusts a private CA.
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.client = client;
         self
+    }
+
+    /// Lets an active answer stand for `ttl` (and never past the token's
+    /// `exp`), so a client's repeated token costs one introspection per
+    /// `ttl`: the price is that a token revoked meanwhile still passes
+    /// until then. Keep it short (seconds to a minute). Off (zero) by
+    /// default. Kept under a SHA-256 of the token and the audience, never
+    /// the token; a refused token is never kept.
+    pub fn cache_ttl(mut self, ttl: Duration) -> Self {
+        self.cache_ttl = ttl;
+        self
+    }
+
+    /// How many answers the cache keeps at most (default 10 000).
+    pub fn cache_capacity(mut self, capacity: usize) -> Self {
+        self.verified = TokenCache::new(capacity);
+        self
+    }
+
+    /// How many verifications were answered from the cache so far.
+    pub fn cache_hits(&self) -> u64 {
+        self.verified.hits()
     }
 
     /// The time limit of one introspection request (default 5 s).
@@ -97,7 +130,35 @@ impl IntrospectionVerifier {
         self
     }
 
-    async fn check(&self, token: &str, audience: &str) -> Result<VerifiedToken, TokenRejection> {
+    async fn verify_cached(
+        &self,
+        token: &str,
+        audience: &str,
+    ) -> Result<VerifiedToken, TokenRejection> {
+        if self.cache_ttl.is_zero() {
+            return self
+                .check(token, audience)
+                .await
+                .map(|(verified, _)| verified);
+        }
+        let key = cache_key(token, audience);
+        let now = now_secs();
+        if let Some(verified) = self.verified.get(&key, now, |_| true) {
+            return Ok(verified);
+        }
+        let (verified, exp) = self.check(token, audience).await?;
+        let until = now.saturating_add(self.cache_ttl.as_secs().max(1));
+        let until = exp.map_or(until, |exp| until.min(exp));
+        self.verified.insert(key, verified.clone(), until, now);
+        Ok(verified)
+    }
+
+    /// The endpoint's answer checked; the token's `exp`, when given.
+    async fn check(
+        &self,
+        token: &str,
+        audience: &str,
+    ) -> Result<(VerifiedToken, Option<u64>), TokenRejection> {
         let body = form_urlencoded::Serializer::new(String::new())
             .append_pair("token", token)
             .append_pair("token_type_hint", "access_token")
@@ -188,7 +249,7 @@ impl IntrospectionVerifier {
             verified =
                 verified.with_expires_at(UNIX_EPOCH + Duration::from_secs(exp + self.leeway));
         }
-        Ok(verified)
+        Ok((verified, exp))
     }
 }
 
@@ -198,6 +259,6 @@ impl TokenVerifier for IntrospectionVerifier {
         token: &'a str,
         audience: &'a str,
     ) -> BoxFuture<'a, Result<VerifiedToken, TokenRejection>> {
-        Box::pin(self.check(token, audience))
+        Box::pin(self.verify_cached(token, audience))
     }
 }

@@ -33,6 +33,17 @@ pub enum OAuthConfigError {
         "the algorithm allow-list is empty; allow at least one of RS256, PS256, ES256, EdDSA, …"
     )]
     NoAlgorithm,
+    /// The HTTP client that fetches from the issuer could not be built
+    /// (see [`OutboundHttpError`](crate::adapters::http::OutboundHttpError)).
+    #[error("{0}")]
+    HttpClient(String),
+}
+
+/// The default client of a verifier: the platform's roots.
+pub(crate) fn default_client() -> Result<reqwest::Client, OAuthConfigError> {
+    crate::adapters::http::OutboundHttp::new()
+        .client()
+        .map_err(|error| OAuthConfigError::HttpClient(error.to_string()))
 }
 
 /// Checks `url` is `https://`, or `http://` on a loopback host, with no
@@ -101,7 +112,7 @@ pub(crate) async fn fetch_json(
         .header(http::header::ACCEPT, "application/json")
         .send()
         .await
-        .map_err(|error| format!("{url}: {error}"))?;
+        .map_err(|error| format!("{url}: {}", crate::adapters::http::error_chain(&error)))?;
     if !response.status().is_success() {
         return Err(format!("{url}: HTTP {}", response.status()));
     }

@@ -26,6 +26,9 @@ pub(crate) struct Key {
     pub(crate) key: DecodingKey,
     /// The key's own `alg`, when it names one: a token must use exactly it.
     algorithm: Option<Algorithm>,
+    /// The JWK as published: a refetch that finds it unchanged keeps this
+    /// very key, so tokens cached under it stay cached.
+    published: String,
 }
 
 impl Key {
@@ -115,6 +118,19 @@ impl KeyCache {
     /// Takes the keys from `uri` instead of the issuer's metadata.
     pub(crate) fn set_jwks_uri(&mut self, uri: String) {
         self.source = Source::Given(uri);
+    }
+
+    /// Whether `key` is still in the set and the set is not older than
+    /// `max_age`: a token verified with it may be answered from the token
+    /// cache. A key the issuer removed is gone from the set at the refetch
+    /// that saw it go (on an unknown `kid`, or at `max_age`), and cached
+    /// tokens signed by it go with it.
+    pub(crate) fn holds_fresh(&self, key: &Arc<Key>) -> bool {
+        let cached = self.read();
+        cached
+            .fetched_at
+            .is_some_and(|at| at.elapsed() < self.max_age)
+            && cached.all.iter().any(|held| Arc::ptr_eq(held, key))
     }
 
     /// How many times the key set was fetched (successfully or not).
@@ -274,7 +290,13 @@ impl KeyCache {
             let Some((kid, key)) = usable(entry) else {
                 continue;
             };
-            let key = Arc::new(key);
+            let kept = self
+                .read()
+                .all
+                .iter()
+                .find(|held| held.published == key.published)
+                .cloned();
+            let key = kept.unwrap_or_else(|| Arc::new(key));
             if let Some(kid) = kid {
                 by_kid.insert(kid, Arc::clone(&key));
             }
@@ -305,5 +327,13 @@ fn usable(entry: &Value) -> Option<(Option<String>, Key)> {
         None => None,
     };
     let key = DecodingKey::from_jwk(&jwk).ok()?;
-    Some((jwk.common.key_id.clone(), Key { key, algorithm }))
+    let published = entry.to_string();
+    Some((
+        jwk.common.key_id.clone(),
+        Key {
+            key,
+            algorithm,
+            published,
+        },
+    ))
 }

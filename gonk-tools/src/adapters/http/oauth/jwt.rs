@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
@@ -11,8 +12,9 @@ use jsonwebtoken::{Algorithm, Validation};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::issuer::{checked_url, OAuthConfigError};
-use super::jwks::KeyCache;
+use super::issuer::{checked_url, default_client, OAuthConfigError};
+use super::jwks::{Key, KeyCache};
+use super::token_cache::{cache_key, TokenCache, DEFAULT_CAPACITY};
 use super::verifier::{TokenRejection, TokenRejectionKind, TokenVerifier, VerifiedToken};
 
 /// The algorithms allowed unless [`JwtVerifier::algorithms`] says
@@ -50,6 +52,15 @@ pub const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
 /// down the last keys fetched keep verifying, and an unknown key is
 /// refused.
 ///
+/// Verified tokens are cached too (10 000 of them unless
+/// [`cache_capacity`](Self::cache_capacity) says otherwise), under a
+/// SHA-256 of the token and the audience — never the token: a client that
+/// sends the same token with each request costs one signature check. An
+/// entry ends at the token's `exp` (the leeway is not added), and as soon
+/// as the key that verified it leaves the issuer's set (seen at a refetch,
+/// at the latest after [`max_key_age`](Self::max_key_age)). A refused
+/// token is never cached.
+///
 /// ```
 /// use gonk_tools::adapters::http::oauth::JwtVerifier;
 ///
@@ -62,6 +73,7 @@ pub struct JwtVerifier {
     keys: KeyCache,
     algorithms: Vec<Algorithm>,
     leeway: Duration,
+    verified: TokenCache<(VerifiedToken, Arc<Key>)>,
 }
 
 impl fmt::Debug for JwtVerifier {
@@ -115,10 +127,11 @@ impl JwtVerifier {
     pub fn new(issuer: impl AsRef<str>) -> Result<Self, OAuthConfigError> {
         let issuer = checked_url(issuer.as_ref())?;
         Ok(JwtVerifier {
-            keys: KeyCache::new(issuer.clone(), None, reqwest::Client::new()),
+            keys: KeyCache::new(issuer.clone(), None, default_client()?),
             issuer,
             algorithms: DEFAULT_ALGORITHMS.to_vec(),
             leeway: Duration::from_secs(30),
+            verified: TokenCache::new(DEFAULT_CAPACITY),
         })
     }
 
@@ -128,9 +141,10 @@ impl JwtVerifier {
         Ok(self)
     }
 
-    /// Fetches with `client` (e.g. one with a TLS stack, a proxy or a
-    /// custom root certificate; this crate's own build of reqwest has no
-    /// TLS).
+    /// Fetches with `client` instead of the default one (which trusts the
+    /// platform's roots): e.g. one from
+    /// [`OutboundHttp`](crate::adapters::http::OutboundHttp) that also
+    /// trusts a private CA, or one through a proxy.
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.keys.set_client(client);
         self
@@ -180,6 +194,23 @@ impl JwtVerifier {
         self
     }
 
+    /// How many verified tokens are kept at most (default 10 000; 0 keeps
+    /// none: every request checks its signature).
+    pub fn cache_capacity(mut self, capacity: usize) -> Self {
+        self.verified = TokenCache::new(capacity);
+        self
+    }
+
+    /// How many verifications were answered from the token cache so far.
+    pub fn cache_hits(&self) -> u64 {
+        self.verified.hits()
+    }
+
+    /// How many verified tokens the cache holds now.
+    pub fn cached_tokens(&self) -> usize {
+        self.verified.len()
+    }
+
     /// The issuer.
     pub fn issuer(&self) -> &str {
         &self.issuer
@@ -191,7 +222,31 @@ impl JwtVerifier {
         self.keys.fetches()
     }
 
-    async fn check(&self, token: &str, audience: &str) -> Result<VerifiedToken, TokenRejection> {
+    async fn verify_cached(
+        &self,
+        token: &str,
+        audience: &str,
+    ) -> Result<VerifiedToken, TokenRejection> {
+        let key = cache_key(token, audience);
+        let now = now_secs();
+        if let Some((verified, _)) = self
+            .verified
+            .get(&key, now, |(_, signer)| self.keys.holds_fresh(signer))
+        {
+            return Ok(verified);
+        }
+        let (verified, signer, exp) = self.check(token, audience).await?;
+        self.verified
+            .insert(key, (verified.clone(), signer), exp, now);
+        Ok(verified)
+    }
+
+    /// The token checked afresh; the key that verified it and its `exp`.
+    async fn check(
+        &self,
+        token: &str,
+        audience: &str,
+    ) -> Result<(VerifiedToken, Arc<Key>, u64), TokenRejection> {
         let malformed = |why: &str| {
             TokenRejection::new(
                 TokenRejectionKind::Malformed,
@@ -259,11 +314,12 @@ impl JwtVerifier {
         if claims.sub.trim().is_empty() {
             return Err(malformed("the subject is empty"));
         }
-        Ok(VerifiedToken::new(&self.issuer, claims.sub)
+        let verified = VerifiedToken::new(&self.issuer, claims.sub)
             .with_scopes(scopes_of(claims.scope, claims.scp))
             // The principal lives as long as the check let the token live.
             .with_expires_at(UNIX_EPOCH + Duration::from_secs(claims.exp) + self.leeway)
-            .with_client_id_opt(claims.client_id.or(claims.azp)))
+            .with_client_id_opt(claims.client_id.or(claims.azp));
+        Ok((verified, key, claims.exp))
     }
 }
 
@@ -289,7 +345,7 @@ impl TokenVerifier for JwtVerifier {
         token: &'a str,
         audience: &'a str,
     ) -> BoxFuture<'a, Result<VerifiedToken, TokenRejection>> {
-        Box::pin(self.check(token, audience))
+        Box::pin(self.verify_cached(token, audience))
     }
 }
 

@@ -42,6 +42,7 @@ mod issuer;
 mod jwks;
 mod jwt;
 mod resource;
+mod token_cache;
 mod verifier;
 
 pub use api_key::ApiKeyVerifier;

@@ -312,16 +312,19 @@ impl McpClientBuilder {
             config = config.custom_headers(options.headers.clone());
         }
         config = config.reinit_on_expired_session(options.renew_expired_sessions);
-        let http = WatchedHttp::new(reqwest::Client::new());
+        let reqwest = options
+            .outbound
+            .client()
+            .map_err(|error| McpClientError::Connect(error.to_string()))?;
+        let http = WatchedHttp::new(reqwest.clone());
         #[cfg(feature = "oauth")]
         if let Some(oauth) = self.oauth.clone() {
             let session = Arc::new(
-                super::oauth::OAuthSession::new(oauth, url).map_err(McpClientError::Connect)?,
+                super::oauth::OAuthSession::new(oauth, url, reqwest, options.outbound.adds_roots())
+                    .map_err(McpClientError::Connect)?,
             );
             let authorized = super::oauth::OAuthHttp::new(http.clone(), Arc::clone(&session));
-            let prepared = session
-                .prepare(&reqwest::Client::new(), &options.headers)
-                .await;
+            let prepared = session.prepare(&options.headers).await;
             let connected = match prepared {
                 Ok(()) => self.connect_over(http, authorized, config).await,
                 Err(error) => Err(McpClientError::Connect(error.to_string())),
@@ -346,7 +349,14 @@ impl McpClientBuilder {
         // A handshake after discovery starts on a fresh transport: HTTP
         // keeps no state between requests that a new one would lose.
         let again = move |_| StreamableHttpClientTransport::with_client(client, config);
-        let mut client = self.connect(transport, again).await?;
+        let mut client = self.connect(transport, again).await.map_err(|error| {
+            match (error, http.last_cause()) {
+                (McpClientError::Connect(message), Some(cause)) if !message.contains(&cause) => {
+                    McpClientError::Connect(format!("{message} ({cause})"))
+                }
+                (error, _) => error,
+            }
+        })?;
         // A session's server may ask on its standalone stream at once.
         if client.era() == McpEra::Session {
             http.until_listening().await;

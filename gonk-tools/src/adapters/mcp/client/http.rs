@@ -47,6 +47,10 @@ struct Watch {
     /// A request could not reach the server, or the server no longer knew
     /// the session: the connection is no good any more.
     failed: AtomicBool,
+    /// The cause chain of the last request that failed in reqwest (rmcp's
+    /// error keeps only its first line: not why, e.g. an untrusted
+    /// certificate).
+    last_cause: std::sync::Mutex<Option<String>>,
 }
 
 impl WatchedHttp {
@@ -57,6 +61,7 @@ impl WatchedHttp {
                 session: AtomicBool::new(false),
                 listening: watch::channel(false).0,
                 failed: AtomicBool::new(false),
+                last_cause: std::sync::Mutex::new(None),
             }),
         }
     }
@@ -77,6 +82,15 @@ impl WatchedHttp {
         }
     }
 
+    /// Why the last request that failed in reqwest failed, cause included.
+    pub(super) fn last_cause(&self) -> Option<String> {
+        self.watch
+            .last_cause
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// Whether a request found the server gone or the session forgotten.
     pub(super) fn has_failed(&self) -> bool {
         self.watch.failed.load(Ordering::Acquire)
@@ -88,6 +102,16 @@ impl WatchedHttp {
         &self,
         result: Result<T, StreamableHttpError<reqwest::Error>>,
     ) -> Result<T, StreamableHttpError<reqwest::Error>> {
+        if let Err(StreamableHttpError::Client(error)) = &result {
+            *self
+                .watch
+                .last_cause
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = Some(
+                std::error::Error::source(error)
+                    .map_or_else(|| error.to_string(), crate::adapters::http::error_chain),
+            );
+        }
         let failed = match &result {
             Err(StreamableHttpError::SessionExpired) => true,
             Err(StreamableHttpError::Client(error)) => {

@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 
 use super::routes::{Inbox, RoutingTransport};
 use super::{ClientState, McpClientError};
+use crate::adapters::http::error_chain;
 
 /// The generation of the protocol a connection speaks, which decides how
 /// its lifecycle works.
@@ -136,7 +137,7 @@ where
         let service = state
             .serve_with_lifecycle(routed, mode)
             .await
-            .map_err(|e| McpClientError::Connect(e.to_string()))?;
+            .map_err(|e| McpClientError::Connect(error_chain(&e)))?;
         return Ok(Started { service, inbox });
     }
     let (back, reclaimed) = oneshot::channel();
@@ -167,10 +168,10 @@ where
         _ => None,
     };
     let Some(version) = version else {
-        return Err(McpClientError::Connect(error.to_string()));
+        return Err(McpClientError::Connect(error_chain(&error)));
     };
     let Ok(transport) = reclaimed.await else {
-        return Err(McpClientError::Connect(error.to_string()));
+        return Err(McpClientError::Connect(error_chain(&error)));
     };
     tracing::debug!(
         target: "gonk_tools::mcp::client",
@@ -187,7 +188,7 @@ where
     let service = state
         .serve_with_lifecycle(retry, ClientLifecycleMode::Initialize)
         .await
-        .map_err(|e| McpClientError::Connect(e.to_string()))?;
+        .map_err(|e| McpClientError::Connect(error_chain(&e)))?;
     Ok(Started { service, inbox })
 }
 

@@ -83,6 +83,7 @@ pub struct McpHttpClientOptions {
     api_key: Option<String>,
     headers: HashMap<::http::HeaderName, ::http::HeaderValue>,
     renew_expired_sessions: bool,
+    outbound: crate::adapters::http::OutboundHttp,
 }
 
 impl Default for McpHttpClientOptions {
@@ -91,6 +92,7 @@ impl Default for McpHttpClientOptions {
             api_key: None,
             headers: HashMap::new(),
             renew_expired_sessions: true,
+            outbound: crate::adapters::http::OutboundHttp::new(),
         }
     }
 }
@@ -117,6 +119,25 @@ impl McpHttpClientOptions {
     /// ```
     pub fn renew_expired_sessions(mut self, renew: bool) -> Self {
         self.renew_expired_sessions = renew;
+        self
+    }
+
+    /// Reaches the server (and, with OAuth, its authorization server)
+    /// with `outbound`'s TLS roots instead of the platform's alone: an
+    /// `https://` server whose certificate a private CA signed.
+    ///
+    /// ```
+    /// use gonk_tools::adapters::http::OutboundHttp;
+    /// use gonk_tools::adapters::mcp::McpHttpClientOptions;
+    ///
+    /// # fn run(private_ca_pem: &str) -> Result<(), Box<dyn std::error::Error>> {
+    /// let options = McpHttpClientOptions::new()
+    ///     .outbound(OutboundHttp::new().root_certificates_pem(private_ca_pem)?);
+    /// # let _ = options;
+    /// # Ok(()) }
+    /// ```
+    pub fn outbound(mut self, outbound: crate::adapters::http::OutboundHttp) -> Self {
+        self.outbound = outbound;
         self
     }
 

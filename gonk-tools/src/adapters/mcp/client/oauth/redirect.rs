@@ -236,7 +236,9 @@ mod tests {
             async move { redirect.authorize("https://as.example/authorize?x=1").await }
         });
         let origin = uri.trim_end_matches("/callback").to_owned();
-        let client = reqwest::Client::new();
+        let client = crate::adapters::http::OutboundHttp::new()
+            .client()
+            .expect("a client");
         let favicon = client
             .get(format!("{origin}/favicon.ico"))
             .send()

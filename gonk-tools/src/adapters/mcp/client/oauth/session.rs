@@ -26,6 +26,12 @@ pub(crate) struct OAuthSession {
     /// The MCP endpoint, as given.
     server: String,
     server_url: Url,
+    /// The connection's HTTP client (its TLS roots): the probe and the
+    /// protected resource metadata go through it.
+    http: reqwest::Client,
+    /// The connection trusts roots rmcp's own clients would not: rmcp's
+    /// OAuth requests then go through `http` too.
+    added_roots: bool,
     /// The manager of the current token (metadata and client configured),
     /// once there is one. Held while a token is fetched or renewed, so one
     /// authorization runs at a time.
@@ -39,13 +45,20 @@ pub(crate) struct OAuthSession {
 
 impl OAuthSession {
     /// The state of a connection to `server` (the MCP endpoint URL).
-    pub(crate) fn new(options: OAuthOptions, server: &str) -> Result<OAuthSession, String> {
+    pub(crate) fn new(
+        options: OAuthOptions,
+        server: &str,
+        http: reqwest::Client,
+        added_roots: bool,
+    ) -> Result<OAuthSession, String> {
         let server_url =
             Url::parse(server).map_err(|e| format!("the MCP URL {server} is not a URL: {e}"))?;
         Ok(OAuthSession {
             options,
             server: server.to_owned(),
             server_url,
+            http,
+            added_roots,
             manager: tokio::sync::Mutex::new(None),
             login_needed: AtomicBool::new(false),
             last_failure: Mutex::new(None),
@@ -86,14 +99,14 @@ impl OAuthSession {
     /// negotiation has a time limit a person's login could exceed.
     pub(crate) async fn prepare(
         &self,
-        http: &reqwest::Client,
         headers: &std::collections::HashMap<http::HeaderName, http::HeaderValue>,
     ) -> Result<(), AuthError> {
         let mut manager = self.manager.lock().await;
         if self.current(&mut manager).await?.is_some() {
             return Ok(());
         }
-        let mut probe = http
+        let mut probe = self
+            .http
             .post(&self.server)
             .header(http::header::CONTENT_TYPE, "application/json")
             .header(http::header::ACCEPT, "application/json, text/event-stream")
@@ -284,11 +297,19 @@ impl OAuthSession {
     }
 
     async fn new_manager(&self) -> Result<AuthorizationManager, AuthError> {
+        // rmcp builds its own reqwest clients, naming no TLS provider.
+        crate::adapters::http::install_default_provider();
         let mut manager = if self.options.allow_private_addresses {
             AuthorizationManager::new_allowing_private_addresses(self.server_url.clone()).await?
         } else {
             AuthorizationManager::new(self.server_url.clone()).await?
         };
+        if self.added_roots {
+            // rmcp's clients trust the platform's roots only. (Its filter
+            // of private addresses is for clients it builds; an issuer a
+            // private CA signs is usually a private address anyway.)
+            manager.with_client(self.http.clone())?;
+        }
         manager.set_credential_store(SharedStore(self.options.store.clone()));
         Ok(manager)
     }
@@ -442,7 +463,7 @@ impl OAuthSession {
         let Some(url) = params.resource_metadata_url else {
             return fallback;
         };
-        let Ok(response) = reqwest::Client::new().get(url).send().await else {
+        let Ok(response) = self.http.get(url).send().await else {
             return fallback;
         };
         let Ok(metadata) = response.json::<Value>().await else {
