@@ -101,11 +101,7 @@ async fn each_session_keeps_its_own_log_level_and_close_signal() {
 /// changes) wait on its close signal, which the last clone's drop gives.
 #[test]
 fn a_session_is_closed_when_its_last_clone_is_dropped() {
-    let server = McpServer::new(
-        ToolRegistry::new(),
-        McpServerOptions::new("t", "1"),
-        WriteToolPolicy::Permissive,
-    );
+    let server = server_with(ToolRegistry::new(), McpServerOptions::new("unit", "1.0.0"));
     let session = server.new_session();
     let closed = session.closed_token().clone();
     let held = session.clone();
