@@ -21,6 +21,7 @@
 
 pub mod approval;
 pub mod cli;
+pub mod debug_runtime;
 pub mod export_file;
 pub mod jobs;
 pub mod limits;

@@ -309,6 +309,7 @@ pub fn serve_command() -> Command {
         .arg(grace_arg())
         .arg(ask_timeout_arg())
         .arg(crate::replicas::replica_arg())
+        .arg(crate::debug_runtime::arg())
 }
 
 /// Runs `notes serve` until it is stopped.
@@ -363,7 +364,11 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
     let shared = HttpServerOptions::new()
         .allowed_hosts(&allowed_hosts)
         .shutdown_token(stop.clone());
-    let page_and_socket = crate::ws::routes(
+    let debug = match crate::debug_runtime::routes(&matches, host) {
+        Ok(debug) => debug,
+        Err(error) => return failure(error),
+    };
+    let mut page_and_socket = crate::ws::routes(
         &registry,
         WsSettings {
             allow_writes: !withheld,
@@ -373,6 +378,9 @@ pub async fn run_serve(registry: ToolRegistry, matches: ArgMatches) -> ExitCode 
             oauth: oauth.clone(),
         },
     );
+    if let Some(debug) = debug {
+        page_and_socket = page_and_socket.merge(debug);
+    }
     let idle = matches
         .get_one::<u64>("session-idle-timeout")
         .copied()

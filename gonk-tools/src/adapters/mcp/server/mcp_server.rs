@@ -13,7 +13,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::inflight::{InFlight, SERVER_REFUSED};
 use super::listing::Listings;
@@ -58,6 +58,11 @@ pub struct McpServer {
     pub(super) shared: Arc<Shared>,
     pub(super) level: Arc<LevelFilter>,
     pub(super) closed: CancellationToken,
+    /// Cancels `closed` when the last clone of this session is dropped:
+    /// over HTTP rmcp drops the session's server when the session ends
+    /// (DELETE, idle timeout, eviction), and nothing else would stop the
+    /// tasks that follow its catalog and resources until `closed`.
+    _close_on_drop: Arc<DropGuard>,
     /// The resource URIs this (2025) session subscribed to.
     pub(super) subscriptions: Arc<Subscriptions>,
 }
@@ -98,6 +103,7 @@ impl McpServer {
         }
         let level = Arc::new(LevelFilter::new(options.default_log_level));
         let listen_streams = SessionTable::new(options.listen_limits, "listen stream");
+        let closed = CancellationToken::new();
         McpServer {
             shared: Arc::new(Shared {
                 inflight: InFlight::new(options.max_in_flight_calls),
@@ -118,7 +124,8 @@ impl McpServer {
                 next_listen: AtomicU64::new(0),
             }),
             level,
-            closed: CancellationToken::new(),
+            _close_on_drop: Arc::new(closed.clone().drop_guard()),
+            closed,
             subscriptions: Arc::default(),
         }
     }
@@ -126,16 +133,19 @@ impl McpServer {
     /// A fresh session over the same registry and options: its own log
     /// level and its own close signal.
     pub fn new_session(&self) -> Self {
+        let closed = CancellationToken::new();
         McpServer {
             shared: Arc::clone(&self.shared),
             level: Arc::new(LevelFilter::new(self.shared.options.default_log_level)),
-            closed: CancellationToken::new(),
+            _close_on_drop: Arc::new(closed.clone().drop_guard()),
+            closed,
             subscriptions: Arc::default(),
         }
     }
 
-    /// Cancelled when the session's connection closes; cancelling it
-    /// cancels the session's running calls.
+    /// Cancelled when the session's connection closes, or when the last
+    /// clone of this session's server is dropped (over HTTP: the session
+    /// ended); cancelling it cancels the session's running calls.
     pub fn closed_token(&self) -> &CancellationToken {
         &self.closed
     }

@@ -96,6 +96,25 @@ async fn each_session_keeps_its_own_log_level_and_close_signal() {
     assert!(std::ptr::eq(first.inflight(), second.inflight()));
 }
 
+/// Over HTTP rmcp drops a session's server when the session ends (DELETE,
+/// idle timeout, eviction): the tasks following it (catalog and resource
+/// changes) wait on its close signal, which the last clone's drop gives.
+#[test]
+fn a_session_is_closed_when_its_last_clone_is_dropped() {
+    let server = server_with(ToolRegistry::new(), McpServerOptions::new("unit", "1.0.0"));
+    let session = server.new_session();
+    let closed = session.closed_token().clone();
+    let held = session.clone();
+    drop(session);
+    assert!(!closed.is_cancelled(), "a clone still serves the session");
+    drop(held);
+    assert!(closed.is_cancelled(), "the session's last clone is gone");
+    assert!(
+        !server.closed_token().is_cancelled(),
+        "the server itself is still open"
+    );
+}
+
 #[test]
 fn a_listener_may_watch_only_resources_the_server_serves() {
     let registry = ToolRegistry::new();
