@@ -147,7 +147,7 @@ async fn serve() -> SocketAddr {
                 Body::from_stream(stream)
             }),
         )
-        .route("/slow", get(|| std::future::pending::<String>()));
+        .route("/slow", get(std::future::pending::<String>));
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     addr
 }
@@ -404,7 +404,8 @@ async fn route_maps_choose_operations_and_tiers_can_be_overridden() {
 
 #[tokio::test]
 async fn hostile_documents_are_refused_saying_why_and_nothing_is_registered() {
-    let cases: Vec<(&str, Box<dyn FnOnce(&mut Value)>)> = vec![
+    type Spoil = Box<dyn FnOnce(&mut Value)>;
+    let cases: Vec<(&str, Spoil)> = vec![
         (
             "recursive $ref \"#/components/schemas/NewItem\"",
             Box::new(|d| {
