@@ -45,6 +45,7 @@ async def main():
                 return result
 
             made = await call("todo.create_todo", {"body": {"title": "buy milk"}})
+            assert "id" in (made.get("structuredContent") or {}), f"create answered {made}"
             todo_id = made["structuredContent"]["id"]
             await call("todo.get_todo", {"todo_id": todo_id})
             await call("todo.list_todos", {"limit": 5})

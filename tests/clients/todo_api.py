@@ -86,6 +86,9 @@ if __name__ == "__main__":
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
+    # Listening before the announcement: a client that connects while
+    # uvicorn still starts waits in the backlog instead of being refused.
+    sock.listen(128)
     print(f"todo_api: serving HTTP at http://127.0.0.1:{port}", file=sys.stderr, flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     server.run(sockets=[sock])
