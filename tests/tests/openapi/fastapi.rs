@@ -206,7 +206,11 @@ async fn call(client: &McpClient, name: &str, input: Value) -> Result<ToolOutput
 fn listed_todos(output: &ToolOutput) -> Value {
     // The API's JSON array comes back as the call's data (an array is not
     // structured content over MCP: the client reads it from the text).
-    assert!(output.data.is_array(), "the API's JSON array: {}", output.data);
+    assert!(
+        output.data.is_array(),
+        "the API's JSON array: {}",
+        output.data
+    );
     output.data.clone()
 }
 
