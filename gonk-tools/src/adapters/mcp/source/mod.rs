@@ -12,9 +12,10 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{McpClient, McpClientError, McpEra, McpHttpClientOptions};
+use super::client::{McpClient, McpClientError, McpEra, McpHttpClientOptions, McpSkillEntry};
 use crate::definition::{ApprovalTier, AuthorizationSpec, TransformSet, Visibility};
 use crate::registry::{RegistryError, ToolRegistry};
+use crate::skill::Skill;
 
 /// How long connecting waits for the remote to start announcing tool
 /// changes (a `subscriptions/listen` acknowledgement) before it goes on.
@@ -291,6 +292,10 @@ pub(super) struct SourceShared {
     /// ([`McpSourceBuilder::connect_or_hold`]): the last connection error,
     /// which the namespace's placeholder reports.
     unreachable: Arc<Mutex<Option<Arc<McpSourceError>>>>,
+    /// The remote's skill entries whose files the registry serves now, all
+    /// of them loaded and verified: a refresh that lists the same entries
+    /// (each file's digest included) downloads nothing again.
+    imported_skills: Mutex<Option<Vec<McpSkillEntry>>>,
 }
 
 impl SourceShared {
@@ -487,7 +492,8 @@ async fn refresh(shared: &Arc<SourceShared>) -> Result<u64, McpSourceError> {
 /// (`skill://<serverId>/<name>/SKILL.md`): each one loaded and verified
 /// (sizes, digests, frontmatter) by the client, so what the registry serves
 /// is what the remote published. A skill that fails is left out, with a
-/// warning; a remote without the extension has none.
+/// warning; a remote without the extension has none. Entries the registry
+/// already serves, unchanged, are not downloaded again.
 async fn import_skills(shared: &Arc<SourceShared>) {
     let Some(live) = shared.connection() else {
         return;
@@ -497,25 +503,63 @@ async fn import_skills(shared: &Arc<SourceShared>) {
         .peer()
         .peer_info()
         .is_some_and(|info| info.capabilities.supports_skills());
-    let mut skills = Vec::new();
-    if declared {
+    let entries = if declared {
         match client.list_skills().await {
-            Ok(entries) => {
-                for entry in &entries {
-                    match client.load_skill(entry).await {
-                        Ok(skill) => skills.push(skill),
-                        Err(error) => tracing::warn!(
-                            server_id = %shared.id, skill = %entry.uri, %error,
-                            "a skill of the remote server is left out"
-                        ),
-                    }
-                }
+            Ok(entries) => entries,
+            Err(error) => {
+                tracing::warn!(
+                    server_id = %shared.id, %error, "the remote server's skills cannot be listed"
+                );
+                return import_failed(shared, Vec::new());
             }
-            Err(error) => tracing::warn!(
-                server_id = %shared.id, %error, "the remote server's skills cannot be listed"
-            ),
+        }
+    } else {
+        Vec::new()
+    };
+    let unchanged = shared
+        .imported_skills
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        == Some(&entries);
+    if unchanged {
+        return;
+    }
+    let mut skills = Vec::new();
+    let mut every_one = true;
+    for entry in &entries {
+        match client.load_skill(entry).await {
+            Ok(skill) => skills.push(skill),
+            Err(error) => {
+                every_one = false;
+                tracing::warn!(
+                    server_id = %shared.id, skill = %entry.uri, %error,
+                    "a skill of the remote server is left out"
+                );
+            }
         }
     }
+    if every_one {
+        if let Err(error) = shared.registry.replace_namespace_skills(&shared.id, skills) {
+            tracing::warn!(server_id = %shared.id, %error, "the remote server's skills are not served");
+            return import_failed(shared, Vec::new());
+        }
+        *shared
+            .imported_skills
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(entries);
+    } else {
+        import_failed(shared, skills);
+    }
+}
+
+/// Serves the skills that loaded and forgets what was imported, so the
+/// next refresh tries the listed ones again.
+fn import_failed(shared: &SourceShared, skills: Vec<Skill>) {
+    *shared
+        .imported_skills
+        .lock()
+        .unwrap_or_else(|p| p.into_inner()) = None;
     if let Err(error) = shared.registry.replace_namespace_skills(&shared.id, skills) {
         tracing::warn!(server_id = %shared.id, %error, "the remote server's skills are not served");
     }
@@ -858,6 +902,7 @@ impl McpSourceBuilder {
             reconnecting: tokio::sync::Mutex::new(()),
             watcher: Mutex::new(None),
             unreachable,
+            imported_skills: Mutex::new(None),
         })
     }
 
