@@ -144,27 +144,24 @@ impl PiRun {
     }
 }
 
-/// Runs Pi once, offline, in JSON mode: no session file, no built-in tools,
-/// nothing discovered from the machine — only the scripted model
-/// (`tests/pi/scripted_model.ts`, playing `turns`, aborting on the first
-/// update of `abort_on`) and `extension`. `envs` reach Pi and so the bridge
-/// it starts.
-pub fn run_pi(
+/// The real Pi, offline, as every test runs it: in `mode` (`json`, `rpc`),
+/// with nothing discovered from the machine (no sessions, extensions,
+/// skills, prompt templates, themes, context files or built-in tools), the
+/// scripted model playing `script` (`{"turns": …}`) and `extension` loaded;
+/// its home, agent directory and log file in `home`.
+pub fn pi_command(
+    mode: &str,
     extension: &Path,
-    turns: &[Value],
-    abort_on: Option<&str>,
-    envs: &[(&str, &str)],
-) -> PiRun {
-    let model = pi_script("scripted_model.ts");
-    let home = tempfile::tempdir().expect("a temporary Pi home");
-    let script = serde_json::json!({"turns": turns, "abortOn": abort_on});
+    home: &Path,
+    script: &serde_json::Value,
+) -> Command {
     let cli = pi_dir().join("node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
     let mut command = Command::new("node");
     command
         .arg(cli)
         .args([
             "--mode",
-            "json",
+            mode,
             "--no-session",
             "--no-extensions",
             "--no-skills",
@@ -178,15 +175,33 @@ pub fn run_pi(
             "scripted",
         ])
         .arg("-e")
-        .arg(&model)
+        .arg(pi_script("scripted_model.ts"))
         .arg("-e")
         .arg(extension)
-        .arg("Use the tools.")
-        .current_dir(home.path())
+        .current_dir(home)
         .env("GONK_PI_SCRIPT", script.to_string())
-        .env("GONK_PI_LOG_FILE", home.path().join("logs.jsonl"))
+        .env("GONK_PI_LOG_FILE", home.join("logs.jsonl"))
         .env("PI_OFFLINE", "1")
-        .env("PI_CODING_AGENT_DIR", home.path().join("agent"))
+        .env("PI_CODING_AGENT_DIR", home.join("agent"));
+    command
+}
+
+/// Runs Pi once, offline, in JSON mode: no session file, no built-in tools,
+/// nothing discovered from the machine — only the scripted model
+/// (`tests/pi/scripted_model.ts`, playing `turns`, aborting on the first
+/// update of `abort_on`) and `extension`. `envs` reach Pi and so the bridge
+/// it starts.
+pub fn run_pi(
+    extension: &Path,
+    turns: &[Value],
+    abort_on: Option<&str>,
+    envs: &[(&str, &str)],
+) -> PiRun {
+    let home = tempfile::tempdir().expect("a temporary Pi home");
+    let script = serde_json::json!({"turns": turns, "abortOn": abort_on});
+    let mut command = pi_command("json", extension, home.path(), &script);
+    command
+        .arg("Use the tools.")
         .stdin(Stdio::null())
         // Files, not pipes: nothing blocks Pi while the test waits.
         .stdout(std::fs::File::create(home.path().join("stdout")).unwrap())

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use gonk_tools_tests::pi::{pi_dir, pi_script};
+use gonk_tools_tests::pi::{pi_command, pi_dir, pi_script};
 use gonk_tools_tests::workspace::bin;
 
 /// A bridge process, played by the test as the extension would.
@@ -310,35 +310,8 @@ fn run_pi_rpc(
     turns: &[Value],
     mut answer: impl FnMut(&Value) -> Value,
 ) -> (Vec<Value>, Vec<Value>) {
-    let model = pi_script("scripted_model.ts");
     let home = tempfile::tempdir().unwrap();
-    let cli = pi_dir().join("node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
-    let mut child = Command::new("node")
-        .arg(cli)
-        .args([
-            "--mode",
-            "rpc",
-            "--no-session",
-            "--no-extensions",
-            "--no-skills",
-        ])
-        .args(["--no-prompt-templates", "--no-themes", "--no-context-files"])
-        .args([
-            "--no-builtin-tools",
-            "--provider",
-            "gonk-faux",
-            "--model",
-            "scripted",
-        ])
-        .arg("-e")
-        .arg(&model)
-        .arg("-e")
-        .arg(extension)
-        .current_dir(home.path())
-        .env("GONK_PI_SCRIPT", json!({"turns": turns}).to_string())
-        .env("GONK_PI_LOG_FILE", home.path().join("logs.jsonl"))
-        .env("PI_OFFLINE", "1")
-        .env("PI_CODING_AGENT_DIR", home.path().join("agent"))
+    let mut child = pi_command("rpc", extension, home.path(), &json!({"turns": turns}))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(home.path().join("stderr")).unwrap())

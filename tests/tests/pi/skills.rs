@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use gonk_tools_tests::pi::{pi_dir, pi_script};
+use gonk_tools_tests::pi::pi_command;
 use gonk_tools_tests::workspace::bin;
 
 #[test]
@@ -29,35 +29,9 @@ fn pi_lists_the_registrys_skill_among_its_commands() {
     std::fs::write(&extension, &output.stdout).unwrap();
 
     let home = tempfile::tempdir().unwrap();
-    let cli = pi_dir().join("node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
     // Nothing discovered from the machine (`--no-skills`): the one skill
     // Pi can know is the extension's.
-    let mut child = Command::new("node")
-        .arg(cli)
-        .args([
-            "--mode",
-            "rpc",
-            "--no-session",
-            "--no-extensions",
-            "--no-skills",
-        ])
-        .args(["--no-prompt-templates", "--no-themes", "--no-context-files"])
-        .args([
-            "--no-builtin-tools",
-            "--provider",
-            "gonk-faux",
-            "--model",
-            "scripted",
-        ])
-        .arg("-e")
-        .arg(pi_script("scripted_model.ts"))
-        .arg("-e")
-        .arg(&extension)
-        .current_dir(home.path())
-        .env("GONK_PI_SCRIPT", json!({"turns": []}).to_string())
-        .env("GONK_PI_LOG_FILE", home.path().join("logs.jsonl"))
-        .env("PI_OFFLINE", "1")
-        .env("PI_CODING_AGENT_DIR", home.path().join("agent"))
+    let mut child = pi_command("rpc", &extension, home.path(), &json!({"turns": []}))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(home.path().join("stderr")).unwrap())
