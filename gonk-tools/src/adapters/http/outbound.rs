@@ -121,6 +121,7 @@ impl OutboundHttp {
 
     /// Whether roots were added (a client other code builds would not
     /// trust them).
+    #[cfg(all(feature = "mcp", feature = "oauth"))]
     pub(crate) fn adds_roots(&self) -> bool {
         !self.added.is_empty()
     }

@@ -84,12 +84,6 @@ impl Refusal {
     }
 }
 
-/// An entry closed to make room.
-#[derive(Clone, Debug)]
-pub(crate) struct Evicted<K> {
-    pub(crate) key: K,
-}
-
 struct Entry {
     principal: Option<String>,
     busy: usize,
@@ -160,20 +154,18 @@ impl<K: Hash + Eq + Clone + std::fmt::Display> SessionTable<K> {
     }
 
     /// Entries open now.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "mcp"))]
     pub(crate) fn len(&self) -> usize {
         self.lock().entries.len()
     }
 
     /// Makes room for one more entry of `principal`: closes (removes and
-    /// cancels) the entry the rule picks, if one must go, and returns it.
+    /// cancels) the entry the rule picks, if one must go, and returns its key.
     /// The caller then [`insert`](Self::insert)s the new entry; a surface
     /// that may open two at once serialises the two steps, or uses
     /// [`open`](Self::open).
-    pub(crate) fn make_room(
-        &self,
-        principal: &Option<String>,
-    ) -> Result<Option<Evicted<K>>, Refusal> {
+    #[cfg(feature = "mcp")]
+    pub(crate) fn make_room(&self, principal: &Option<String>) -> Result<Option<K>, Refusal> {
         let mut state = self.lock();
         self.make_room_in(&mut state, principal)
     }
@@ -182,7 +174,7 @@ impl<K: Hash + Eq + Clone + std::fmt::Display> SessionTable<K> {
         &self,
         state: &mut State<K>,
         principal: &Option<String>,
-    ) -> Result<Option<Evicted<K>>, Refusal> {
+    ) -> Result<Option<K>, Refusal> {
         let open = state.entries.len();
         let held = state.held.get(principal).copied().unwrap_or(0);
         let principals = state.held.len() + usize::from(held == 0);
@@ -222,11 +214,12 @@ impl<K: Hash + Eq + Clone + std::fmt::Display> SessionTable<K> {
             "closed the least recently used idle {} to make room for a new one",
             self.noun
         );
-        Ok(Some(Evicted { key }))
+        Ok(Some(key))
     }
 
     /// Adds an entry (after [`make_room`](Self::make_room)); its token is
     /// cancelled if it is evicted later. A key already present is replaced.
+    #[cfg(feature = "mcp")]
     pub(crate) fn insert(&self, key: K, principal: Option<String>) -> CancellationToken {
         let mut state = self.lock();
         Self::insert_in(&mut state, key, principal)
@@ -255,7 +248,7 @@ impl<K: Hash + Eq + Clone + std::fmt::Display> SessionTable<K> {
         &self,
         key: K,
         principal: Option<String>,
-    ) -> Result<(CancellationToken, Option<Evicted<K>>), Refusal> {
+    ) -> Result<(CancellationToken, Option<K>), Refusal> {
         let mut state = self.lock();
         let evicted = self.make_room_in(&mut state, &principal)?;
         Ok((Self::insert_in(&mut state, key, principal), evicted))
@@ -269,7 +262,7 @@ impl<K: Hash + Eq + Clone + std::fmt::Display> SessionTable<K> {
         key: K,
         principal: Option<String>,
     ) -> Result<Held<K>, Refusal> {
-        let (evicted, _displaced) = self.open(key.clone(), principal)?;
+        let (evicted, _) = self.open(key.clone(), principal)?;
         Ok(Held {
             table: Arc::clone(self),
             key,
@@ -285,6 +278,7 @@ impl<K: Hash + Eq + Clone + std::fmt::Display> SessionTable<K> {
     /// Keeps only the entries `alive` says are still open (a surface whose
     /// entries can also end without telling the table, e.g. rmcp's idle
     /// timeout).
+    #[cfg(feature = "mcp")]
     pub(crate) fn retain(&self, mut alive: impl FnMut(&K) -> bool) {
         let mut state = self.lock();
         let gone: Vec<K> = state
@@ -342,6 +336,7 @@ impl<K: Hash + Eq + Clone + std::fmt::Display> Held<K> {
     }
 
     /// Marks the entry busy until the mark is dropped.
+    #[cfg(feature = "ws")]
     pub(crate) fn busy(&self) -> Option<Busy<K>> {
         self.table.busy(&self.key)
     }
@@ -403,6 +398,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "mcp")] // make_room and insert are the MCP endpoint's
     fn at_the_cap_the_least_recently_used_idle_entry_goes() {
         let table = SessionTable::new(SessionLimits::new(3), "session");
         for key in 1..=3 {
@@ -412,12 +408,13 @@ mod tests {
         table.touch(&1);
         let _busy = table.busy(&2).unwrap();
         let evicted = table.make_room(&None).unwrap().expect("one goes");
-        assert_eq!(evicted.key, 3, "2 is busy, 1 was used after 3");
+        assert_eq!(evicted, 3, "2 is busy, 1 was used after 3");
         table.insert(4, None);
         assert_eq!(table.len(), 3);
     }
 
     #[test]
+    #[cfg(feature = "mcp")] // make_room and insert are the MCP endpoint's
     fn refused_only_when_every_entry_is_busy() {
         let table = SessionTable::new(SessionLimits::new(2), "session");
         let (a, _) = table.open(1, None).unwrap();
@@ -430,7 +427,7 @@ mod tests {
         );
         drop(one);
         let evicted = table.make_room(&None).unwrap().unwrap();
-        assert_eq!(evicted.key, 1);
+        assert_eq!(evicted, 1);
         assert!(a.is_cancelled(), "the evicted entry's token fires");
     }
 
@@ -448,7 +445,7 @@ mod tests {
         table.open(3, who("a")).unwrap();
         // `a` holds its share: its third goes at its own oldest, not b's.
         let (_, evicted) = table.open(4, who("a")).unwrap();
-        assert_eq!(evicted.unwrap().key, 2);
+        assert_eq!(evicted.unwrap(), 2);
         let _three = table.busy(&3).unwrap();
         let _four = table.busy(&4).unwrap();
         assert_eq!(
@@ -468,8 +465,8 @@ mod tests {
         // A second principal: `a` is far over its share (2), so its
         // oldest idle entry makes room.
         let (_, evicted) = table.open(100, who("b")).unwrap();
-        assert!(evicted.unwrap().key < 16, "one of a's");
+        assert!(evicted.unwrap() < 16, "one of a's");
         let (_, evicted) = table.open(101, who("a")).unwrap();
-        assert!(evicted.unwrap().key < 16, "one of a's");
+        assert!(evicted.unwrap() < 16, "one of a's");
     }
 }

@@ -374,7 +374,7 @@ async fn open_session(
         Ok(Some(evicted)) => {
             let _ = admission
                 .sessions
-                .close_session(&evicted.key.as_str().into())
+                .close_session(&evicted.as_str().into())
                 .await;
         }
         Err(refusal) => {
