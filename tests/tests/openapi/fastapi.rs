@@ -402,7 +402,11 @@ async fn a_protected_document_that_cannot_be_read_at_start_is_imported_once_it_c
     let api = todo_api();
     // FastAPI's own document, served behind the API's token by a server
     // that answers 503 to its first two authorized fetches.
-    let document = reqwest::get(format!("{}/openapi.json", api.url))
+    let document = gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client")
+        .get(format!("{}/openapi.json", api.url))
+        .send()
         .await
         .expect("FastAPI serves its document")
         .text()
