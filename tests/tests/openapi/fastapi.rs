@@ -426,7 +426,10 @@ async fn a_protected_document_that_cannot_be_read_at_start_is_imported_once_it_c
                     unauthorized.fetch_add(1, Ordering::SeqCst);
                     (axum::http::StatusCode::UNAUTHORIZED, String::new())
                 } else if fetched.fetch_add(1, Ordering::SeqCst) < 2 {
-                    (axum::http::StatusCode::SERVICE_UNAVAILABLE, "starting".to_owned())
+                    (
+                        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                        "starting".to_owned(),
+                    )
                 } else {
                     (axum::http::StatusCode::OK, document.clone())
                 };

@@ -11,7 +11,11 @@ use gonk_tools::prelude::*;
 use gonk_tools_tests::mcp_clients::clients;
 
 fn published(name: &str) -> PathBuf {
-    let format = if name.ends_with(".yaml") { "yaml" } else { "json" };
+    let format = if name.ends_with(".yaml") {
+        "yaml"
+    } else {
+        "json"
+    };
     clients()
         .node_dir
         .join("node_modules/@readme/oas-examples/3.0")

@@ -352,10 +352,17 @@ async fn a_call_is_the_http_request_with_escaped_path_query_headers_and_body() {
     .await
     .expect("a 200");
     assert_eq!(replaced.data["path"], "/items/7");
-    assert_eq!(replaced.data["body"], json!({"item_id": "8", "title": "eggs"}));
-    let error = call(&registry, "api.create_item", json!({"title": "milk", "colour": "red"}))
-        .await
-        .expect_err("a field the body does not declare");
+    assert_eq!(
+        replaced.data["body"],
+        json!({"item_id": "8", "title": "eggs"})
+    );
+    let error = call(
+        &registry,
+        "api.create_item",
+        json!({"title": "milk", "colour": "red"}),
+    )
+    .await
+    .expect_err("a field the body does not declare");
     assert_eq!(error.code, ErrorCode::InvalidInput);
     let deleted = call(&registry, "api.delete_item", json!({"item_id": "1"}))
         .await
@@ -451,7 +458,12 @@ async fn the_document_is_fetched_with_the_sources_headers() {
     // A rotating token (the resolver) reaches the document as the calls do.
     let registry = ToolRegistry::new();
     let _source = OpenApiSource::builder("api", OpenApiSpec::url(&url))
-        .headers(|| Ok(vec![("authorization".to_owned(), format!("Bearer {TOKEN}"))]))
+        .headers(|| {
+            Ok(vec![(
+                "authorization".to_owned(),
+                format!("Bearer {TOKEN}"),
+            )])
+        })
         .connect(&registry)
         .await
         .expect("read with the token");

@@ -41,7 +41,9 @@ async fn todo_list(input: ListTodos) -> Result<Vec<Todo>, ToolError> {
     ];
     Ok(all
         .iter()
-        .filter(|(_, done, tenant)| *tenant == input.tenant && input.done.is_none_or(|d| d == *done))
+        .filter(|(_, done, tenant)| {
+            *tenant == input.tenant && input.done.is_none_or(|d| d == *done)
+        })
         .take(input.limit as usize)
         .map(|(title, done, _)| Todo {
             title: (*title).to_owned(),
@@ -114,9 +116,7 @@ async fn a_wrapper_tool_with_fewer_arguments_calls_the_native_original_through_i
         (json!({"done": true}), "a fixed argument"),
         (json!({"max": 50}), "over the narrowed maximum"),
     ] {
-        let error = call(&served, "todo.open", input)
-            .await
-            .expect_err(why);
+        let error = call(&served, "todo.open", input).await.expect_err(why);
         assert_eq!(error.code, ErrorCode::InvalidInput, "{why}: {error:?}");
     }
 }

@@ -498,40 +498,40 @@ impl OpenApiSource {
                 // The source's headers too: a protected document needs the
                 // API's credentials (its URL is the host's, like the base URL).
                 let headers = (self.options.headers)().map_err(|reason| {
-                    format!("the source's headers could not be resolved to fetch {origin}: {reason}")
+                    format!(
+                        "the source's headers could not be resolved to fetch {origin}: {reason}"
+                    )
                 })?;
-                let fetch = async {
-                    let mut request = self.client.get(parsed).header(
-                        "accept",
-                        "application/json, application/yaml;q=0.9, text/yaml;q=0.9, */*;q=0.5",
-                    );
-                    for (name, value) in headers {
-                        request = request.header(name, value);
-                    }
-                    let mut response = request
-                        .send()
-                        .await
-                        .map_err(|e| format!("cannot fetch the OpenAPI document {origin}: {e}"))?;
-                    if !response.status().is_success() {
-                        return Err(format!(
-                            "fetching the OpenAPI document {origin} answered HTTP {}",
-                            response.status()
-                        ));
-                    }
-                    let mut body = Vec::new();
-                    while let Some(chunk) = response
-                        .chunk()
-                        .await
-                        .map_err(|e| format!("cannot fetch the OpenAPI document {origin}: {e}"))?
-                    {
-                        if body.len() + chunk.len() > limit {
-                            return Err(too_big());
+                let fetch =
+                    async {
+                        let mut request = self.client.get(parsed).header(
+                            "accept",
+                            "application/json, application/yaml;q=0.9, text/yaml;q=0.9, */*;q=0.5",
+                        );
+                        for (name, value) in headers {
+                            request = request.header(name, value);
                         }
-                        body.extend_from_slice(&chunk);
-                    }
-                    String::from_utf8(body)
-                        .map_err(|_| format!("the OpenAPI document {origin} is not UTF-8"))
-                };
+                        let mut response = request.send().await.map_err(|e| {
+                            format!("cannot fetch the OpenAPI document {origin}: {e}")
+                        })?;
+                        if !response.status().is_success() {
+                            return Err(format!(
+                                "fetching the OpenAPI document {origin} answered HTTP {}",
+                                response.status()
+                            ));
+                        }
+                        let mut body = Vec::new();
+                        while let Some(chunk) = response.chunk().await.map_err(|e| {
+                            format!("cannot fetch the OpenAPI document {origin}: {e}")
+                        })? {
+                            if body.len() + chunk.len() > limit {
+                                return Err(too_big());
+                            }
+                            body.extend_from_slice(&chunk);
+                        }
+                        String::from_utf8(body)
+                            .map_err(|_| format!("the OpenAPI document {origin} is not UTF-8"))
+                    };
                 match tokio::time::timeout(self.options.timeout, fetch).await {
                     Ok(result) => result,
                     Err(_) => Err(format!(
