@@ -12,7 +12,9 @@
 //! ```
 //!
 //! `approval` is `ask` unless given. The gateway's own `--api-key` (and
-//! the command line, and stdio) is the operator: every tool, approved.
+//! the command line, and stdio, and HTTP served without keys) is the
+//! operator: every tool, approved — or, under `--approval ask`, its
+//! `write`/`exec` calls asked first like a caller's.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -80,6 +82,8 @@ pub struct Callers {
     /// `--api-key`): callers a reload adds would not be enforced, so
     /// adding them is refused.
     unenforced: Arc<AtomicBool>,
+    /// `--approval ask`: the operator's `write`/`exec` calls ask first.
+    operator_asks: Arc<AtomicBool>,
 }
 
 /// Whether `name` is one of `patterns`; the meta-tools are always
@@ -155,6 +159,17 @@ impl Callers {
             .is_empty()
     }
 
+    /// How the operator's `write`/`exec` calls are approved (`--approval`).
+    pub fn set_operator_approval(&self, approval: CallerApproval) {
+        self.operator_asks
+            .store(approval == CallerApproval::Ask, Ordering::Release);
+    }
+
+    /// Whether the operator's `write`/`exec` calls ask first.
+    pub fn operator_asks(&self) -> bool {
+        self.operator_asks.load(Ordering::Acquire)
+    }
+
     /// Marks HTTP as served without authentication (see [`Callers::set`]).
     pub fn mark_unenforced(&self) {
         self.unenforced.store(true, Ordering::Release);
@@ -182,13 +197,22 @@ impl Callers {
         Some(AuthContext::new(principal, policy))
     }
 
-    /// The approval of one call: reads and the operator's calls are
-    /// approved; a caller's `write`/`exec` calls as its config says; an
-    /// unknown principal is denied.
+    /// The approval of one call: reads are approved; the operator's
+    /// `write`/`exec` calls as `--approval` says (approved by default); a
+    /// caller's as its config says; an unknown principal is denied.
     pub fn decide(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
         let id = request.principal.id.as_str();
-        if id == OPERATOR || request.tier() == ApprovalTier::Read {
+        if request.tier() == ApprovalTier::Read {
             return ApprovalDecision::approved();
+        }
+        if id == OPERATOR {
+            return if self.operator_asks() {
+                ApprovalDecision::ask_caller(
+                    "The gateway runs with --approval ask: an imported tool that writes or deletes runs on another server",
+                )
+            } else {
+                ApprovalDecision::approved()
+            };
         }
         let callers = self.callers.read().unwrap_or_else(|p| p.into_inner());
         let approval = id
@@ -272,6 +296,35 @@ mod tests {
         let refused = open.set(&one).unwrap_err();
         assert!(refused.contains("restart"), "{refused}");
         assert!(!open.any());
+    }
+
+    #[test]
+    fn the_operator_is_asked_for_writes_only_under_approval_ask() {
+        let callers = Callers::default();
+        let operator = operator();
+        let decide = |tier: ApprovalTier| {
+            let spec = gonk_tools::definition::ApprovalSpec::from(tier);
+            callers.decide(&ApprovalRequest {
+                principal: operator.principal(),
+                request_id: "r",
+                security_context_key: "k",
+                persistent_grant_key: "g",
+                tool: "todo.delete_todo",
+                approval: &spec,
+                resources: &[],
+                input: &serde_json::Value::Null,
+                call_stack: &[],
+            })
+        };
+        let asks = |d: ApprovalDecision| matches!(d, ApprovalDecision::AskCaller { .. });
+        let approved = |d: ApprovalDecision| matches!(d, ApprovalDecision::Approved { .. });
+        assert!(approved(decide(ApprovalTier::Exec)), "granted by default");
+        callers.set_operator_approval(CallerApproval::Ask);
+        assert!(asks(decide(ApprovalTier::Exec)));
+        assert!(asks(decide(ApprovalTier::Write)));
+        assert!(approved(decide(ApprovalTier::Read)), "reads never ask");
+        callers.set_operator_approval(CallerApproval::Granted);
+        assert!(approved(decide(ApprovalTier::Exec)));
     }
 
     #[test]

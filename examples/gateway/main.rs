@@ -17,14 +17,17 @@
 //!   behind OAuth (`"auth": {"oauth": {…}}` in its entry) once: the token
 //!   is kept in its `tokenStore` and used and refreshed by every run.
 //!
-//! `--audit FILE` appends an audit receipt per call (JSON lines). While
+//! `--audit FILE` appends an audit receipt per call (JSON lines).
+//! `--approval ask` asks before the operator's `write`/`exec` calls (an
+//! imported `DELETE`, a `POST`) as before a configured caller's. While
 //! serving, a dead upstream — a command that exited, an HTTP server that
 //! refuses connections or was restarted and forgot the session — is
 //! reconnected every `--health-interval` seconds (its tools fail with
 //! `REMOTE_TRANSPORT_ERROR` meanwhile, the others keep working); one that
 //! cannot be reached at start keeps its namespace (its calls answer
 //! `REMOTE_UNAVAILABLE`, `list` marks it) and is retried with backoff until
-//! its tools can be imported; and
+//! its tools can be imported (an `openapiServers` API whose document
+//! cannot be read at start likewise, until it can be); and
 //! SIGHUP or a change of the file reloads the config. What a call costs
 //! through the gateway: `gateway-bench`, figures in `docs/benchmarks.md`.
 
@@ -44,6 +47,7 @@ use std::process::ExitCode;
 use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgAction};
 use gonk_tools::adapters::cli::Cli;
 
+use callers::CallerApproval;
 use serving::Gateway;
 
 /// The options read before the command line is built (the tools it offers
@@ -53,11 +57,18 @@ struct Early {
     config: Option<PathBuf>,
     trust: Vec<String>,
     audit: Option<PathBuf>,
+    approval: Option<String>,
     search: bool,
 }
 
 /// The global options that take a value, for [`early`] and [`drop_call`].
-const VALUED: [&str; 4] = ["--config", "--trust", "--audit", "--health-interval"];
+const VALUED: [&str; 5] = [
+    "--config",
+    "--trust",
+    "--audit",
+    "--health-interval",
+    "--approval",
+];
 
 /// Reads `--config`, `--trust` and `--audit` from argv.
 fn early(args: &[OsString]) -> Early {
@@ -85,6 +96,7 @@ fn early(args: &[OsString]) -> Early {
             "--config" => found.config = Some(PathBuf::from(value)),
             "--trust" => found.trust.push(value),
             "--audit" => found.audit = Some(PathBuf::from(value)),
+            "--approval" => found.approval = Some(value),
             _ => {}
         }
     }
@@ -122,7 +134,7 @@ fn drop_call(mut args: Vec<OsString>) -> Vec<OsString> {
     args
 }
 
-fn global_args() -> [Arg; 4] {
+fn global_args() -> [Arg; 5] {
     [
         Arg::new("config")
             .long("config")
@@ -145,6 +157,12 @@ fn global_args() -> [Arg; 4] {
             .value_parser(value_parser!(u64).range(1..))
             .default_value("2")
             .help("While serving, how often a dead upstream is looked for and reconnected"),
+        Arg::new("approval")
+            .long("approval")
+            .value_name("MODE")
+            .value_parser(["ask", "granted"])
+            .default_value("granted")
+            .help("How the operator's write and exec calls (the --api-key, stdio, the command line, HTTP without keys) are approved: `ask` asks the client first (an MCP elicitation), `granted` runs them"),
     ]
 }
 
@@ -172,6 +190,14 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
         let a = a.to_string_lossy();
         a == "--help" || a == "-h" || a == "--version" || a == "-V"
     });
+    let approval = match early.approval.as_deref() {
+        None | Some("granted") => CallerApproval::Granted,
+        Some("ask") => CallerApproval::Ask,
+        Some(other) => {
+            eprintln!("Error: --approval {other:?}: use `ask` or `granted`");
+            return ExitCode::from(gonk_tools::adapters::cli::exit::USAGE);
+        }
+    };
     let limits = match rate_limits::from_argv(&args) {
         Ok(limits) => limits,
         Err(error) => {
@@ -187,7 +213,14 @@ async fn run(args: Vec<OsString>, early: Early) -> ExitCode {
     let gateway = match &early.config {
         Some(_) if dev_command => Gateway::empty(),
         Some(path) => {
-            match Gateway::start(path.clone(), early.trust, early.audit.as_deref(), limits).await {
+            let started = Gateway::start(
+                path.clone(),
+                early.trust,
+                early.audit.as_deref(),
+                limits,
+                approval,
+            );
+            match started.await {
                 Ok(gateway) if early.search => match gateway.with_search() {
                     Ok(gateway) => gateway,
                     Err(error) => {
@@ -282,6 +315,7 @@ mod tests {
             "--trust=b",
             "--audit",
             "x.log",
+            "--approval=ask",
             "--search",
             "list",
         ]));
@@ -289,5 +323,6 @@ mod tests {
         assert_eq!(found.config, Some(PathBuf::from("c.json")));
         assert_eq!(found.trust, ["a", "b"]);
         assert_eq!(found.audit, Some(PathBuf::from("x.log")));
+        assert_eq!(found.approval.as_deref(), Some("ask"));
     }
 }

@@ -29,11 +29,11 @@ use gonk_tools::security::{
 use gonk_tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;
 
-use crate::callers::{self, Callers};
+use crate::callers::{self, CallerApproval, Callers};
 use crate::config::{self, ApiConfig, ServerConfig};
 use crate::config_watch::{self, ConfigWatch};
 use crate::dev_router::{self, DevRouter};
-use gonk_tools::adapters::openapi::OpenApiSource;
+use gonk_tools::adapters::openapi::{OpenApiSource, OpenApiSourceError};
 
 /// The port `serve` listens on unless `--port` says otherwise.
 const DEFAULT_PORT: u16 = 8809;
@@ -84,7 +84,39 @@ impl Backoff {
 /// One HTTP API (`openapiServers`) and the config it was imported with.
 struct Api {
     config: ApiConfig,
-    source: OpenApiSource,
+    /// `None` while its document cannot be read: its namespace is held
+    /// (calls answer `REMOTE_UNAVAILABLE`) and `heal` tries again.
+    source: Option<OpenApiSource>,
+    /// Why its document could not be read, the last time it was tried.
+    error: Arc<Mutex<String>>,
+    backoff: Backoff,
+}
+
+/// The tool answering for every name under API `id` while its document
+/// cannot be read (see [`ToolRegistry::hold_source`]): `REMOTE_UNAVAILABLE`
+/// with the last error.
+fn api_placeholder(id: &str, error: Arc<Mutex<String>>) -> ToolDefinition {
+    let api = id.to_owned();
+    ToolDefinition::builder(format!("{id}.unavailable"))
+        .description(format!(
+            "Stands for the operations of HTTP API {id}, whose OpenAPI document cannot be read."
+        ))
+        .approval(gonk_tools::definition::ApprovalTier::Read)
+        .handler(move |_: serde_json::Value, _ctx: ToolContext| {
+            let message = error.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            std::future::ready(Err::<serde_json::Value, _>(
+                ToolError::new(
+                    ErrorCode::RemoteUnavailable,
+                    format!(
+                        "HTTP API {api} is configured but its OpenAPI document cannot be read \
+                         ({message}); its operations appear once it can, which is retried in the background"
+                    ),
+                )
+                .with_details(serde_json::json!({"name": api, "message": message})),
+            ))
+        })
+        .input_json_schema(serde_json::json!({"type": "object"}))
+        .build()
 }
 
 /// The registry the adapters serve and the sources that fill it.
@@ -137,18 +169,21 @@ impl Gateway {
 
     /// Reads `config`, connects every enabled upstream (one that fails is
     /// reported on stderr and left out; the others are served), with
-    /// `audit` keeps a receipt of every call in that file, and with
-    /// `limits` limits each principal's calls.
+    /// `audit` keeps a receipt of every call in that file, with `limits`
+    /// limits each principal's calls, and approves the operator's
+    /// `write`/`exec` calls as `approval` says.
     pub async fn start(
         config: PathBuf,
         trust: Vec<String>,
         audit: Option<&Path>,
         limits: Option<RateLimits>,
+        approval: CallerApproval,
     ) -> Result<Gateway, String> {
         let loaded = config::load(&config)?;
         let servers = loaded.servers;
         let callers = Callers::default();
         callers.set(&loaded.callers)?;
+        callers.set_operator_approval(approval);
         for id in &trust {
             if !servers.contains_key(id) && !loaded.apis.contains_key(id) {
                 return Err(format!(
@@ -234,9 +269,10 @@ impl Gateway {
     }
 
     /// The context calls start from: the operator's when receipts are kept
-    /// (so the audit gate runs), else a plain one.
+    /// or its calls are asked (so the audit and approval gates run), else
+    /// a plain one.
     pub fn base_context(&self) -> ToolContext {
-        if self.audited {
+        if self.audited || self.callers.operator_asks() {
             ToolContext::new().with_auth(callers::operator())
         } else {
             ToolContext::new()
@@ -318,7 +354,12 @@ impl Gateway {
             .collect();
         for id in stale {
             if let Some(api) = current.remove(&id) {
-                api.source.close();
+                match api.source {
+                    Some(source) => source.close(),
+                    None => {
+                        self.registry.remove_source(&id);
+                    }
+                }
                 eprintln!("gonk-gateway: closed {id}");
             }
         }
@@ -336,12 +377,82 @@ impl Gateway {
         for (id, config, result) in futures::future::join_all(importing).await {
             match result {
                 Ok(source) => {
-                    for (route, why) in source.skipped() {
-                        eprintln!("gonk-gateway: {id}: {route} is not served: {why}");
+                    report_skipped(&id, &source);
+                    current.insert(
+                        id,
+                        Api {
+                            config,
+                            source: Some(source),
+                            error: Arc::default(),
+                            backoff: Backoff::default(),
+                        },
+                    );
+                }
+                // A document that cannot be read yet (the API still
+                // starting, a network error) is tried again while serving;
+                // one that is refused waits for a fixed config.
+                Err(error @ OpenApiSourceError::Read { .. }) => {
+                    eprintln!(
+                        "gonk-gateway: {error}; its tools are served once it can be read (retried in the background): calls under {id}. answer REMOTE_UNAVAILABLE"
+                    );
+                    let last = Arc::new(Mutex::new(error.to_string()));
+                    if let Err(held) = self
+                        .registry
+                        .hold_source(&id, api_placeholder(&id, Arc::clone(&last)))
+                    {
+                        eprintln!("gonk-gateway: {id}: its namespace cannot be held: {held}");
                     }
-                    current.insert(id, Api { config, source });
+                    let mut backoff = Backoff::default();
+                    backoff.failed();
+                    current.insert(
+                        id,
+                        Api {
+                            config,
+                            source: None,
+                            error: last,
+                            backoff,
+                        },
+                    );
                 }
                 Err(error) => eprintln!("gonk-gateway: {error}; its tools are not served"),
+            }
+        }
+    }
+
+    /// Imports the APIs whose document could not be read, each when its
+    /// backoff is due: the first import that succeeds serves its tools
+    /// (clients get `tools/list_changed`).
+    async fn heal_apis(&self) {
+        let due: Vec<(String, ApiConfig)> = self
+            .apis
+            .lock()
+            .await
+            .iter_mut()
+            .filter(|(_, api)| api.source.is_none())
+            .filter_map(|(id, api)| api.backoff.due().then(|| (id.clone(), api.config.clone())))
+            .collect();
+        for (id, config) in due {
+            let trusted = self.trust.contains(&id);
+            let result = config.builder(&id, trusted).connect(&self.registry).await;
+            let mut apis = self.apis.lock().await;
+            let Some(api) = apis.get_mut(&id).filter(|api| api.source.is_none()) else {
+                continue;
+            };
+            match result {
+                Ok(source) => {
+                    eprintln!(
+                        "gonk-gateway: imported {id} (catalog revision {})",
+                        source.revision()
+                    );
+                    report_skipped(&id, &source);
+                    api.source = Some(source);
+                    api.backoff.succeeded();
+                }
+                Err(error) => {
+                    eprintln!("gonk-gateway: {id} is still not served: {error}");
+                    *api.error.lock().unwrap_or_else(|p| p.into_inner()) = error.to_string();
+                    api.backoff.failed();
+                }
             }
         }
     }
@@ -427,10 +538,11 @@ impl Gateway {
         }
     }
 
-    /// The upstreams not reached since start, with their last connection
-    /// errors (what `list` marks).
+    /// The upstreams not reached since start and the APIs whose document
+    /// could not be read, with their last errors (what `list` marks).
     pub async fn unreachable(&self) -> Vec<(String, String)> {
-        self.upstreams
+        let mut found: Vec<(String, String)> = self
+            .upstreams
             .lock()
             .await
             .iter()
@@ -438,7 +550,14 @@ impl Gateway {
                 let error = up.source.unreachable()?;
                 Some((id.clone(), error.to_string()))
             })
-            .collect()
+            .collect();
+        for (id, api) in self.apis.lock().await.iter() {
+            if api.source.is_none() {
+                let error = api.error.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                found.push((id.clone(), error));
+            }
+        }
+        found
     }
 
     /// Rereads the config file and applies it.
@@ -471,6 +590,7 @@ impl Gateway {
         if let Some(dev) = &self.dev {
             dev.heal().await;
         }
+        self.heal_apis().await;
         let sources: Vec<(String, Arc<McpSource>)> = self
             .upstreams
             .lock()
@@ -543,8 +663,13 @@ impl Gateway {
 
     /// Closes every upstream.
     pub async fn close(&self) {
-        for (_, api) in std::mem::take(&mut *self.apis.lock().await) {
-            api.source.close();
+        for (id, api) in std::mem::take(&mut *self.apis.lock().await) {
+            match api.source {
+                Some(source) => source.close(),
+                None => {
+                    self.registry.remove_source(&id);
+                }
+            }
         }
         let mut upstreams = self.upstreams.lock().await;
         for (_, up) in std::mem::take(&mut *upstreams) {
@@ -553,6 +678,13 @@ impl Gateway {
         if let Some(dev) = &self.dev {
             dev.close().await;
         }
+    }
+}
+
+/// Reports the operations of `source` left out as not supported.
+fn report_skipped(id: &str, source: &OpenApiSource) {
+    for (route, why) in source.skipped() {
+        eprintln!("gonk-gateway: {id}: {route} is not served: {why}");
     }
 }
 

@@ -1,6 +1,7 @@
 """Drives `gonk-gateway serve` in front of the FastAPI todo API
-(todo_api.py) with the official Python SDK (`mcp` on PyPI), as a caller
-whose writes are asked first: lists the tools, then creates, reads, lists,
+(todo_api.py) with the official Python SDK (`mcp` on PyPI), as a client
+whose writes are asked first (`--approval ask`, or a caller whose config
+says `ask`): lists the tools, then creates, reads, lists,
 fails to read, crashes and deletes through them, accepting each approval
 question and noting which call asked. Prints one JSON object; the Rust test
 (tests/tests/openapi/fastapi.rs) asserts.
@@ -44,7 +45,7 @@ async def main():
                     report["asked_by"].append(name)
                 return result
 
-            made = await call("todo.create_todo", {"body": {"title": "buy milk"}})
+            made = await call("todo.create_todo", {"title": "buy milk"})
             assert "id" in (made.get("structuredContent") or {}), f"create answered {made}"
             todo_id = made["structuredContent"]["id"]
             await call("todo.get_todo", {"todo_id": todo_id})

@@ -66,6 +66,10 @@ pub mod docs {
     #[doc = include_str!("../../docs/benchmarks.md")]
     pub struct Benchmarks;
 
+    /// `docs/openapi.md`.
+    #[doc = include_str!("../../docs/openapi.md")]
+    pub struct Openapi;
+
     /// `docs/oauth-server.md`.
     #[doc = include_str!("../../docs/oauth-server.md")]
     pub struct OauthServer;

@@ -1,7 +1,10 @@
 //! A real HTTP API — FastAPI on uvicorn (`tests/clients/todo_api.py`),
 //! whose OpenAPI 3.1 document the framework generates — imported by
 //! `gonk-gateway` from its `openapiServers` config and driven by the
-//! official Python MCP client as a caller whose writes are asked first.
+//! official Python MCP client, its writes asked first under `--approval
+//! ask`; transforms over it (a query argument and a body field hidden);
+//! hostile documents beside it; and its document, behind the API's token,
+//! failing at first and imported once it answers.
 
 use std::process::Command;
 
@@ -15,6 +18,7 @@ use serde_json::{json, Value};
 
 const API_TOKEN: &str = "todo-api-token-0123456789abcdef";
 const BOB_KEY: &str = "openapi-bob-key-0123456789abcdef";
+const OPERATOR_KEY: &str = "openapi-operator-key-0123456789abcdef";
 
 /// The todo API on a free port.
 pub fn todo_api() -> ServerProcess {
@@ -26,6 +30,18 @@ pub fn todo_api() -> ServerProcess {
 /// The gateway in front of `api` (its token from the environment), with
 /// `extra` merged into the config; bob may call `todo.*`, asked first.
 pub fn gateway(api: &ServerProcess, extra: Value, dir: &std::path::Path) -> ServerProcess {
+    gateway_with(api, extra, dir, &[], &[])
+}
+
+/// [`gateway`] with global options (`global`, before `serve`) and
+/// options of `serve` (`serving`).
+fn gateway_with(
+    api: &ServerProcess,
+    extra: Value,
+    dir: &std::path::Path,
+    global: &[&str],
+    serving: &[&str],
+) -> ServerProcess {
     let config = dir.join("gateway.json");
     let mut body = json!({
         "openapiServers": {"todo": {
@@ -43,7 +59,9 @@ pub fn gateway(api: &ServerProcess, extra: Value, dir: &std::path::Path) -> Serv
         .env("TODO_API_TOKEN", API_TOKEN)
         .arg("--config")
         .arg(&config)
-        .args(["serve", "--port", "0"]);
+        .args(global)
+        .args(["serve", "--port", "0"])
+        .args(serving);
     ServerProcess::start(command)
 }
 
@@ -63,11 +81,18 @@ fn result<'a>(report: &'a Value, index: usize, name: &str) -> &'a Value {
 }
 
 #[test]
-fn the_python_client_creates_reads_lists_and_deletes_through_a_fastapi_service() {
+fn the_python_client_creates_reads_lists_and_deletes_and_is_asked_under_approval_ask() {
     let api = todo_api();
     let dir = tempfile::tempdir().unwrap();
-    let gw = gateway(&api, json!({}), dir.path());
-    let seen = report(&run_python("python_openapi.py", &[&gw.url, BOB_KEY]));
+    // The operator's key: without `--approval ask` its calls would run unasked.
+    let gw = gateway_with(
+        &api,
+        json!({}),
+        dir.path(),
+        &["--approval", "ask"],
+        &["--api-key", OPERATOR_KEY],
+    );
+    let seen = report(&run_python("python_openapi.py", &[&gw.url, OPERATOR_KEY]));
 
     let mut names: Vec<&str> = seen["tools"]
         .as_array()
@@ -96,17 +121,14 @@ fn the_python_client_creates_reads_lists_and_deletes_through_a_fastapi_service()
         create["inputSchema"],
         json!({
             "type": "object",
-            "properties": {"body": {
-                "type": "object",
-                "properties": {
-                    "title": {"type": "string", "minLength": 1, "maxLength": 200},
-                    "done": {"type": "boolean", "default": false},
-                },
-                "required": ["title"],
-            }},
-            "required": ["body"],
+            "properties": {
+                "title": {"type": "string", "minLength": 1, "maxLength": 200},
+                "done": {"type": "boolean", "default": false},
+            },
+            "required": ["title"],
             "additionalProperties": false,
-        })
+        }),
+        "the JSON body's fields, flattened beside the (no) parameters"
     );
     assert_eq!(
         create["outputSchema"]["properties"]["id"],
@@ -165,7 +187,7 @@ fn the_python_client_creates_reads_lists_and_deletes_through_a_fastapi_service()
     let gone = result(&seen, 6, "todo.get_todo");
     assert_eq!(gone["isError"], true, "deleted for real: {gone}");
 
-    // Reads ran unasked; the write and the DELETE asked bob first.
+    // Reads ran unasked; the write and the DELETE asked first (`--approval ask`).
     assert_eq!(
         seen["asked_by"],
         json!(["todo.create_todo", "todo.delete_todo"])
@@ -237,7 +259,7 @@ async fn a_transformed_tool_replaces_the_original_and_its_hidden_argument_cannot
         json!({"title": "open"}),
         json!({"title": "finished", "done": true}),
     ] {
-        call(&alice, "todo.create_todo", json!({"body": body}))
+        call(&alice, "todo.create_todo", body)
             .await
             .expect("created");
     }
@@ -308,6 +330,155 @@ async fn a_transformed_tool_replaces_the_original_and_its_hidden_argument_cannot
         .await
         .expect("the original runs");
     assert_eq!(listed_todos(&all).as_array().unwrap().len(), 2);
+    alice.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_transformed_tool_hides_a_body_field_whose_default_the_caller_cannot_override() {
+    let api = todo_api();
+    let dir = tempfile::tempdir().unwrap();
+    let transformed = json!({
+        "callers": {"alice": {"key": ALICE_KEY, "tools": ["todo.*"], "approval": "granted"}},
+        "transforms": {"todo.create_todo": {
+            "name": "todo.log_done",
+            "description": "Record something already done.",
+            "arguments": {"done": {"hide": true, "default": true}},
+        }},
+    });
+    let gw = gateway(&api, transformed, dir.path());
+    let alice = McpClient::connect_http(&gw.url, McpHttpClientOptions::new().api_key(ALICE_KEY))
+        .await
+        .expect("the gateway accepts alice");
+    let listed = names(&alice).await;
+    assert!(
+        listed.contains(&"todo.log_done".to_owned())
+            && !listed.contains(&"todo.create_todo".to_owned()),
+        "{listed:?}"
+    );
+    let tools = alice.list_tools().await.unwrap();
+    let log_done = tools.iter().find(|t| t.name == "todo.log_done").unwrap();
+    assert_eq!(
+        Value::Object((*log_done.input_schema).clone()),
+        json!({
+            "type": "object",
+            "properties": {"title": {"type": "string", "minLength": 1, "maxLength": 200}},
+            "required": ["title"],
+            "additionalProperties": false,
+        }),
+        "the body field `done` is hidden"
+    );
+    let made = call(&alice, "todo.log_done", json!({"title": "shipped"}))
+        .await
+        .expect("runs");
+    assert_eq!(
+        made.data,
+        json!({"id": 1, "title": "shipped", "done": true}),
+        "the hidden field reached the API's body with its value"
+    );
+    let refused = call(
+        &alice,
+        "todo.log_done",
+        json!({"title": "not really", "done": false}),
+    )
+    .await
+    .expect_err("the hidden field cannot be given");
+    assert_eq!(refused.code, ErrorCode::InvalidInput, "{refused:?}");
+    let all = call(&alice, "todo.list_todos", json!({}))
+        .await
+        .expect("runs");
+    assert_eq!(
+        listed_todos(&all),
+        json!([{"id": 1, "title": "shipped", "done": true}]),
+        "nothing was created by the refused call"
+    );
+    alice.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_protected_document_that_cannot_be_read_at_start_is_imported_once_it_can() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let api = todo_api();
+    // FastAPI's own document, served behind the API's token by a server
+    // that answers 503 to its first two authorized fetches.
+    let document = gonk_tools::adapters::http::OutboundHttp::new()
+        .client()
+        .expect("an HTTP client")
+        .get(format!("{}/openapi.json", api.url))
+        .send()
+        .await
+        .expect("FastAPI serves its document")
+        .text()
+        .await
+        .unwrap();
+    let fetched = Arc::new(AtomicUsize::new(0));
+    let unauthorized = Arc::new(AtomicUsize::new(0));
+    let app = {
+        let (fetched, unauthorized) = (Arc::clone(&fetched), Arc::clone(&unauthorized));
+        axum::Router::new().route(
+            "/openapi.json",
+            axum::routing::get(move |headers: axum::http::HeaderMap| {
+                let expected = format!("Bearer {API_TOKEN}");
+                let authorized = headers.get("authorization").and_then(|v| v.to_str().ok())
+                    == Some(expected.as_str());
+                let answer = if !authorized {
+                    unauthorized.fetch_add(1, Ordering::SeqCst);
+                    (axum::http::StatusCode::UNAUTHORIZED, String::new())
+                } else if fetched.fetch_add(1, Ordering::SeqCst) < 2 {
+                    (
+                        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                        "starting".to_owned(),
+                    )
+                } else {
+                    (axum::http::StatusCode::OK, document.clone())
+                };
+                std::future::ready(answer)
+            }),
+        )
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let spec = format!("http://{}/openapi.json", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({
+        "callers": {"alice": {"key": ALICE_KEY, "tools": ["todo.*"], "approval": "granted"}},
+        "openapiServers": {"todo": {
+            "spec": spec,
+            "baseUrl": api.url,
+            "headers": {"Authorization": "Bearer ${TODO_API_TOKEN}"},
+        }},
+    });
+    let gw = gateway_with(&api, config, dir.path(), &["--health-interval", "1"], &[]);
+    let alice = McpClient::connect_http(&gw.url, McpHttpClientOptions::new().api_key(ALICE_KEY))
+        .await
+        .expect("the gateway serves without the API");
+    let waiting = call(&alice, "todo.list_todos", json!({}))
+        .await
+        .expect_err("not imported yet");
+    assert_eq!(waiting.code, ErrorCode::RemoteUnavailable, "{waiting:?}");
+    assert!(waiting.message.contains("HTTP 503"), "{}", waiting.message);
+    let mut listed = names(&alice).await;
+    for _ in 0..300 {
+        if listed.contains(&"todo.create_todo".to_owned()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        listed = names(&alice).await;
+    }
+    assert_eq!(listed.len(), 5, "imported once it answered: {listed:?}");
+    call(&alice, "todo.create_todo", json!({"title": "late"}))
+        .await
+        .expect("the API is served");
+    assert_eq!(fetched.load(Ordering::SeqCst), 3, "two failures, then read");
+    assert_eq!(
+        unauthorized.load(Ordering::SeqCst),
+        0,
+        "every fetch carried the source's headers"
+    );
+    let stderr = gw.stderr_lines().join("\n");
+    assert!(stderr.contains("imported todo"), "{stderr}");
     alice.close().await.unwrap();
 }
 

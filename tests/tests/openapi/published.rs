@@ -1,7 +1,8 @@
 //! Published OpenAPI documents no one here wrote, from the npm package
 //! `@readme/oas-examples` (pinned in `.ci/install-mcp-clients`): the
-//! Swagger Petstore 3.0 imports and its surface is pinned; each recursive
-//! request body of another is refused by name.
+//! Swagger Petstore 3.0 imports and its surface is pinned, from its JSON
+//! and from its YAML alike; each recursive request body of another is
+//! refused by name.
 
 use std::path::PathBuf;
 
@@ -10,9 +11,15 @@ use gonk_tools::prelude::*;
 use gonk_tools_tests::mcp_clients::clients;
 
 fn published(name: &str) -> PathBuf {
+    let format = if name.ends_with(".yaml") {
+        "yaml"
+    } else {
+        "json"
+    };
     clients()
         .node_dir
-        .join("node_modules/@readme/oas-examples/3.0/json")
+        .join("node_modules/@readme/oas-examples/3.0")
+        .join(format)
         .join(name)
 }
 
@@ -27,6 +34,18 @@ async fn the_swagger_petstore_3_0_imports_and_its_surface_is_pinned() {
         .await
         .expect("the Petstore imports");
     assert_eq!(registry.names().len(), 20, "{:?}", registry.names());
+    assert_eq!(source.skipped(), []);
+    gonk_tools::assert_surface!(registry, "golden/openapi/petstore.json");
+}
+
+#[tokio::test]
+async fn the_yaml_petstore_imports_to_the_same_surface() {
+    let registry = ToolRegistry::new();
+    let source = OpenApiSource::builder("petstore", OpenApiSpec::file(published("petstore.yaml")))
+        .base_url("https://petstore.swagger.io/v2")
+        .connect(&registry)
+        .await
+        .expect("the YAML Petstore imports");
     assert_eq!(source.skipped(), []);
     gonk_tools::assert_surface!(registry, "golden/openapi/petstore.json");
 }

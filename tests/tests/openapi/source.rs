@@ -1,7 +1,9 @@
 //! `OpenApiSource` against an HTTP API served in process (axum): the
-//! document read from its URL, each operation a tool with its schemas and
-//! tier, a call as the HTTP request (escaped path, query, headers, JSON
-//! body, the source's credentials), errors, bounds, and hostile documents.
+//! document read from its URL behind the API's token, each operation a
+//! tool with its schemas and tier (the JSON body's fields flattened beside
+//! the parameters unless they clash), a call as the HTTP request (escaped
+//! path, query, headers, JSON body, the source's credentials), errors,
+//! bounds, and hostile documents.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -43,6 +45,16 @@ fn document(base: &str) -> Value {
                     "operationId": "delete_item",
                     "tags": ["items", "admin"],
                     "responses": {"204": {"description": "gone"}}
+                },
+                "put": {
+                    "operationId": "replace_item",
+                    "tags": ["edits"],
+                    "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                        "type": "object",
+                        "properties": {"item_id": {"type": "string"}, "title": {"type": "string"}},
+                        "required": ["title"]
+                    }}}},
+                    "responses": {"200": {"description": "replaced", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Echo"}}}}}
                 }
             },
             "/items": {
@@ -99,12 +111,27 @@ async fn serve() -> SocketAddr {
     let app = axum::Router::new()
         .route(
             "/openapi.json",
-            get(move || std::future::ready(Json(doc.clone()))),
+            // Behind the API's token, as the API itself.
+            get(move |headers: HeaderMap| {
+                let authorized = headers.get("authorization").and_then(|v| v.to_str().ok())
+                    == Some(&format!("Bearer {TOKEN}"));
+                let answer = if authorized {
+                    Json(doc.clone()).into_response()
+                } else {
+                    StatusCode::UNAUTHORIZED.into_response()
+                };
+                std::future::ready(answer)
+            }),
         )
         .route(
             "/items/{id}",
             get(|uri: Uri, headers: HeaderMap| async move { Json(echo(&uri, &headers, None)) })
-                .delete(|| async { StatusCode::NO_CONTENT }),
+                .delete(|| async { StatusCode::NO_CONTENT })
+                .put(
+                    |uri: Uri, headers: HeaderMap, Json(body): Json<Value>| async move {
+                        Json(echo(&uri, &headers, Some(body)))
+                    },
+                ),
         )
         .route(
             "/items",
@@ -195,6 +222,7 @@ async fn each_operation_is_a_tool_with_its_schemas_tier_and_no_upstream_prose() 
             "api.get_item",
             "api.huge",
             "api.missing",
+            "api.replace_item",
             "api.slow"
         ]
     );
@@ -233,11 +261,29 @@ async fn each_operation_is_a_tool_with_its_schemas_tier_and_no_upstream_prose() 
     );
     let create = registry.get("api.create_item").unwrap();
     assert_eq!(
-        create.effective_input_schema()["properties"]["body"],
-        json!({"type": "object", "properties": {"title": {"type": "string", "minLength": 1}, "note": {"type": ["string", "null"]}}, "required": ["title"]}),
-        "the body's schema, inlined, without the document's titles and descriptions"
+        create.effective_input_schema(),
+        &json!({
+            "type": "object",
+            "properties": {"title": {"type": "string", "minLength": 1}, "note": {"type": ["string", "null"]}},
+            "required": ["title"],
+            "additionalProperties": false,
+        }),
+        "the body's fields beside the parameters, inlined, without the document's titles and descriptions"
     );
-    assert_eq!(create.effective_input_schema()["required"], json!(["body"]));
+    let replace = registry.get("api.replace_item").unwrap();
+    assert_eq!(
+        replace.effective_input_schema(),
+        &json!({
+            "type": "object",
+            "properties": {
+                "item_id": {"type": "string"},
+                "body": {"type": "object", "properties": {"item_id": {"type": "string"}, "title": {"type": "string"}}, "required": ["title"]},
+            },
+            "required": ["item_id", "body"],
+            "additionalProperties": false,
+        }),
+        "a body field named like a parameter keeps the body whole, under `body`"
+    );
     assert_eq!(tier(&get_item), ApprovalTier::Read);
     assert_eq!(tier(&create), ApprovalTier::Write);
     assert_eq!(
@@ -292,12 +338,32 @@ async fn a_call_is_the_http_request_with_escaped_path_query_headers_and_body() {
     let made = call(
         &registry,
         "api.create_item",
-        json!({"body": {"title": "milk", "note": null}}),
+        json!({"title": "milk", "note": null}),
     )
     .await
     .expect("a 201 with the source's bearer token");
     assert_eq!(made.data["body"], json!({"title": "milk", "note": null}));
     assert_eq!(made.data["contentType"], "application/json");
+    let replaced = call(
+        &registry,
+        "api.replace_item",
+        json!({"item_id": "7", "body": {"item_id": "8", "title": "eggs"}}),
+    )
+    .await
+    .expect("a 200");
+    assert_eq!(replaced.data["path"], "/items/7");
+    assert_eq!(
+        replaced.data["body"],
+        json!({"item_id": "8", "title": "eggs"})
+    );
+    let error = call(
+        &registry,
+        "api.create_item",
+        json!({"title": "milk", "colour": "red"}),
+    )
+    .await
+    .expect_err("a field the body does not declare");
+    assert_eq!(error.code, ErrorCode::InvalidInput);
     let deleted = call(&registry, "api.delete_item", json!({"item_id": "1"}))
         .await
         .expect("a 204");
@@ -380,6 +446,31 @@ async fn a_gigabyte_answer_and_an_api_that_never_answers_are_bounded() {
 }
 
 #[tokio::test]
+async fn the_document_is_fetched_with_the_sources_headers() {
+    let addr = serve().await;
+    let url = format!("http://{addr}/openapi.json");
+    let error = OpenApiSource::builder("api", OpenApiSpec::url(&url))
+        .connect(&ToolRegistry::new())
+        .await
+        .err()
+        .expect("refused without the token");
+    assert!(error.to_string().contains("answered HTTP 401"), "{error}");
+    // A rotating token (the resolver) reaches the document as the calls do.
+    let registry = ToolRegistry::new();
+    let _source = OpenApiSource::builder("api", OpenApiSpec::url(&url))
+        .headers(|| {
+            Ok(vec![(
+                "authorization".to_owned(),
+                format!("Bearer {TOKEN}"),
+            )])
+        })
+        .connect(&registry)
+        .await
+        .expect("read with the token");
+    assert!(registry.has("api.get_item"));
+}
+
+#[tokio::test]
 async fn route_maps_choose_operations_and_tiers_can_be_overridden() {
     let addr = serve().await;
     let registry = ToolRegistry::new();
@@ -387,6 +478,7 @@ async fn route_maps_choose_operations_and_tiers_can_be_overridden() {
         "api",
         OpenApiSpec::url(format!("http://{addr}/openapi.json")),
     )
+    .header("authorization", format!("Bearer {TOKEN}"))
     .include(RouteMap::parse("tag:items").unwrap())
     .exclude(RouteMap::parse("DELETE /items/*").unwrap())
     .approval("create_item", ApprovalTier::Exec)

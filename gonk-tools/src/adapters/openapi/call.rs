@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::context::ToolContext;
 use crate::error::{ErrorCode, ToolError};
 
-use super::operation::{Param, Place};
+use super::operation::{Body, Param, Place};
 use super::SourceShared;
 
 /// The most characters of an error response's body that the error keeps.
@@ -26,7 +26,7 @@ pub(super) struct HttpOperation {
     pub(super) method: reqwest::Method,
     pub(super) path: String,
     pub(super) params: Vec<Param>,
-    pub(super) body: bool,
+    pub(super) body: Body,
 }
 
 impl HttpOperation {
@@ -203,15 +203,22 @@ impl HttpOperation {
         })? {
             request = request.header(name, value);
         }
-        if self.body {
-            if let Some(body) = input.remove("body") {
-                let bytes = serde_json::to_vec(&body).map_err(|e| {
-                    ToolError::new(ErrorCode::Internal, format!("the body is not JSON: {e}"))
-                })?;
-                request = request
-                    .header("content-type", "application/json")
-                    .body(bytes);
+        let body = match self.body {
+            Body::None => None,
+            Body::Whole => input.remove("body"),
+            // What the parameters left is the body's fields (the schema
+            // allowed nothing else).
+            Body::Flat { required } => {
+                (required || !input.is_empty()).then(|| Value::Object(std::mem::take(&mut input)))
             }
+        };
+        if let Some(body) = body {
+            let bytes = serde_json::to_vec(&body).map_err(|e| {
+                ToolError::new(ErrorCode::Internal, format!("the body is not JSON: {e}"))
+            })?;
+            request = request
+                .header("content-type", "application/json")
+                .body(bytes);
         }
         Ok(request)
     }

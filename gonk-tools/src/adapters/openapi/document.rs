@@ -1,5 +1,5 @@
-//! An OpenAPI document as we accept it: read within a size bound, JSON,
-//! version 3.0 or 3.1 (Swagger 2.0 refused), and its schemas made into
+//! An OpenAPI document as we accept it: read within a size bound, JSON
+//! or YAML, version 3.0 or 3.1 (Swagger 2.0 refused), and its schemas made into
 //! plain JSON Schema — local `$ref`s inlined within a depth and size bound,
 //! remote and recursive ones refused, 3.0's `nullable` and boolean
 //! `exclusiveMinimum` rewritten, and (untrusted) every title and
@@ -26,14 +26,22 @@ impl Document {
     /// Parses `text` (already read within the size bound); `origin` names
     /// it in errors.
     pub(super) fn parse(text: &str, origin: &str) -> Result<Document, String> {
-        let root: Value = serde_json::from_str(text).map_err(|e| {
-            let head = text.trim_start();
-            if head.starts_with("openapi:") || head.starts_with("swagger:") || head.starts_with("---") {
-                format!("the OpenAPI document {origin} is YAML; only JSON documents are read: convert it (e.g. `yq -o json`) and point to the JSON")
-            } else {
-                format!("the OpenAPI document {origin} is not valid JSON: {e}")
-            }
-        })?;
+        // JSON when it opens as JSON does (so a JSON error reads as one),
+        // YAML otherwise; YAML's aliases are bounded by the parser.
+        let head = text.trim_start_matches('\u{feff}').trim_start();
+        let root: Value = if head.starts_with('{') {
+            serde_json::from_str(head)
+                .map_err(|e| format!("the OpenAPI document {origin} is not valid JSON: {e}"))?
+        } else {
+            yaml_serde::from_str(head).map_err(|e| {
+                format!("the OpenAPI document {origin} is neither JSON nor valid YAML: {e}")
+            })?
+        };
+        if !root.is_object() {
+            return Err(format!(
+                "the OpenAPI document {origin} is not an object (a JSON object or a YAML mapping)"
+            ));
+        }
         if root.get("swagger").is_some() {
             return Err(format!(
                 "the document {origin} is Swagger 2.0, which is not read; convert it to OpenAPI 3 (e.g. with swagger2openapi) and point to the result"
@@ -298,7 +306,7 @@ mod tests {
     }
 
     #[test]
-    fn swagger_2_yaml_and_other_versions_are_refused_saying_what_to_do() {
+    fn swagger_2_broken_text_and_other_versions_are_refused_saying_what_to_do() {
         let swagger = Document::parse(r#"{"swagger": "2.0", "paths": {}}"#, "x.json")
             .err()
             .unwrap();
@@ -306,14 +314,33 @@ mod tests {
             swagger.contains("Swagger 2.0") && swagger.contains("convert it to OpenAPI 3"),
             "{swagger}"
         );
-        let yaml = Document::parse("openapi: 3.0.0\npaths: {}\n", "x.yaml")
+        let yaml = Document::parse("swagger: '2.0'\npaths: {}\n", "x.yaml")
             .err()
             .unwrap();
-        assert!(yaml.contains("is YAML"), "{yaml}");
+        assert!(yaml.contains("Swagger 2.0"), "{yaml}");
+        let broken = Document::parse("openapi: [3.0\n", "x.yaml").err().unwrap();
+        assert!(broken.contains("neither JSON nor valid YAML"), "{broken}");
+        let json = Document::parse("{\"openapi\": ", "x.json").err().unwrap();
+        assert!(json.contains("not valid JSON"), "{json}");
         let four = Document::parse(r#"{"openapi": "4.0.0"}"#, "x")
             .err()
             .unwrap();
         assert!(four.contains("only 3.0 and 3.1"), "{four}");
+    }
+
+    #[test]
+    fn a_yaml_document_reads_as_its_json_would() {
+        // Unquoted status codes are mapping keys YAML reads as numbers.
+        let yaml = "openapi: 3.0.3\npaths:\n  /x:\n    get:\n      operationId: x\n      responses:\n        200:\n          description: ok\n";
+        let doc = Document::parse(yaml, "x.yaml").unwrap();
+        assert_eq!(doc.version, "3.0.3");
+        assert_eq!(
+            doc.root["paths"]["/x"]["get"]["responses"]["200"]["description"],
+            "ok"
+        );
+        let bomb = "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nh: [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n";
+        let refused = Document::parse(bomb, "bomb.yaml").err().unwrap();
+        assert!(refused.contains("repetition limit"), "{refused}");
     }
 
     #[test]

@@ -13,8 +13,8 @@
 //!     .exclude(RouteMap::parse("tag:admin")?)
 //!     .connect(&registry)
 //!     .await?;
-//! // `todo.create_todo` (POST /todos): {"body": {...}}; a write.
-//! let events = registry.invoke("todo.create_todo", json!({"body": {"title": "milk"}}), ToolContext::new());
+//! // `todo.create_todo` (POST /todos): the body's fields are its arguments; a write.
+//! let events = registry.invoke("todo.create_todo", json!({"title": "milk"}), ToolContext::new());
 //! let created = collect_tool_outcome(events, |_| {}).await?;
 //! println!("{}", created.data);
 //! # let _ = todo;
@@ -23,13 +23,21 @@
 //!
 //! # The catalog
 //!
-//! Each operation the route maps keep ([`include`](OpenApiSourceBuilder::include),
+//! The document is JSON or YAML (at most 16 MiB; YAML's aliases bounded),
+//! read from a file or fetched from its URL with the source's
+//! [`header`](OpenApiSourceBuilder::header)s, so a document behind the
+//! API's own credentials can be read. Each operation the route maps keep ([`include`](OpenApiSourceBuilder::include),
 //! then [`exclude`](OpenApiSourceBuilder::exclude)) becomes
 //! `<source>.<operationId>` — the id with every character outside
 //! `A-Za-z0-9_.-` made `_`, or `<method>_<path>` when there is none. Its
 //! input is one object: each path, query and header parameter under its
-//! own name, and the JSON request body under `body`; its output schema is
-//! the first JSON 2xx response's. Local `$ref`s are inlined (at most 32
+//! own name, and the JSON request body's top-level fields beside them —
+//! so a transform can hide or rename a body field like any argument. The
+//! body stays whole, under `body`, when its fields cannot stand beside the
+//! parameters: a field named like a parameter (a clash), a body that is
+//! not a plain object schema (an array, `allOf`/`oneOf`, a schema for extra
+//! fields). Flattened, the body takes only the fields its schema declares.
+//! Its output schema is the first JSON 2xx response's. Local `$ref`s are inlined (at most 32
 //! deep, 20,000 schema parts), 3.0's `nullable` and boolean exclusive
 //! bounds become JSON Schema. An operation that cannot be imported as it
 //! is — an empty or colliding `operationId`, a remote or recursive `$ref`,
@@ -55,7 +63,8 @@
 //!
 //! Path parameters are escaped into their segment (a value cannot add a
 //! segment or a query), query arrays are repeated (`a=1&a=2`) or
-//! comma-joined (`explode: false`), the body is sent as JSON, and the
+//! comma-joined (`explode: false`), the body is sent as JSON (a flattened
+//! optional body only when one of its fields is given), and the
 //! source's [`header`](OpenApiSourceBuilder::header)s go last — credentials
 //! come from the host, never from the document. A 2xx answer's JSON is the
 //! output (text when it is not JSON, `null` when empty); any other status
@@ -486,34 +495,43 @@ impl OpenApiSource {
             OpenApiSpec::Url(url) => {
                 let parsed = checked_url(url)?;
                 let origin = self.spec.origin();
-                let fetch = async {
-                    let mut response = self
-                        .client
-                        .get(parsed)
-                        .header("accept", "application/json")
-                        .send()
-                        .await
-                        .map_err(|e| format!("cannot fetch the OpenAPI document {origin}: {e}"))?;
-                    if !response.status().is_success() {
-                        return Err(format!(
-                            "fetching the OpenAPI document {origin} answered HTTP {}",
-                            response.status()
-                        ));
-                    }
-                    let mut body = Vec::new();
-                    while let Some(chunk) = response
-                        .chunk()
-                        .await
-                        .map_err(|e| format!("cannot fetch the OpenAPI document {origin}: {e}"))?
-                    {
-                        if body.len() + chunk.len() > limit {
-                            return Err(too_big());
+                // The source's headers too: a protected document needs the
+                // API's credentials (its URL is the host's, like the base URL).
+                let headers = (self.options.headers)().map_err(|reason| {
+                    format!(
+                        "the source's headers could not be resolved to fetch {origin}: {reason}"
+                    )
+                })?;
+                let fetch =
+                    async {
+                        let mut request = self.client.get(parsed).header(
+                            "accept",
+                            "application/json, application/yaml;q=0.9, text/yaml;q=0.9, */*;q=0.5",
+                        );
+                        for (name, value) in headers {
+                            request = request.header(name, value);
                         }
-                        body.extend_from_slice(&chunk);
-                    }
-                    String::from_utf8(body)
-                        .map_err(|_| format!("the OpenAPI document {origin} is not UTF-8"))
-                };
+                        let mut response = request.send().await.map_err(|e| {
+                            format!("cannot fetch the OpenAPI document {origin}: {e}")
+                        })?;
+                        if !response.status().is_success() {
+                            return Err(format!(
+                                "fetching the OpenAPI document {origin} answered HTTP {}",
+                                response.status()
+                            ));
+                        }
+                        let mut body = Vec::new();
+                        while let Some(chunk) = response.chunk().await.map_err(|e| {
+                            format!("cannot fetch the OpenAPI document {origin}: {e}")
+                        })? {
+                            if body.len() + chunk.len() > limit {
+                                return Err(too_big());
+                            }
+                            body.extend_from_slice(&chunk);
+                        }
+                        String::from_utf8(body)
+                            .map_err(|_| format!("the OpenAPI document {origin} is not UTF-8"))
+                    };
                 match tokio::time::timeout(self.options.timeout, fetch).await {
                     Ok(result) => result,
                     Err(_) => Err(format!(

@@ -166,6 +166,19 @@ pub(super) struct Param {
     pub(super) explode: bool,
 }
 
+/// Where a call's JSON body comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Body {
+    /// The operation takes no JSON body.
+    None,
+    /// The input's `body` argument, as it is.
+    Whole,
+    /// The input's arguments that are not parameters: the body's top-level
+    /// properties, flattened into the input. `required`: sent (as `{}`)
+    /// even when none is given.
+    Flat { required: bool },
+}
+
 /// An operation as the source imports it.
 pub(super) struct Operation {
     /// The operation id (or the one made from method and path), cleaned.
@@ -174,8 +187,8 @@ pub(super) struct Operation {
     pub(super) path: String,
     pub(super) tags: Vec<String>,
     pub(super) params: Vec<Param>,
-    /// Whether the input has a `body` (sent as JSON).
-    pub(super) body: bool,
+    /// How the input carries the JSON body.
+    pub(super) body: Body,
     pub(super) input_schema: Value,
     pub(super) output_schema: Option<Value>,
     /// The summary and description, for a trusted source.
@@ -372,7 +385,7 @@ pub(super) fn build(
             return Err(format!("path parameter {{{segment}}} has no parameter"));
         }
     }
-    let mut body = false;
+    let mut body = Body::None;
     if let Some(raw) = op.get("requestBody") {
         let request = document.deref(raw)?;
         let needed = request.get("required") == Some(&Value::Bool(true));
@@ -382,11 +395,24 @@ pub(super) fn build(
                     Some(schema) => document.json_schema(schema, trusted)?,
                     None => json!({}),
                 };
-                properties.insert("body".into(), schema);
-                if needed {
-                    required.push("body".into());
+                match flat_fields(&schema, &properties) {
+                    // Its fields beside the parameters, so a transform can
+                    // hide or rename one like any argument.
+                    Some((fields, needed_fields)) => {
+                        properties.extend(fields);
+                        if needed {
+                            required.extend(needed_fields.into_iter().map(Value::String));
+                        }
+                        body = Body::Flat { required: needed };
+                    }
+                    None => {
+                        properties.insert("body".into(), schema);
+                        if needed {
+                            required.push("body".into());
+                        }
+                        body = Body::Whole;
+                    }
                 }
-                body = true;
             }
             None if needed => {
                 return Ok(Err(
@@ -428,6 +454,46 @@ pub(super) fn build(
         text,
         search_text,
     }))
+}
+
+/// The body schema's top-level properties and its required names, when
+/// they can stand beside the parameters: a plain object schema (no
+/// composition, no schema for extra fields) whose property names are not
+/// parameter names. `None` keeps the body whole, under `body`.
+#[allow(clippy::type_complexity)]
+fn flat_fields(
+    schema: &Value,
+    params: &Map<String, Value>,
+) -> Option<(Map<String, Value>, Vec<String>)> {
+    let map = schema.as_object()?;
+    let plain = map.keys().all(|k| {
+        matches!(
+            k.as_str(),
+            "type" | "properties" | "required" | "additionalProperties" | "title" | "description"
+        )
+    });
+    let object = map.get("type").is_none_or(|t| t == "object");
+    let closed = map
+        .get("additionalProperties")
+        .is_none_or(|extra| extra == &Value::Bool(false));
+    let fields = map.get("properties")?.as_object()?;
+    if !plain || !object || !closed || fields.is_empty() {
+        return None;
+    }
+    if fields.keys().any(|name| params.contains_key(name)) {
+        return None;
+    }
+    let needed = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(|n| n.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    Some((fields.clone(), needed))
 }
 
 /// The `{name}`s of a path template.
