@@ -77,16 +77,16 @@ impl JobStore for SqliteJobs {
 }
 
 /// Installs the job runner and the `jobs.*` tools: on the NATS at
-/// `nats` (a `nats://` URL, jobs under `prefix`), else embedded with the
-/// records in `store`'s database.
+/// `nats` (a `nats://` URL and its [`nats_config`]), else embedded with
+/// the records in `store`'s database.
 pub fn install(
     registry: &ToolRegistry,
     store: Arc<Store>,
-    nats: Option<(String, String)>,
+    nats: Option<(String, NatsJobConfig)>,
 ) -> Result<(), RegistryError> {
     match nats {
-        Some((url, prefix)) => {
-            let shared = Arc::new(NatsJobs::new(url, &prefix));
+        Some((url, config)) => {
+            let shared = Arc::new(NatsJobs::new(url, config));
             registry.insert_state(Arc::clone(&shared));
             jobs::install(registry, shared)
         }
@@ -106,24 +106,46 @@ pub struct NatsJobs {
     runner: tokio::sync::OnceCell<NatsJobRunner>,
 }
 
-impl NatsJobs {
-    /// Jobs on the NATS at `url`, their stream and records named after
-    /// `prefix` (characters NATS does not allow in names become `_`).
-    pub fn new(url: String, prefix: &str) -> Self {
-        let prefix: String = prefix
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let config = NatsJobConfig {
-            prefix,
-            ..NatsJobConfig::default()
+/// The environment variable giving the NATS jobs' ack wait in whole
+/// seconds (30 without it): how long a replica's worker may go silent
+/// before its job is run again by another replica.
+pub const ACK_WAIT_ENV: &str = "NOTES_JOBS_ACK_WAIT";
+
+/// How the jobs are named and delivered on NATS: their stream and records
+/// named after `prefix` (characters NATS does not allow in names become
+/// `_`), the ack wait from [`ACK_WAIT_ENV`].
+pub fn nats_config(prefix: &str) -> Result<NatsJobConfig, String> {
+    let prefix: String = prefix
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut config = NatsJobConfig {
+        prefix,
+        ..NatsJobConfig::default()
+    };
+    if let Ok(value) = std::env::var(ACK_WAIT_ENV) {
+        let secs = value.trim().parse::<u64>().ok().filter(|secs| *secs > 0);
+        let Some(secs) = secs else {
+            return Err(format!(
+                "{ACK_WAIT_ENV}={value}: give the jobs' ack wait in whole seconds, at least 1 \
+                 (default 30)"
+            ));
         };
+        config.ack_wait = Duration::from_secs(secs);
+    }
+    Ok(config)
+}
+
+impl NatsJobs {
+    /// Jobs on the NATS at `url`, named and delivered as `config` says
+    /// ([`nats_config`]).
+    pub fn new(url: String, config: NatsJobConfig) -> Self {
         NatsJobs {
             url,
             config,
