@@ -130,16 +130,20 @@ pub fn nats_config(prefix: &str) -> Result<NatsJobConfig, String> {
         ..NatsJobConfig::default()
     };
     if let Ok(value) = std::env::var(ACK_WAIT_ENV) {
-        let secs = value.trim().parse::<u64>().ok().filter(|secs| *secs > 0);
-        let Some(secs) = secs else {
-            return Err(format!(
-                "{ACK_WAIT_ENV}={value}: give the jobs' ack wait in whole seconds, at least 1 \
-                 (default 30)"
-            ));
-        };
-        config.ack_wait = Duration::from_secs(secs);
+        config.ack_wait = ack_wait(&value)?;
     }
     Ok(config)
+}
+
+/// An [`ACK_WAIT_ENV`] value: whole seconds, at least 1.
+fn ack_wait(value: &str) -> Result<Duration, String> {
+    match value.trim().parse::<u64>() {
+        Ok(secs) if secs > 0 => Ok(Duration::from_secs(secs)),
+        _ => Err(format!(
+            "{ACK_WAIT_ENV}={value}: give the jobs' ack wait in whole seconds, at least 1 \
+             (default 30)"
+        )),
+    }
 }
 
 impl NatsJobs {
@@ -242,4 +246,22 @@ pub fn nats(registry: &ToolRegistry) -> Option<Arc<NatsJobs>> {
     registry
         .state::<Arc<NatsJobs>>()
         .map(|shared| Arc::clone(&*shared))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ack_wait_is_whole_seconds_and_anything_else_says_what_to_give() {
+        assert_eq!(ack_wait("5"), Ok(Duration::from_secs(5)));
+        for bad in ["0", "-1", "5s", "1.5", ""] {
+            let error = ack_wait(bad).unwrap_err();
+            assert!(
+                error.starts_with(&format!("NOTES_JOBS_ACK_WAIT={bad}: give")),
+                "{error}"
+            );
+            assert!(error.contains("whole seconds, at least 1"), "{error}");
+        }
+    }
 }
