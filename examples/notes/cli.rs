@@ -75,7 +75,7 @@ fn run_with(
     extra: Vec<ToolDefinition>,
     metrics: Option<Arc<dyn gonk_tools::metrics::MetricsSink>>,
     limits: Option<gonk_tools::rate_limit::RateLimits>,
-    nats: Option<(String, String)>,
+    nats: Option<(String, gonk_tools::jobs::NatsJobConfig)>,
 ) -> ExitCode {
     let store = Arc::new(Store::new(store::default_path()));
     // The provider only acts on authenticated calls: `--approval ask`.

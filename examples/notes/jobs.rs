@@ -77,16 +77,16 @@ impl JobStore for SqliteJobs {
 }
 
 /// Installs the job runner and the `jobs.*` tools: on the NATS at
-/// `nats` (a `nats://` URL, jobs under `prefix`), else embedded with the
-/// records in `store`'s database.
+/// `nats` (a `nats://` URL and its [`nats_config`]), else embedded with
+/// the records in `store`'s database.
 pub fn install(
     registry: &ToolRegistry,
     store: Arc<Store>,
-    nats: Option<(String, String)>,
+    nats: Option<(String, NatsJobConfig)>,
 ) -> Result<(), RegistryError> {
     match nats {
-        Some((url, prefix)) => {
-            let shared = Arc::new(NatsJobs::new(url, &prefix));
+        Some((url, config)) => {
+            let shared = Arc::new(NatsJobs::new(url, config));
             registry.insert_state(Arc::clone(&shared));
             jobs::install(registry, shared)
         }
@@ -106,24 +106,50 @@ pub struct NatsJobs {
     runner: tokio::sync::OnceCell<NatsJobRunner>,
 }
 
+/// The environment variable giving the NATS jobs' ack wait in whole
+/// seconds (30 without it): how long a replica's worker may go silent
+/// before its job is run again by another replica.
+pub const ACK_WAIT_ENV: &str = "NOTES_JOBS_ACK_WAIT";
+
+/// How the jobs are named and delivered on NATS: their stream and records
+/// named after `prefix` (characters NATS does not allow in names become
+/// `_`), the ack wait from [`ACK_WAIT_ENV`].
+pub fn nats_config(prefix: &str) -> Result<NatsJobConfig, String> {
+    let prefix: String = prefix
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut config = NatsJobConfig {
+        prefix,
+        ..NatsJobConfig::default()
+    };
+    if let Ok(value) = std::env::var(ACK_WAIT_ENV) {
+        config.ack_wait = ack_wait(&value)?;
+    }
+    Ok(config)
+}
+
+/// An [`ACK_WAIT_ENV`] value: whole seconds, at least 1.
+fn ack_wait(value: &str) -> Result<Duration, String> {
+    match value.trim().parse::<u64>() {
+        Ok(secs) if secs > 0 => Ok(Duration::from_secs(secs)),
+        _ => Err(format!(
+            "{ACK_WAIT_ENV}={value}: give the jobs' ack wait in whole seconds, at least 1 \
+             (default 30)"
+        )),
+    }
+}
+
 impl NatsJobs {
-    /// Jobs on the NATS at `url`, their stream and records named after
-    /// `prefix` (characters NATS does not allow in names become `_`).
-    pub fn new(url: String, prefix: &str) -> Self {
-        let prefix: String = prefix
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let config = NatsJobConfig {
-            prefix,
-            ..NatsJobConfig::default()
-        };
+    /// Jobs on the NATS at `url`, named and delivered as `config` says
+    /// ([`nats_config`]).
+    pub fn new(url: String, config: NatsJobConfig) -> Self {
         NatsJobs {
             url,
             config,
@@ -220,4 +246,22 @@ pub fn nats(registry: &ToolRegistry) -> Option<Arc<NatsJobs>> {
     registry
         .state::<Arc<NatsJobs>>()
         .map(|shared| Arc::clone(&*shared))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ack_wait_is_whole_seconds_and_anything_else_says_what_to_give() {
+        assert_eq!(ack_wait("5"), Ok(Duration::from_secs(5)));
+        for bad in ["0", "-1", "5s", "1.5", ""] {
+            let error = ack_wait(bad).unwrap_err();
+            assert!(
+                error.starts_with(&format!("NOTES_JOBS_ACK_WAIT={bad}: give")),
+                "{error}"
+            );
+            assert!(error.contains("whole seconds, at least 1"), "{error}");
+        }
+    }
 }

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use gonk_tools::adapters::cli::clap::{value_parser, Arg, ArgMatches};
 use gonk_tools::adapters::mcp::{RedisSingleUseStore, SingleUseStore};
+use gonk_tools::jobs::NatsJobConfig;
 use gonk_tools::rate_limit::{
     LocalRateLimiter, Rate, RateLimitBackend, RateLimits, RedisRateLimiter,
 };
@@ -130,9 +131,13 @@ impl Shared {
     }
 }
 
-/// With `--shared nats://…`: the NATS URL and the jobs' prefix there.
-pub fn jobs_on_nats(argv: &[OsString]) -> Result<Option<(String, String)>, String> {
-    Ok(Shared::from_argv(argv)?.nats.map(|url| (url, prefix())))
+/// With `--shared nats://…`: the NATS URL and the jobs' configuration
+/// there (named under the prefix, `$NOTES_JOBS_ACK_WAIT`'s ack wait).
+pub fn jobs_on_nats(argv: &[OsString]) -> Result<Option<(String, NatsJobConfig)>, String> {
+    let Some(url) = Shared::from_argv(argv)?.nats else {
+        return Ok(None);
+    };
+    Ok(Some((url, crate::jobs::nats_config(&prefix())?)))
 }
 
 /// The rate limits `argv` asks for: `None` without `--rate-limit`. A

@@ -453,13 +453,13 @@ pub fn registry_with(
 
 /// [`registry_with`], every root call counted against `limits` (`notes
 /// --rate-limit`, see `limits.rs`), and jobs on NATS when `nats` gives
-/// its URL and the jobs' prefix (`--shared nats://…`).
+/// its URL and the jobs' configuration there (`--shared nats://…`).
 pub fn registry_with_limits(
     store: Arc<Store>,
     security: gonk_tools::security::SecurityOptions,
     metrics: Option<Arc<dyn gonk_tools::metrics::MetricsSink>>,
     limits: Option<gonk_tools::rate_limit::RateLimits>,
-    nats: Option<(String, String)>,
+    nats: Option<(String, gonk_tools::jobs::NatsJobConfig)>,
 ) -> Result<ToolRegistry, RegistryError> {
     let builder = ToolRegistry::builder()
         .state_arc(Arc::clone(&store))

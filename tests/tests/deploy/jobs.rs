@@ -12,6 +12,9 @@
 //!   the replica running the export, if another) killed with SIGKILL; the
 //!   task completes on a surviving replica, `tasks/get` through the
 //!   balancer reports it to its owner only, and the file is whole.
+//!
+//! The replicas run with a 5 s ack wait ([`ACK_WAIT`]) instead of the
+//! default 30 s: the redelivery is the same, a test's wait for it shorter.
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -22,9 +25,14 @@ use gonk_tools::jobs::{NatsJobConfig, NatsJobRunner};
 use gonk_tools_tests::process::ServerProcess;
 use gonk_tools_tests::services;
 use gonk_tools_tests::workspace::notes_command;
+use notes::jobs::ACK_WAIT_ENV;
 use serde_json::{json, Value};
 
 use crate::support::{call, raw_http, replica, Answer, Deployment, Recipe};
+
+/// The replicas' ack wait in seconds (`NOTES_JOBS_ACK_WAIT`): a killed
+/// replica's job is delivered again this long after its last heartbeat.
+const ACK_WAIT: &str = "5";
 
 /// Removes this test's stream and record bucket from the binary's NATS.
 struct NatsPrefix(String);
@@ -77,6 +85,7 @@ fn an_export_launched_on_a_killed_replica_ends_on_another() {
             .current_dir(dir.path())
             .args(["--db", db.to_str().unwrap(), "--shared", &nats])
             .env("NOTES_SHARED_PREFIX", &prefix.0)
+            .env(ACK_WAIT_ENV, ACK_WAIT)
             .args(["serve", "--port", "0", "--allow-writes", "--replica", name]);
         ServerProcess::start(command)
     };
@@ -114,7 +123,7 @@ fn an_export_launched_on_a_killed_replica_ends_on_another() {
     assert!(!dir.path().join("all.md").exists());
     let mut b = replica("b");
 
-    // Bounded: NATS redelivers after its 30 s ack wait when A had the job.
+    // Bounded: NATS redelivers after the ack wait when A had the job.
     let started = Instant::now();
     let status = loop {
         let status = data(b.addr(), "jobs.status", json!({ "jobId": id }));
@@ -269,6 +278,7 @@ fn a_task_launched_through_a_killed_replica_completes_on_another_and_tasks_get_t
         serve: vec!["--allow-writes".to_owned()],
         env: vec![
             ("NOTES_SHARED_PREFIX".to_owned(), prefix.0.clone()),
+            (ACK_WAIT_ENV.to_owned(), ACK_WAIT.to_owned()),
             (
                 "NOTES_API_KEYS".to_owned(),
                 "alice=alice-key,bob=bob-key".to_owned(),
@@ -347,7 +357,7 @@ fn a_task_launched_through_a_killed_replica_completes_on_another_and_tasks_get_t
         .collect();
 
     // `tasks/get` through the balancer, answered by the survivors, until
-    // the task ends (NATS redelivers after its 30 s ack wait).
+    // the task ends (NATS redelivers after the ack wait).
     let mut rewritten_by = BTreeSet::new();
     let started = Instant::now();
     let done = loop {

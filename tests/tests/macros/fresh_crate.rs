@@ -10,7 +10,9 @@
 //! `HEAD`, not uncommitted changes. The package lives in
 //! `target/fresh-crate` (its own workspace and target directory, kept
 //! between runs), starts from the workspace's `Cargo.lock`, and needs
-//! crates.io (the README's commands resolve there).
+//! crates.io (the README's commands resolve there). `.ci/run`'s publish
+//! dry-run builds in the same target directory afterwards, to reuse its
+//! dependencies.
 
 use std::path::Path;
 use std::process::Command;
