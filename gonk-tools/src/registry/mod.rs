@@ -9,6 +9,7 @@
 //! through the same dispatch: [`ToolRegistry::register_resource`],
 //! [`ToolRegistry::register_prompt`], and the read, get and complete calls.
 
+mod app_links;
 mod primitives;
 mod shared;
 
@@ -128,6 +129,17 @@ pub enum RegistryError {
     InvalidResource {
         /// The URI or template as written.
         uri: String,
+        /// What is wrong, and how to fix it.
+        reason: String,
+    },
+    /// A tool links an MCP App it cannot have: its `ui://` URI is malformed,
+    /// its UI visibility is empty, or the registry holds no app resource at
+    /// that URI (register the [`AppResource`](crate::app::AppResource)
+    /// first).
+    #[error("Tool {name} cannot link its app: {reason}")]
+    InvalidApp {
+        /// The tool.
+        name: String,
         /// What is wrong, and how to fix it.
         reason: String,
     },
@@ -732,7 +744,9 @@ impl ToolRegistry {
     }
 
     /// Registers one tool. A tool whose `requires` returns `false` is
-    /// skipped silently (`Ok`). A duplicate name is an error.
+    /// skipped silently (`Ok`). A duplicate name is an error, and so is a
+    /// tool that links an MCP App (`#[tool(ui = "ui://…")]`) whose app
+    /// resource is not registered yet ([`RegistryError::InvalidApp`]).
     pub fn register(&self, def: ToolDefinition) -> Result<(), RegistryError> {
         self.register_with([def], RegisterOptions::default())
     }
@@ -764,6 +778,7 @@ impl ToolRegistry {
             .collect();
         for (i, def) in defs.iter().enumerate() {
             self.check(def)?;
+            self.check_app_link(def)?;
             if defs[..i].iter().any(|d| d.name == def.name) {
                 return Err(RegistryError::Duplicate(def.name.clone()));
             }

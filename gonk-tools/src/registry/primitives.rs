@@ -224,6 +224,10 @@ impl ToolRegistry {
     /// (RFC 6570 level 1–2), it needs a handler, its completers must name
     /// template variables, and the registry must hold the state it
     /// extracts; a URI registered twice is an error.
+    ///
+    /// A resource served as `text/html;profile=mcp-app` (an
+    /// [`AppResource`](crate::app::AppResource)) must also sit at a fixed
+    /// `ui://` URI, with well-formed `_meta.ui` (each CSP entry an origin).
     pub fn register_resource(&self, def: ResourceDefinition) -> Result<(), RegistryError> {
         let template = def
             .template()
@@ -231,6 +235,10 @@ impl ToolRegistry {
                 uri: def.uri().to_owned(),
                 reason: error.reason().to_owned(),
             })?;
+        crate::app::check_resource(&def).map_err(|reason| RegistryError::InvalidResource {
+            uri: def.uri().to_owned(),
+            reason,
+        })?;
         self.check_handler(def.uri(), def.read_definition())?;
         for (variable, completer) in def.inner.completers.iter() {
             if !template.variables().any(|v| v == variable) {
@@ -410,6 +418,15 @@ impl ToolRegistry {
     /// Removes the prompt `name`; `true` if it existed.
     pub fn unregister_prompt(&self, name: &str) -> bool {
         self.change_primitives(|catalog| catalog.prompts.shift_remove(name).is_some())
+    }
+
+    /// The resource registered at `uri` exactly as written (no template
+    /// matching).
+    pub(super) fn resource_at(&self, uri: &str) -> Option<ResourceDefinition> {
+        self.primitive_catalog()
+            .resources
+            .get(uri)
+            .map(|(def, _)| def.clone())
     }
 
     /// Every resource and template, in registration order.

@@ -1,7 +1,8 @@
 //! A registry's advertised surface — every tool's name, descriptions,
 //! input and output schemas, annotations, approval, required OAuth scopes,
-//! visibility and surface hints; every resource's URI (or template), name, title, description,
-//! MIME type and completable variables; every prompt's name, title,
+//! visibility, surface hints and linked MCP App; every resource's URI (or
+//! template), name, title, description, MIME type, `_meta` and completable
+//! variables; every prompt's name, title,
 //! description and arguments — as stable, sorted JSON; and the snapshot
 //! check that keeps it from changing by accident.
 //!
@@ -75,8 +76,8 @@ pub fn surface(registry: &ToolRegistry) -> Value {
 
 /// One resource's (or template's) entry in the [`surface`], under its URI
 /// as written: its name, the template's `variables` (empty for a fixed
-/// URI), the `completable` ones, and title, description, MIME type and
-/// size when set.
+/// URI), the `completable` ones, and title, description, MIME type,
+/// size and listed `_meta` (an app resource's `ui`) when set.
 pub fn resource_surface(def: &ResourceDefinition) -> Value {
     let mut entry = Map::new();
     entry.insert("name".into(), json!(def.name()));
@@ -101,6 +102,9 @@ pub fn resource_surface(def: &ResourceDefinition) -> Value {
     }
     if let Some(size) = def.size() {
         entry.insert("size".into(), json!(size));
+    }
+    if let Some(meta) = def.meta() {
+        entry.insert("meta".into(), Value::Object(meta.clone()));
     }
     sorted(&Value::Object(entry))
 }
@@ -135,7 +139,8 @@ pub fn prompt_surface(def: &PromptDefinition) -> Value {
     sorted(&Value::Object(entry))
 }
 
-/// One tool's entry in the [`surface`].
+/// One tool's entry in the [`surface`]; a tool that links an MCP App
+/// shows it as `ui` (`resourceUri`, `visibility`).
 pub fn tool_surface(def: &ToolDefinition) -> Value {
     let mut entry = Map::new();
     entry.insert("description".into(), json!(def.description));
@@ -172,6 +177,9 @@ pub fn tool_surface(def: &ToolDefinition) -> Value {
     if let Some(latency) = def.latency {
         entry.insert("latency".into(), json!(latency));
     }
+    if let Some(ui) = def.ui() {
+        entry.insert("ui".into(), json!(ui));
+    }
     entry.insert("input".into(), def.effective_input_schema().clone());
     if let Some(output) = &def.output_schema {
         entry.insert("output".into(), output.clone());
@@ -207,5 +215,64 @@ fn sorted(value: &Value) -> Value {
         }
         Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::app::{AppResource, UiVisibility, MIME_TYPE};
+    use crate::definition::ToolDefinition;
+    use crate::error::ToolError;
+    use crate::registry::ToolRegistry;
+    use crate::tool::NoInput;
+
+    #[test]
+    fn the_surface_shows_the_link_and_the_app_meta() {
+        let registry = ToolRegistry::new();
+        registry
+            .register_resource(
+                AppResource::html("ui://notes/board", "<p>")
+                    .prefers_border(false)
+                    .build(),
+            )
+            .unwrap();
+        registry
+            .register(
+                ToolDefinition::builder("board.show")
+                    .description("Show the board.")
+                    .ui("ui://notes/board")
+                    .handler(|_: NoInput, _ctx| async move { Ok::<_, ToolError>("3 notes") })
+                    .build(),
+            )
+            .unwrap();
+        let before = super::surface(&registry);
+        assert_eq!(
+            before["tools"]["board.show"]["ui"],
+            serde_json::json!({"resourceUri": "ui://notes/board", "visibility": ["model", "app"]})
+        );
+        assert_eq!(
+            before["resources"]["ui://notes/board"]["meta"],
+            serde_json::json!({"ui": {"prefersBorder": false}})
+        );
+        assert_eq!(
+            before["resources"]["ui://notes/board"]["mimeType"],
+            MIME_TYPE
+        );
+        // Made app-only: a change the snapshot reports.
+        let app_only = ToolDefinition::builder("board.show")
+            .description("Show the board.")
+            .ui("ui://notes/board")
+            .ui_visibility([UiVisibility::App])
+            .handler(|_: NoInput, _ctx| async move { Ok::<_, ToolError>("3 notes") })
+            .build();
+        registry.unregister("board.show");
+        registry.register(app_only).unwrap();
+        let after = super::surface(&registry);
+        let diff = super::diff(&before, &after);
+        assert!(
+            diff.changes.iter().any(|c| c.path == "ui"),
+            "{:?}",
+            diff.changes
+        );
     }
 }
