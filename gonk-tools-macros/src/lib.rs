@@ -157,6 +157,7 @@ mod rules;
 /// | `cache_ttl` | `"5m"`, `"30s"`, `"0s"`: how long a client may keep a listing that shows the tool (MCP's `ttlMs`; a listing lasts as long as its shortest-lived tool); default: the registry's `default_cache_ttl`, else zero |
 /// | `detached` | a flag: a call returns a background job handle at once unless it passes `wait: true` / `sync: true` (added to the advertised input); see `gonk_tools::jobs` |
 /// | `scopes` | `scopes("notes:write", ..)`: the OAuth scopes a call needs; a caller whose token lacks one is refused with `INSUFFICIENT_SCOPE` before anything runs, and the tool stays listed (each scope: printable ASCII, no spaces, `"` or `\`; no duplicates) |
+/// | `ui` | `"ui://notes/board"` or `ui(uri = "ui://notes/board", visibility = "app")`: links the tool to an MCP App (a `ui://` HTML resource a host renders; listed as `_meta.ui`); `visibility` is who may call it, `"model"`, `"app"` or both (`["model", "app"]`, the default). Register the app resource (`gonk_tools::app::AppResource`) before the tool; see `gonk_tools::app` |
 /// | `type_name` | the generated type's name, when CamelCase of the fn name collides with another type (`async fn add(input: Add)` is refused with this advice) |
 /// | `crate` | the path of `gonk_tools` when it is renamed: `crate = my_gonk` |
 ///

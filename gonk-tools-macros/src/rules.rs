@@ -369,3 +369,18 @@ pub fn check_skill_description(description: Option<&str>) -> Result<(), String> 
         Some(_) => Ok(()),
     }
 }
+
+/// The URI scheme of an MCP App resource (SEP-1865).
+pub const UI_SCHEME: &str = "ui://";
+
+/// Checks the URI of an MCP App resource, as a tool links it or a
+/// resource serves it: `ui://` and something after it, no whitespace.
+/// `Err` says what is wrong and shows the form.
+pub fn check_ui_uri(uri: &str) -> Result<(), String> {
+    match uri.strip_prefix(UI_SCHEME) {
+        Some(rest) if !rest.is_empty() && !rest.contains(char::is_whitespace) => Ok(()),
+        _ => Err(format!(
+            "`{uri}` is not a `ui://` URI: an MCP App resource lives at `ui://<server>/<view>`, e.g. `ui://notes/board`"
+        )),
+    }
+}

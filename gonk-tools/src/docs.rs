@@ -32,6 +32,11 @@ pub mod resources {}
 #[doc = include_str!("../docs/skills.md")]
 pub mod skills {}
 
+/// MCP Apps: a tool linked to a `ui://` HTML page a host renders.
+#[doc = ""]
+#[doc = include_str!("../docs/apps.md")]
+pub mod apps {}
+
 /// Detached tools and job runners.
 #[doc = ""]
 #[doc = include_str!("../docs/jobs.md")]

@@ -120,6 +120,8 @@
 //!    composition ([`ToolContext::call`]); [`resource`](mod@resource),
 //!    [`prompt`](mod@prompt), [`completion`] — MCP's other primitives
 //!    ([`#[resource]`](macro@resource), [`#[prompt]`](macro@prompt));
+//!    [`app`] — MCP Apps: a tool linked to a `ui://` HTML resource a host
+//!    renders ([`AppResource`](app::AppResource), `#[tool(ui = ..)]`);
 //!    [`security`] — authenticated dispatch: principal, auth context and
 //!    policy, approval, resource resolution, redacted audit receipts, and
 //!    the gates dispatch runs; [`changes`] — every succeeded call told to
@@ -157,6 +159,7 @@
 #![forbid(unsafe_code)]
 
 pub mod adapters;
+pub mod app;
 pub mod ask;
 pub mod changes;
 pub mod client;

@@ -58,6 +58,10 @@ pub mod docs {
     #[doc = include_str!("../../docs/architecture.md")]
     pub struct Architecture;
 
+    /// `docs/apps.md`.
+    #[doc = include_str!("../../docs/apps.md")]
+    pub struct Apps;
+
     /// `docs/asking.md`.
     #[doc = include_str!("../../docs/asking.md")]
     pub struct Asking;

@@ -30,6 +30,7 @@ pub const TIMEOUT: &str = "timeout";
 pub const CACHE_TTL: &str = "cache_ttl";
 pub const DETACHED: &str = "detached";
 pub const SCOPES: &str = "scopes";
+pub const UI: &str = "ui";
 pub const TYPE_NAME: &str = "type_name";
 pub const CRATE: &str = "crate";
 
@@ -60,6 +61,7 @@ pub const TOOL_KEYS: &[&str] = &[
     CACHE_TTL,
     DETACHED,
     SCOPES,
+    UI,
     TYPE_NAME,
     CRATE,
 ];
@@ -100,8 +102,11 @@ pub const PROMPT_KEYS: &[&str] = &[
 ];
 
 /// Not a key of `#[resource]`: its URI comes first, without a key, and
-/// `uri = ".."` is refused with that advice.
+/// `uri = ".."` is refused with that advice. A key of `ui(..)`.
 pub const URI: &str = "uri";
+
+// `ui(..)` keys: the app a tool links, and who may call the tool.
+pub const UI_KEYS: &[&str] = &[URI, VISIBILITY];
 
 /// `audience = [..]` values: MCP's roles.
 pub const AUDIENCES: &[&str] = &["user", "assistant"];
@@ -179,6 +184,8 @@ pub const TOOLSET_ATTRIBUTE: &str = "toolset";
 // Values of the fixed sets.
 pub const TIERS: &[&str] = &["read", "write", "exec"];
 pub const VISIBILITIES: &[&str] = &["always", "on-demand"];
+/// `ui(visibility = ..)` values: MCP Apps' callers.
+pub const UI_VISIBILITIES: &[&str] = &["model", "app"];
 pub const COSTS: &[&str] = &["low", "moderate", "high"];
 pub const LATENCIES: &[&str] = &["instant", "seconds", "minutes"];
 pub const VALIDATE_OUTPUT_MODES: &[&str] = &["off", "lax", "strict"];

@@ -13,7 +13,8 @@ use serde_json::Value;
 use super::{
     Approval, ApprovalSpec, AuthorizationResource, AuthorizationSpec, Capabilities,
     CapabilityStatus, CliHints, Cost, DefinitionInner, ErasedHandler, HandlerCall, Hints, Latency,
-    McpHints, PiHints, Provenance, ToolDefinition, ToolMetadata, ValidateOutput, Visibility,
+    McpHints, PiHints, Provenance, ToolDefinition, ToolMetadata, ToolUi, UiVisibility,
+    ValidateOutput, Visibility,
 };
 use crate::context::ToolContext;
 use crate::error::{ToolError, ValidationIssue};
@@ -379,6 +380,41 @@ impl ToolBuilder {
                 self.meta.scopes.push(scope);
             }
         }
+        self
+    }
+
+    /// Links the tool to the MCP App at `resource_uri` (a `ui://` URI):
+    /// `tools/list` shows it as `_meta.ui.resourceUri` (and the legacy
+    /// `_meta["ui/resourceUri"]`), and a host that renders apps shows the
+    /// tool's results in that app. Hosts without app support ignore it, so
+    /// the tool's result stays a full text answer. What
+    /// `#[tool(ui = "ui://…")]` sets; the visibility defaults to the model
+    /// and the app ([`ui_visibility`](Self::ui_visibility)).
+    ///
+    /// Registration refuses a URI that is not `ui://`, and a tool whose
+    /// app resource the registry does not hold: register the
+    /// `app::AppResource` first.
+    pub fn ui(mut self, resource_uri: impl Into<String>) -> Self {
+        let uri = resource_uri.into();
+        match &mut self.meta.ui {
+            Some(ui) => ui.set_resource_uri(uri),
+            None => self.meta.ui = Some(ToolUi::new(uri)),
+        }
+        self
+    }
+
+    /// Who may call a tool that links an app ([`ui`](Self::ui)):
+    /// `[UiVisibility::App]` makes an app-only tool, which hosts keep out
+    /// of the model's tool list while its app may still call it;
+    /// `[UiVisibility::Model]` one the app may not call. What
+    /// `#[tool(ui(uri = "ui://…", visibility = "app"))]` sets.
+    pub fn ui_visibility(mut self, visibility: impl IntoIterator<Item = UiVisibility>) -> Self {
+        let ui = self
+            .meta
+            .ui
+            .take()
+            .unwrap_or_else(|| ToolUi::new(String::new()));
+        self.meta.ui = Some(ui.with_visibility(visibility));
         self
     }
 

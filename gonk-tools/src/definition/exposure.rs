@@ -44,6 +44,9 @@ pub enum HiddenReason {
     Filtered,
     /// It is a write tool and not on the surface's allow-list.
     WriteTool,
+    /// Only an MCP App may call it (its UI visibility lacks `model`), and
+    /// the surface offers tools to a model with no app to render.
+    AppOnly,
 }
 
 /// Whose per-surface hints speak for a surface: they may set the tool's
@@ -116,12 +119,15 @@ pub type ToolPredicate = dyn Fn(&ToolDefinition) -> bool + Send + Sync;
 ///    (none of the built-in surfaces does: a request carries no input
 ///    stream);
 /// 2. a tool the host's filter refuses is hidden;
-/// 3. with [`WriteTools::AllowListed`], a [write tool](ToolMetadata::is_write_tool)
+/// 3. on a surface [`for_model`](Self::for_model), a tool only an MCP App
+///    may call ([`ToolUi::visible_to_model`](super::ToolUi::visible_to_model)
+///    is `false`) is hidden;
+/// 4. with [`WriteTools::AllowListed`], a [write tool](ToolMetadata::is_write_tool)
 ///    not on the allow-list is hidden;
-/// 4. with [`only_always_visible`](Self::only_always_visible), a tool whose
+/// 5. with [`only_always_visible`](Self::only_always_visible), a tool whose
 ///    visibility on the surface ([`SurfaceHints::visibility`]) is on-demand
 ///    is [`Exposure::Unlisted`];
-/// 5. everything else is [`Exposure::Listed`].
+/// 6. everything else is [`Exposure::Listed`].
 ///
 /// ```
 /// use gonk_tools::prelude::*;
@@ -148,6 +154,7 @@ pub type ToolPredicate = dyn Fn(&ToolDefinition) -> bool + Send + Sync;
 pub struct SurfaceProfile<'a> {
     carries_duplex: bool,
     only_always_visible: bool,
+    for_model: bool,
     hints: SurfaceHints,
     filter: Option<&'a ToolPredicate>,
     write_tools: WriteTools<'a>,
@@ -158,6 +165,7 @@ impl fmt::Debug for SurfaceProfile<'_> {
         f.debug_struct("SurfaceProfile")
             .field("carries_duplex", &self.carries_duplex)
             .field("only_always_visible", &self.only_always_visible)
+            .field("for_model", &self.for_model)
             .field("hints", &self.hints)
             .field("filtered", &self.filter.is_some())
             .field("write_tools", &self.write_tools)
@@ -172,6 +180,7 @@ impl<'a> SurfaceProfile<'a> {
         SurfaceProfile {
             carries_duplex: false,
             only_always_visible: false,
+            for_model: false,
             hints: SurfaceHints::None,
             filter: None,
             write_tools: WriteTools::Shown,
@@ -199,6 +208,16 @@ impl<'a> SurfaceProfile<'a> {
         self
     }
 
+    /// Whether the surface offers its tools straight to a model that
+    /// renders no MCP App (a model provider's tool list, Pi): a tool only
+    /// an app may call is then hidden, as a host that renders apps keeps
+    /// it from its model (default `false`: MCP lists it, for the host's
+    /// app).
+    pub const fn for_model(mut self, for_model: bool) -> Self {
+        self.for_model = for_model;
+        self
+    }
+
     /// The host's filter: a tool it refuses is hidden (default none).
     pub const fn filter(mut self, keep: Option<&'a ToolPredicate>) -> Self {
         self.filter = keep;
@@ -220,6 +239,9 @@ impl<'a> SurfaceProfile<'a> {
         }
         if self.filter.is_some_and(|keep| !keep(def)) {
             return Exposure::Hidden(HiddenReason::Filtered);
+        }
+        if self.for_model && def.ui().is_some_and(|ui| !ui.visible_to_model()) {
+            return Exposure::Hidden(HiddenReason::AppOnly);
         }
         if let WriteTools::AllowListed(allowed) = self.write_tools {
             let listed = allowed.contains(&def.name)
@@ -278,6 +300,24 @@ mod tests {
             duplex: true,
             ..Capabilities::default()
         }))
+    }
+
+    #[test]
+    fn a_surface_for_a_model_hides_tools_only_an_app_may_call() {
+        use super::super::UiVisibility;
+        let app_only = build(
+            tool("board.move")
+                .ui("ui://notes/board")
+                .ui_visibility([UiVisibility::App]),
+        );
+        let both = build(tool("board.show").ui("ui://notes/board"));
+        let model = SurfaceProfile::new().for_model(true);
+        assert_eq!(
+            model.exposure(&app_only),
+            Exposure::Hidden(HiddenReason::AppOnly)
+        );
+        assert_eq!(model.exposure(&both), Exposure::Listed);
+        assert_eq!(SurfaceProfile::new().exposure(&app_only), Exposure::Listed);
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod metadata;
 pub(crate) mod name;
 mod policy;
 mod transform;
+mod ui;
 
 use std::any::TypeId;
 use std::fmt;
@@ -26,6 +27,7 @@ pub use exposure::{
 pub use mcp_header::{McpHeaderError, McpHeaderValue, McpParamHeader, X_MCP_HEADER};
 pub use metadata::*;
 pub use transform::{ArgTransform, ToolTransform, TransformSet};
+pub use ui::{ToolUi, UiVisibility};
 
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -129,6 +131,10 @@ pub struct ToolMetadata {
     /// scope rule (`ToolRegistryBuilder::scopes_for`)); read them
     /// with [`ToolDefinition::required_scopes`]. Empty: no scope needed.
     pub scopes: Vec<String>,
+    /// The MCP App the tool links and who may call it
+    /// (`#[tool(ui = "ui://…")]`, [`ToolBuilder::ui`]); listed over MCP as
+    /// `_meta.ui`. Read it with [`ToolDefinition::ui`].
+    pub ui: Option<ToolUi>,
 }
 
 impl ToolMetadata {
@@ -162,6 +168,7 @@ impl ToolMetadata {
             provenance: None,
             search_text: None,
             scopes: Vec::new(),
+            ui: None,
         }
     }
 
@@ -393,6 +400,28 @@ impl ToolDefinition {
                 primitive: inner.primitive,
             }),
         }
+    }
+
+    /// The MCP App the tool links, and who may call it: listed over MCP
+    /// as `_meta.ui` (see the `app` module). `None` for a tool without an
+    /// app.
+    ///
+    /// ```
+    /// use gonk_tools::prelude::*;
+    /// use gonk_tools::app::UiVisibility;
+    ///
+    /// let refresh = ToolDefinition::builder("board.refresh")
+    ///     .description("Refresh the board.")
+    ///     .ui("ui://notes/board")
+    ///     .ui_visibility([UiVisibility::App])
+    ///     .handler(|_: NoInput, _ctx| async move { Ok::<_, ToolError>("ok") })
+    ///     .build();
+    /// let ui = refresh.ui().unwrap();
+    /// assert_eq!(ui.resource_uri(), "ui://notes/board");
+    /// assert_eq!(ui.visibility(), [UiVisibility::App]);
+    /// ```
+    pub fn ui(&self) -> Option<&ToolUi> {
+        self.inner.meta.ui.as_ref()
     }
 
     /// Application state types the handler extracts with `State<T>`.

@@ -131,6 +131,17 @@ pub enum RegistryError {
         /// What is wrong, and how to fix it.
         reason: String,
     },
+    /// A tool links an MCP App it cannot have: its `ui://` URI is malformed,
+    /// its UI visibility is empty, or the registry holds no app resource at
+    /// that URI (register the [`AppResource`](crate::app::AppResource)
+    /// first).
+    #[error("Tool {name} cannot link its app: {reason}")]
+    InvalidApp {
+        /// The tool.
+        name: String,
+        /// What is wrong, and how to fix it.
+        reason: String,
+    },
     /// A prompt's completer names an argument the prompt does not have.
     #[error("Prompt {name} cannot be registered: {reason}")]
     InvalidPrompt {
@@ -732,7 +743,9 @@ impl ToolRegistry {
     }
 
     /// Registers one tool. A tool whose `requires` returns `false` is
-    /// skipped silently (`Ok`). A duplicate name is an error.
+    /// skipped silently (`Ok`). A duplicate name is an error, and so is a
+    /// tool that links an MCP App (`#[tool(ui = "ui://…")]`) whose app
+    /// resource is not registered yet ([`RegistryError::InvalidApp`]).
     pub fn register(&self, def: ToolDefinition) -> Result<(), RegistryError> {
         self.register_with([def], RegisterOptions::default())
     }
@@ -764,6 +777,7 @@ impl ToolRegistry {
             .collect();
         for (i, def) in defs.iter().enumerate() {
             self.check(def)?;
+            self.check_app_link(def)?;
             if defs[..i].iter().any(|d| d.name == def.name) {
                 return Err(RegistryError::Duplicate(def.name.clone()));
             }

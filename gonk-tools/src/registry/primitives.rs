@@ -224,6 +224,10 @@ impl ToolRegistry {
     /// (RFC 6570 level 1–2), it needs a handler, its completers must name
     /// template variables, and the registry must hold the state it
     /// extracts; a URI registered twice is an error.
+    ///
+    /// A resource served as `text/html;profile=mcp-app` (an
+    /// [`AppResource`](crate::app::AppResource)) must also sit at a fixed
+    /// `ui://` URI, with well-formed `_meta.ui` (each CSP entry an origin).
     pub fn register_resource(&self, def: ResourceDefinition) -> Result<(), RegistryError> {
         let template = def
             .template()
@@ -231,6 +235,10 @@ impl ToolRegistry {
                 uri: def.uri().to_owned(),
                 reason: error.reason().to_owned(),
             })?;
+        crate::app::check_resource(&def).map_err(|reason| RegistryError::InvalidResource {
+            uri: def.uri().to_owned(),
+            reason,
+        })?;
         self.check_handler(def.uri(), def.read_definition())?;
         for (variable, completer) in def.inner.completers.iter() {
             if !template.variables().any(|v| v == variable) {
@@ -252,6 +260,35 @@ impl ToolRegistry {
                 .insert(def.uri().to_owned(), (def, template));
             Ok(())
         })
+    }
+
+    /// Checks the app a tool links, if any: a well-formed `ui://` URI, a
+    /// visibility someone has, and an app resource registered at that URI.
+    pub(super) fn check_app_link(&self, def: &ToolDefinition) -> Result<(), RegistryError> {
+        let Some(ui) = def.ui() else {
+            return Ok(());
+        };
+        let refused = |reason: String| RegistryError::InvalidApp {
+            name: def.name.clone(),
+            reason,
+        };
+        ui.check().map_err(refused)?;
+        let uri = ui.resource_uri();
+        let catalog = self.primitive_catalog();
+        match catalog.resources.get(uri) {
+            None => Err(refused(format!(
+                "no resource is registered at `{uri}`: register its AppResource first \
+                 (registry.register_resource(AppResource::html(\"{uri}\", ..).build())), then the tool"
+            ))),
+            Some((resource, _)) if resource.mime_type() != Some(crate::app::MIME_TYPE) => {
+                Err(refused(format!(
+                    "the resource at `{uri}` is not an MCP App (its MIME type is {}, not {}): build it with AppResource::html",
+                    resource.mime_type().map_or("unset".to_owned(), |m| format!("`{m}`")),
+                    crate::app::MIME_TYPE,
+                )))
+            }
+            Some(_) => Ok(()),
+        }
     }
 
     /// Registers a prompt: it needs a handler, its completers must name

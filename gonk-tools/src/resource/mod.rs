@@ -136,6 +136,7 @@ pub(crate) struct ResourceInner {
     pub(crate) size: Option<u64>,
     pub(crate) icons: Vec<Icon>,
     pub(crate) annotations: ResourceAnnotations,
+    pub(crate) meta: Option<serde_json::Map<String, serde_json::Value>>,
     pub(crate) read: Option<ToolDefinition>,
     pub(crate) completers: Completers,
 }
@@ -178,6 +179,7 @@ impl ResourceDefinition {
                 size: None,
                 icons: Vec::new(),
                 annotations: ResourceAnnotations::default(),
+                meta: None,
                 read: None,
                 completers: Completers::default(),
             },
@@ -232,6 +234,12 @@ impl ResourceDefinition {
     /// Its annotations.
     pub fn annotations(&self) -> &ResourceAnnotations {
         &self.inner.annotations
+    }
+
+    /// The `_meta` listed with it (`resources/list`): an app resource's
+    /// `ui` entry (see `AppResource`).
+    pub fn meta(&self) -> Option<&serde_json::Map<String, serde_json::Value>> {
+        self.inner.meta.as_ref()
     }
 
     /// The variables (or arguments) that have a completer.
@@ -312,6 +320,13 @@ impl ResourceBuilder {
     /// All annotations at once.
     pub fn annotations(mut self, annotations: ResourceAnnotations) -> Self {
         self.inner.annotations = annotations;
+        self
+    }
+
+    /// The `_meta` listed with it on `resources/list` (a read's contents
+    /// carry their own, [`ResourceContents::with_meta`]).
+    pub fn meta(mut self, meta: serde_json::Map<String, serde_json::Value>) -> Self {
+        self.inner.meta = Some(meta);
         self
     }
 

@@ -144,6 +144,7 @@ async fn search(
         .list_discoverable(ctx)
         .await
         .into_iter()
+        .filter(for_model)
         .map(|def| def.name.clone())
         .collect();
     let tools: Vec<Value> = index
@@ -165,6 +166,12 @@ async fn search(
         })
         .collect();
     Ok(json!({ "tools": tools }))
+}
+
+/// Whether a model may find and call `def` through the meta-tools: not a
+/// tool only an MCP App may call (a model that searches renders no app).
+fn for_model(def: &ToolDefinition) -> bool {
+    def.ui().is_none_or(|ui| ui.visible_to_model())
 }
 
 /// The index of the registry's current catalog: the cached one unless the
@@ -233,7 +240,7 @@ async fn call(input: Value, ctx: ToolContext) -> crate::ToolEventStream {
     // may not discover must read as missing here too.
     let name = input.name;
     let discoverable = !registry
-        .filter(|def| def.name == name)
+        .filter(|def| def.name == name && for_model(def))
         .list_discoverable(&ctx)
         .await
         .is_empty();

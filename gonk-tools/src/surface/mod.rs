@@ -1,7 +1,8 @@
 //! A registry's advertised surface — every tool's name, descriptions,
 //! input and output schemas, annotations, approval, required OAuth scopes,
-//! visibility and surface hints; every resource's URI (or template), name, title, description,
-//! MIME type and completable variables; every prompt's name, title,
+//! visibility, surface hints and linked MCP App; every resource's URI (or
+//! template), name, title, description, MIME type, `_meta` and completable
+//! variables; every prompt's name, title,
 //! description and arguments — as stable, sorted JSON; and the snapshot
 //! check that keeps it from changing by accident.
 //!
@@ -75,8 +76,8 @@ pub fn surface(registry: &ToolRegistry) -> Value {
 
 /// One resource's (or template's) entry in the [`surface`], under its URI
 /// as written: its name, the template's `variables` (empty for a fixed
-/// URI), the `completable` ones, and title, description, MIME type and
-/// size when set.
+/// URI), the `completable` ones, and title, description, MIME type,
+/// size and listed `_meta` (an app resource's `ui`) when set.
 pub fn resource_surface(def: &ResourceDefinition) -> Value {
     let mut entry = Map::new();
     entry.insert("name".into(), json!(def.name()));
@@ -101,6 +102,9 @@ pub fn resource_surface(def: &ResourceDefinition) -> Value {
     }
     if let Some(size) = def.size() {
         entry.insert("size".into(), json!(size));
+    }
+    if let Some(meta) = def.meta() {
+        entry.insert("meta".into(), Value::Object(meta.clone()));
     }
     sorted(&Value::Object(entry))
 }
@@ -135,7 +139,8 @@ pub fn prompt_surface(def: &PromptDefinition) -> Value {
     sorted(&Value::Object(entry))
 }
 
-/// One tool's entry in the [`surface`].
+/// One tool's entry in the [`surface`]; a tool that links an MCP App
+/// shows it as `ui` (`resourceUri`, `visibility`).
 pub fn tool_surface(def: &ToolDefinition) -> Value {
     let mut entry = Map::new();
     entry.insert("description".into(), json!(def.description));
@@ -171,6 +176,9 @@ pub fn tool_surface(def: &ToolDefinition) -> Value {
     }
     if let Some(latency) = def.latency {
         entry.insert("latency".into(), json!(latency));
+    }
+    if let Some(ui) = def.ui() {
+        entry.insert("ui".into(), json!(ui));
     }
     entry.insert("input".into(), def.effective_input_schema().clone());
     if let Some(output) = &def.output_schema {

@@ -8,6 +8,7 @@
 mod support;
 
 mod approval_ask;
+mod apps;
 mod base_context_auth;
 mod client_conformance;
 mod client_killed;

@@ -25,6 +25,7 @@ pub fn definition(model: &ToolModel) -> TokenStream {
     calls.extend(hints(krate, a));
     calls.extend(authorization(krate, a));
     calls.extend(behaviour(krate, a));
+    calls.extend(ui(krate, a));
     for state in model.f.states() {
         let span = state.span();
         calls.push(quote_spanned!(span=> .requires_state::<#state>()));
@@ -318,6 +319,22 @@ fn behaviour(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
     }
     if let Some(scopes) = &a.scopes {
         calls.push(quote!(.scopes::<&'static str>([#(#scopes),*])));
+    }
+    calls
+}
+
+/// `ui = ".."` / `ui(uri = .., visibility = ..)`: the linked MCP App.
+fn ui(krate: &Path, a: &ToolAttrs) -> Vec<TokenStream> {
+    let Some(ui) = &a.ui else {
+        return Vec::new();
+    };
+    let uri = &ui.uri;
+    let mut calls = vec![quote!(.ui(#uri))];
+    if let Some(visibility) = &ui.visibility {
+        let visibility = visibility
+            .iter()
+            .map(|v| choice_path(krate, "UiVisibility", v));
+        calls.push(quote!(.ui_visibility([#(#visibility),*])));
     }
     calls
 }

@@ -82,6 +82,15 @@ pub struct AuthorizationResource {
     pub required_fields: Option<Vec<LitStr>>,
 }
 
+/// `ui = "ui://…"` or `ui(uri = "ui://…", visibility = "app")`: the MCP
+/// App the tool links, and who may call the tool.
+pub struct Ui {
+    /// The app resource's `ui://` URI (checked against the rule here).
+    pub uri: LitStr,
+    /// `"model"`, `"app"`, or both; `None` is MCP Apps' default (both).
+    pub visibility: Option<Vec<Choice>>,
+}
+
 /// Everything `#[tool(...)]` can say.
 #[derive(Default)]
 pub struct ToolAttrs {
@@ -111,6 +120,8 @@ pub struct ToolAttrs {
     pub detached: Option<bool>,
     /// `scopes("notes:write", ..)`: the OAuth scopes a call needs.
     pub scopes: Option<Vec<LitStr>>,
+    /// `ui = "ui://…"` / `ui(uri = .., visibility = ..)`: the linked app.
+    pub ui: Option<Ui>,
 }
 
 impl ToolAttrs {
@@ -136,11 +147,11 @@ impl ToolAttrs {
         }
         match key {
             keys::CATEGORY => set(&mut self.category, lit_str(meta)?, meta),
-            keys::VISIBILITY => set(
-                &mut self.visibility,
-                choice(meta, "visibility", keys::VISIBILITIES)?,
-                meta,
-            ),
+            keys::VISIBILITY => set(&mut self.visibility, listing_visibility(meta)?, meta),
+            keys::UI => {
+                let ui = parse_ui(meta, errors)?;
+                set(&mut self.ui, ui, meta)
+            }
             keys::APPROVAL => {
                 let approval = parse_approval(meta, errors)?;
                 set(&mut self.approval, approval, meta)
@@ -211,6 +222,89 @@ impl ToolAttrs {
             other => Err(unknown(meta, "`#[tool]` key", other, keys::TOOL_KEYS)),
         }
     }
+}
+
+/// The example of the `ui(..)` form every `ui` message shows.
+const UI_EXAMPLE: &str = "`ui(uri = \"ui://notes/board\", visibility = \"app\")`";
+
+/// `visibility = "always"` or `"on-demand"`: how the tool is listed. An
+/// MCP Apps visibility (`"app"`, `"model"`) is refused with the place it
+/// goes, `ui(..)`.
+fn listing_visibility(meta: &ParseNestedMeta<'_>) -> syn::Result<Choice> {
+    if meta.input.peek(Token![=]) {
+        let fork = meta.input.fork();
+        fork.parse::<Token![=]>()?;
+        if let Ok(value) = fork.parse::<LitStr>() {
+            if keys::UI_VISIBILITIES.contains(&value.value().as_str()) {
+                return Err(syn::Error::new(
+                    value.span(),
+                    format!(
+                        "`visibility = \"{}\"` says who may call a tool linked to an MCP App: write it inside `ui`, {UI_EXAMPLE} (the top-level `visibility` is how the tool is listed: \"always\" or \"on-demand\")",
+                        value.value()
+                    ),
+                ));
+            }
+        }
+    }
+    choice(meta, "visibility", keys::VISIBILITIES)
+}
+
+/// `ui = "ui://…"` or `ui(uri = "ui://…", visibility = "app" | ["model", "app"])`.
+fn parse_ui(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Ui> {
+    if meta.input.peek(Token![=]) {
+        return Ok(Ui {
+            uri: ui_uri(meta)?,
+            visibility: None,
+        });
+    }
+    if !meta.input.peek(syn::token::Paren) {
+        return Err(meta.error(format!(
+            "`ui` needs the app's URI: `ui = \"ui://notes/board\"` or {UI_EXAMPLE}"
+        )));
+    }
+    let mut uri = None;
+    let mut visibility = None;
+    nested(meta, keys::UI_KEYS, errors, |key, inner| match key {
+        keys::URI => set(&mut uri, ui_uri(inner)?, inner),
+        keys::VISIBILITY => set(&mut visibility, ui_visibility(inner)?, inner),
+        other => Err(unknown(inner, "`ui(..)` key", other, keys::UI_KEYS)),
+    })?;
+    let Some(uri) = uri else {
+        return Err(meta.error(format!(
+            "`ui(..)` needs the URI of the app the tool links: {UI_EXAMPLE}; a visibility means nothing without an app"
+        )));
+    };
+    Ok(Ui { uri, visibility })
+}
+
+/// The app's URI: a string the `ui://` rule allows.
+fn ui_uri(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
+    let uri = lit_str(meta)?;
+    crate::rules::check_ui_uri(&uri.value()).map_err(|why| syn::Error::new(uri.span(), why))?;
+    Ok(uri)
+}
+
+/// `visibility = "app"` or `visibility = ["model", "app"]` inside `ui(..)`:
+/// MCP Apps' callers, each once, at least one.
+fn ui_visibility(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<Choice>> {
+    let values = str_list(meta)?;
+    if values.is_empty() {
+        return Err(meta.error(
+            "`visibility = []` lets no one call the tool: write \"model\", \"app\" or both, or leave it out for both",
+        ));
+    }
+    let mut choices: Vec<Choice> = Vec::new();
+    for value in &values {
+        let choice = choice_of(value, "UI visibility", keys::UI_VISIBILITIES)?;
+        if choices.iter().any(|c| c.value == choice.value) {
+            return Err(syn::Error::new(
+                value.span(),
+                format!("duplicate `{}`: list each caller once", choice.value),
+            ));
+        }
+        choices.push(choice);
+    }
+    Ok(choices)
 }
 
 /// `approval = "read"`, `approval(tier = "write", override, reason = "..")`

@@ -220,13 +220,15 @@ impl PiOptions {
     }
 
     /// What Pi says about itself to the exposure rule: duplex tools
-    /// hidden, the host's filter, and — with
+    /// hidden, tools only an MCP App may call hidden (Pi's model renders
+    /// no app), the host's filter, and — with
     /// [`only_always_visible`](Self::only_always_visible) — on-demand tools
     /// (by the `pi` visibility hint, else the tool's) unlisted, which Pi
     /// skips.
     pub(crate) fn profile(&self) -> SurfaceProfile<'_> {
         SurfaceProfile::new()
             .hints(SurfaceHints::Pi)
+            .for_model(true)
             .filter(self.filter.as_deref())
             .only_always_visible(self.only_always_visible)
     }

@@ -264,13 +264,16 @@ pub enum CallError {
 
 /// The tools of `registry` a model may be offered, in registration order:
 /// every tool `filter` keeps, duplex ones never (a model cannot stream
-/// input to them). Visibility does not narrow the offer: a model can call
-/// only what it is offered.
+/// input to them), nor tools only an MCP App may call (no app renders
+/// here). Visibility does not narrow the offer: a model can call only
+/// what it is offered.
 pub(crate) fn offered(
     registry: &crate::registry::ToolRegistry,
     filter: Option<&Arc<ToolPredicate>>,
 ) -> Vec<ToolDefinition> {
-    let profile = SurfaceProfile::new().filter(filter.map(|keep| &**keep));
+    let profile = SurfaceProfile::new()
+        .for_model(true)
+        .filter(filter.map(|keep| &**keep));
     registry
         .list()
         .into_iter()

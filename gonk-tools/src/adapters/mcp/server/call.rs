@@ -115,6 +115,19 @@ impl McpServer {
                 // How this call may ask its client: a 2026 request by replay (the
                 // answers come with the retry), a 2025 session on the session.
                 let mut round = None;
+                // Whether the client renders MCP Apps, for `ctx.ui_supported()`:
+                // a host value only for a client that declared the extension.
+                // A 2025 session's client declared its capabilities at `initialize`.
+                let info = stateless.is_none().then(|| mcp.peer.peer_info()).flatten();
+                let declared = info.as_ref().map(|info| &info.capabilities);
+                let ui = match stateless {
+                    Some(meta) => super::apps::in_meta(meta),
+                    None => super::apps::declared(declared),
+                };
+                let base = match ui {
+                    Some(ui) => base.with_host(ui),
+                    None => base,
+                };
                 let base = match stateless {
                     Some(_) => match bound_arguments {
                         Some(arguments) => {
@@ -143,8 +156,7 @@ impl McpServer {
                         None => base,
                     },
                     None => {
-                        let info = mcp.peer.peer_info();
-                        let kinds = declared_kinds(info.as_ref().map(|info| &info.capabilities));
+                        let kinds = declared_kinds(declared);
                         if kinds.is_empty() {
                             base
                         } else {

@@ -39,9 +39,9 @@ pub(super) struct Shared {
     /// Seals and opens `requestState` (2026 calls that ask their client).
     pub(super) sealer: Sealer,
     /// The server's info for each combination of what it offers (tasks,
-    /// resources, prompts), made when first asked: rmcp asks for it on
-    /// every directly served request.
-    infos: [OnceLock<ServerConfig>; 16],
+    /// resources, prompts, skills, apps), made when first asked: rmcp asks
+    /// for it on every directly served request.
+    infos: [OnceLock<ServerConfig>; 32],
     /// The open `subscriptions/listen` streams under their cap.
     listen_streams: Arc<SessionTable<u64>>,
     next_listen: AtomicU64,
@@ -326,21 +326,31 @@ impl McpServer {
         let registry = &self.shared.registry;
         // Detached tools are offered as tasks when there is a job runner.
         let tasks = jobs::runner(registry).is_some();
-        let (resources, prompts) = (
-            !registry.resources().is_empty(),
-            !registry.prompts().is_empty(),
-        );
+        let all_resources = registry.resources();
+        let (resources, prompts) = (!all_resources.is_empty(), !registry.prompts().is_empty());
         let skills = registry.has_skills();
+        // MCP Apps: declared when there is an app to render.
+        let apps = all_resources
+            .iter()
+            .any(|def| def.mime_type() == Some(crate::app::MIME_TYPE));
         let offers = usize::from(tasks)
             | usize::from(resources) << 1
             | usize::from(prompts) << 2
-            | usize::from(skills) << 3;
+            | usize::from(skills) << 3
+            | usize::from(apps) << 4;
         self.shared.infos[offers]
-            .get_or_init(|| self.make_info(tasks, resources, prompts, skills))
+            .get_or_init(|| self.make_info(tasks, resources, prompts, skills, apps))
             .clone()
     }
 
-    fn make_info(&self, tasks: bool, resources: bool, prompts: bool, skills: bool) -> ServerConfig {
+    fn make_info(
+        &self,
+        tasks: bool,
+        resources: bool,
+        prompts: bool,
+        skills: bool,
+        apps: bool,
+    ) -> ServerConfig {
         let options = &self.shared.options;
         let mut implementation = Implementation::new(&options.name, &options.version);
         implementation.title = options.title.clone();
@@ -358,6 +368,9 @@ impl McpServer {
         resources::capabilities(&mut capabilities, resources, prompts);
         if skills {
             super::skills::declare(&mut capabilities);
+        }
+        if apps {
+            super::apps::declare(&mut capabilities);
         }
         let mut info = ServerConfig::new(capabilities);
         info.server_info = implementation;

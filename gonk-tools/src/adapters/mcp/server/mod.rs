@@ -17,11 +17,14 @@
 //!   session, or by a sealed `requestState` in the stateless era.
 //! * [`tasks`] — detached tools as MCP tasks.
 //! * [`resources`] — resources, prompts and completion on the wire.
+//! * [`apps`] — the MCP Apps extension: its declaration, and what a
+//!   client declared of it.
 //! * [`skills`] — the skills extension: `skills/list`, `skills/get`,
 //!   `resources/directory/read` and the `skill://` files.
 //! * [`inflight`] — the server-wide count of running calls: the busy cap
 //!   and the drain of a graceful shutdown.
 
+mod apps;
 pub(super) mod asking;
 mod call;
 pub(super) mod content;

@@ -80,6 +80,10 @@ fn described(def: &ResourceDefinition) -> Map<String, Value> {
     if !def.annotations().is_empty() {
         item.insert("annotations".into(), json!(def.annotations()));
     }
+    // An app resource's `_meta.ui`, for hosts to review before a read.
+    if let Some(meta) = def.meta() {
+        item.insert("_meta".into(), Value::Object(meta.clone()));
+    }
     item
 }
 

@@ -89,8 +89,9 @@ pub(crate) fn advertises_output_schema(def: &ToolDefinition) -> bool {
 /// description, object input schema (a non-object schema wrapped as
 /// `{value}`), its output schema when that is an object schema (MCP
 /// clients expect `structuredContent` to match it, and only object data
-/// becomes `structuredContent`), and its annotations (absent when no
-/// annotation hint is set).
+/// becomes `structuredContent`), its annotations (absent when no
+/// annotation hint is set), and in `_meta` the MCP App it links
+/// ([`crate::app::tool_meta`]).
 pub fn project_tool(def: &ToolDefinition) -> Tool {
     let (input, wrapped) = input_schema(def);
     let mut tool = Tool::new_with_raw(
@@ -98,9 +99,13 @@ pub fn project_tool(def: &ToolDefinition) -> Tool {
         Some(def.advertised_description().to_owned().into()),
         Arc::new(input),
     );
+    // The linked app, for every client: one without app support ignores it.
+    let mut meta = def.ui().map(crate::app::tool_meta);
     if wrapped {
-        let mut meta = serde_json::Map::new();
-        meta.insert(WRAPPED_INPUT_META_KEY.to_owned(), Value::Bool(true));
+        meta.get_or_insert_with(serde_json::Map::new)
+            .insert(WRAPPED_INPUT_META_KEY.to_owned(), Value::Bool(true));
+    }
+    if let Some(meta) = meta {
         tool = tool.with_meta(MetaObject(meta));
     }
     if let Some(Value::Object(output)) = &def.output_schema {
