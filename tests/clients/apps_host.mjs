@@ -120,7 +120,7 @@ try {
   report.approvalMessage = await page.locator("#approval-message").textContent();
   await page.locator("#approve").click();
   await app.locator("body[data-created]").waitFor({ timeout: WAIT });
-  await app.locator("#notes li .title", { hasText: "Made in the app" }).waitFor({ timeout: WAIT });
+  await app.locator("#notes li .title", { hasText: "Made in the app" }).first().waitFor({ timeout: WAIT });
   report.created = await app.locator("body").getAttribute("data-created");
   report.afterCreate = await state();
 
@@ -174,7 +174,8 @@ try {
   report.frameHeight = await page.locator("#app iframe").evaluate((f) => f.getBoundingClientRect().height);
 
   await app.locator("#title").fill("");
-  await page.screenshot({ path: screenshot, fullPage: true });
+  const bottom = await page.evaluate(() => document.querySelector("#app").closest(".turn").getBoundingClientRect().bottom);
+  await page.screenshot({ path: screenshot, clip: { x: 0, y: 0, width: 704, height: Math.ceil(bottom) + 12 } });
   report.host = await page.evaluate(() => window.hostReport);
 } catch (error) {
   report.failure = String(error && error.stack ? error.stack : error);
@@ -183,7 +184,10 @@ try {
   } catch {}
 } finally {
   await context.close();
+  // The SDK's open GET stream is still forwarded to notes: drop it.
+  server.closeAllConnections();
   server.close();
   rmSync(userDataDir, { recursive: true, force: true });
 }
-console.log(JSON.stringify(report));
+// esbuild's service and the forwarded streams would keep Node alive.
+process.stdout.write(JSON.stringify(report) + "\n", () => process.exit(0));
