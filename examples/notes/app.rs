@@ -103,7 +103,7 @@ pub async fn notes_board(
         })
         .collect();
     // Most used first; ties alphabetically (the map's order, kept by a stable sort).
-    tags.sort_by(|a, b| b.count.cmp(&a.count));
+    tags.sort_by_key(|t| std::cmp::Reverse(t.count));
     let noun = if total == 1 { "note" } else { "notes" };
     let display = format!(
         "{total} {noun}; the board shows the {} most recent",
