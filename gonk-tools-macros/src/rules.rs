@@ -377,10 +377,14 @@ pub const UI_SCHEME: &str = "ui://";
 /// resource serves it: `ui://` and something after it, no whitespace.
 /// `Err` says what is wrong and shows the form.
 pub fn check_ui_uri(uri: &str) -> Result<(), String> {
+    const FORM: &str =
+        "an MCP App resource lives at `ui://<server>/<view>`, e.g. `ui://notes/board`";
     match uri.strip_prefix(UI_SCHEME) {
-        Some(rest) if !rest.is_empty() && !rest.contains(char::is_whitespace) => Ok(()),
-        _ => Err(format!(
-            "`{uri}` is not a `ui://` URI: an MCP App resource lives at `ui://<server>/<view>`, e.g. `ui://notes/board`"
-        )),
+        None => Err(format!("`{uri}` is not a `ui://` URI: {FORM}")),
+        Some("") => Err(format!("`{uri}` names no page: {FORM}")),
+        Some(rest) if rest.contains(char::is_whitespace) => {
+            Err(format!("`{uri}` holds whitespace: {FORM}"))
+        }
+        Some(_) => Ok(()),
     }
 }

@@ -9,6 +9,7 @@
 //! through the same dispatch: [`ToolRegistry::register_resource`],
 //! [`ToolRegistry::register_prompt`], and the read, get and complete calls.
 
+mod app_links;
 mod primitives;
 mod shared;
 

@@ -262,35 +262,6 @@ impl ToolRegistry {
         })
     }
 
-    /// Checks the app a tool links, if any: a well-formed `ui://` URI, a
-    /// visibility someone has, and an app resource registered at that URI.
-    pub(super) fn check_app_link(&self, def: &ToolDefinition) -> Result<(), RegistryError> {
-        let Some(ui) = def.ui() else {
-            return Ok(());
-        };
-        let refused = |reason: String| RegistryError::InvalidApp {
-            name: def.name.clone(),
-            reason,
-        };
-        ui.check().map_err(refused)?;
-        let uri = ui.resource_uri();
-        let catalog = self.primitive_catalog();
-        match catalog.resources.get(uri) {
-            None => Err(refused(format!(
-                "no resource is registered at `{uri}`: register its AppResource first \
-                 (registry.register_resource(AppResource::html(\"{uri}\", ..).build())), then the tool"
-            ))),
-            Some((resource, _)) if resource.mime_type() != Some(crate::app::MIME_TYPE) => {
-                Err(refused(format!(
-                    "the resource at `{uri}` is not an MCP App (its MIME type is {}, not {}): build it with AppResource::html",
-                    resource.mime_type().map_or("unset".to_owned(), |m| format!("`{m}`")),
-                    crate::app::MIME_TYPE,
-                )))
-            }
-            Some(_) => Ok(()),
-        }
-    }
-
     /// Registers a prompt: it needs a handler, its completers must name
     /// arguments it has, and the registry must hold the state it
     /// extracts; a name registered twice is an error.
@@ -447,6 +418,15 @@ impl ToolRegistry {
     /// Removes the prompt `name`; `true` if it existed.
     pub fn unregister_prompt(&self, name: &str) -> bool {
         self.change_primitives(|catalog| catalog.prompts.shift_remove(name).is_some())
+    }
+
+    /// The resource registered at `uri` exactly as written (no template
+    /// matching).
+    pub(super) fn resource_at(&self, uri: &str) -> Option<ResourceDefinition> {
+        self.primitive_catalog()
+            .resources
+            .get(uri)
+            .map(|(def, _)| def.clone())
     }
 
     /// Every resource and template, in registration order.

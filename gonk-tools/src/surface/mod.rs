@@ -217,3 +217,62 @@ fn sorted(value: &Value) -> Value {
         other => other.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::app::{AppResource, UiVisibility, MIME_TYPE};
+    use crate::definition::ToolDefinition;
+    use crate::error::ToolError;
+    use crate::registry::ToolRegistry;
+    use crate::tool::NoInput;
+
+    #[test]
+    fn the_surface_shows_the_link_and_the_app_meta() {
+        let registry = ToolRegistry::new();
+        registry
+            .register_resource(
+                AppResource::html("ui://notes/board", "<p>")
+                    .prefers_border(false)
+                    .build(),
+            )
+            .unwrap();
+        registry
+            .register(
+                ToolDefinition::builder("board.show")
+                    .description("Show the board.")
+                    .ui("ui://notes/board")
+                    .handler(|_: NoInput, _ctx| async move { Ok::<_, ToolError>("3 notes") })
+                    .build(),
+            )
+            .unwrap();
+        let before = super::surface(&registry);
+        assert_eq!(
+            before["tools"]["board.show"]["ui"],
+            serde_json::json!({"resourceUri": "ui://notes/board", "visibility": ["model", "app"]})
+        );
+        assert_eq!(
+            before["resources"]["ui://notes/board"]["meta"],
+            serde_json::json!({"ui": {"prefersBorder": false}})
+        );
+        assert_eq!(
+            before["resources"]["ui://notes/board"]["mimeType"],
+            MIME_TYPE
+        );
+        // Made app-only: a change the snapshot reports.
+        let app_only = ToolDefinition::builder("board.show")
+            .description("Show the board.")
+            .ui("ui://notes/board")
+            .ui_visibility([UiVisibility::App])
+            .handler(|_: NoInput, _ctx| async move { Ok::<_, ToolError>("3 notes") })
+            .build();
+        registry.unregister("board.show");
+        registry.register(app_only).unwrap();
+        let after = super::surface(&registry);
+        let diff = super::diff(&before, &after);
+        assert!(
+            diff.changes.iter().any(|c| c.path == "ui"),
+            "{:?}",
+            diff.changes
+        );
+    }
+}

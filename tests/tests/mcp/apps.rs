@@ -164,7 +164,8 @@ async fn tools_and_the_app_resource_carry_their_meta_ui_on_the_wire() {
 
     // Listed as callable, and it is.
     let called = stateless(&url, 4, "tools/call", json!({"name": "board.move"})).await;
-    assert_eq!(called["content"][0]["text"], "moved", "{called}");
+    assert_eq!(called["isError"], false, "{called}");
+    assert_eq!(called["content"][0]["text"], "\"moved\"", "{called}");
     server.shutdown().await.unwrap();
 }
 

@@ -148,10 +148,10 @@ impl ToolAttrs {
         match key {
             keys::CATEGORY => set(&mut self.category, lit_str(meta)?, meta),
             keys::VISIBILITY => set(&mut self.visibility, listing_visibility(meta)?, meta),
-            keys::UI => {
-                let ui = parse_ui(meta, errors)?;
-                set(&mut self.ui, ui, meta)
-            }
+            keys::UI => match parse_ui(meta, errors)? {
+                Some(ui) => set(&mut self.ui, ui, meta),
+                None => Ok(()),
+            },
             keys::APPROVAL => {
                 let approval = parse_approval(meta, errors)?;
                 set(&mut self.approval, approval, meta)
@@ -250,12 +250,14 @@ fn listing_visibility(meta: &ParseNestedMeta<'_>) -> syn::Result<Choice> {
 }
 
 /// `ui = "ui://…"` or `ui(uri = "ui://…", visibility = "app" | ["model", "app"])`.
-fn parse_ui(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Ui> {
+/// `None` when an entry of `ui(..)` was refused (and reported): the URI
+/// it lacks then is no second error.
+fn parse_ui(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Option<Ui>> {
     if meta.input.peek(Token![=]) {
-        return Ok(Ui {
+        return Ok(Some(Ui {
             uri: ui_uri(meta)?,
             visibility: None,
-        });
+        }));
     }
     if !meta.input.peek(syn::token::Paren) {
         return Err(meta.error(format!(
@@ -264,17 +266,23 @@ fn parse_ui(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Ui> 
     }
     let mut uri = None;
     let mut visibility = None;
-    nested(meta, keys::UI_KEYS, errors, |key, inner| match key {
-        keys::URI => set(&mut uri, ui_uri(inner)?, inner),
-        keys::VISIBILITY => set(&mut visibility, ui_visibility(inner)?, inner),
-        other => Err(unknown(inner, "`ui(..)` key", other, keys::UI_KEYS)),
+    let mut refused = false;
+    nested(meta, keys::UI_KEYS, errors, |key, inner| {
+        let parsed = match key {
+            keys::URI => ui_uri(inner).and_then(|lit| set(&mut uri, lit, inner)),
+            keys::VISIBILITY => ui_visibility(inner).and_then(|v| set(&mut visibility, v, inner)),
+            other => Err(unknown(inner, "`ui(..)` key", other, keys::UI_KEYS)),
+        };
+        refused |= parsed.is_err();
+        parsed
     })?;
-    let Some(uri) = uri else {
-        return Err(meta.error(format!(
+    match uri {
+        Some(uri) => Ok(Some(Ui { uri, visibility })),
+        None if refused => Ok(None),
+        None => Err(meta.error(format!(
             "`ui(..)` needs the URI of the app the tool links: {UI_EXAMPLE}; a visibility means nothing without an app"
-        )));
-    };
-    Ok(Ui { uri, visibility })
+        ))),
+    }
 }
 
 /// The app's URI: a string the `ui://` rule allows.

@@ -28,7 +28,8 @@ pub fn post_stateless(
         .header(CONTENT_TYPE, "application/json")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", method);
-    if let Some(name) = params["name"].as_str() {
+    // `Mcp-Name`: the tool or prompt's name, or the resource's URI.
+    if let Some(name) = params["name"].as_str().or(params["uri"].as_str()) {
         request = request.header("mcp-name", name);
     }
     request
