@@ -2,7 +2,8 @@
 //! defined once, as `#[tool]` fns (`tools`), and served unchanged as a
 //! command line (`cli`), over MCP (`mcp`), in the Pi coding agent (`pi`)
 //! and over WebSocket with a live page (`ws`); the notes are also MCP
-//! resources, with a `summarize` prompt (`resources`). The `notes` binary
+//! resources, with a `summarize` prompt (`resources`), and the notes board
+//! is an MCP App that hosts open from `notes.search` (`app`). The `notes` binary
 //! (`main.rs`) runs it; tests reuse the tools and their typed client.
 //!
 //! ```text
@@ -19,6 +20,7 @@
 //! notes pi-extension > notes.ts  # then `pi -e ./notes.ts`
 //! ```
 
+pub mod app;
 pub mod approval;
 pub mod cli;
 pub mod debug_runtime;

@@ -1,5 +1,6 @@
-//! The notes tools: nine `#[tool]` fns (`notes.export_file` and
-//! `notes.reindex`, the heavy ones, are detached and live in their own files), grouped by `toolset!` into
+//! The notes tools: ten `#[tool]` fns (`notes.export_file` and
+//! `notes.reindex`, the heavy ones, are detached and live in their own files;
+//! `notes.board`, which only the board app calls, lives in `app.rs`), grouped by `toolset!` into
 //! [`NotesTools`] (registration) and [`NotesToolsClient`] (a typed client
 //! over any transport), and served unchanged by every surface: the command
 //! line (`cli.rs`), MCP (`mcp.rs`) and WebSocket (`ws.rs`).
@@ -16,6 +17,7 @@ use gonk_tools::prelude::*;
 use gonk_tools::registry::RegistryError;
 use serde_json::Value;
 
+pub use crate::app::{Board, BoardInput, NotesBoard, TagCount};
 pub use crate::export_file::{ExportFile, ExportedFile, NotesExportFile};
 pub use crate::reindex::{NotesReindex, Reindex, Reindexed};
 use crate::store::{Hit, Note, Store};
@@ -203,6 +205,8 @@ pub async fn notes_get(input: NoteId, store: State<Store>) -> Result<ToolOutput<
     Ok(ToolOutput::new(note).with_display(display))
 }
 
+// A host with MCP Apps opens the notes board (`app.rs`) on the results;
+// every other client reads the text.
 /// Search notes by text in their title, body or tags; title matches first, then the most recently changed.
 #[tool(
     name = "notes.search",
@@ -211,6 +215,7 @@ pub async fn notes_get(input: NoteId, store: State<Store>) -> Result<ToolOutput<
     approval = "read",
     capabilities(reads_fs, idempotent),
     mcp(read_only, destructive = false, idempotent, open_world = false),
+    ui = "ui://notes/board",
     cli(
         positional = ["query"],
         aliases = ["search"],
@@ -420,7 +425,8 @@ pub async fn notes_export(
 
 toolset! {
     /// Every notes tool. `NotesTools::register_tools(&registry)` registers them
-    /// all; `NotesToolsClient::new(transport)` calls them by type.
+    /// all, after the board app they link (`app::install`);
+    /// `NotesToolsClient::new(transport)` calls them by type.
     pub struct NotesTools {
         NotesCreate,
         NotesGet,
@@ -431,6 +437,7 @@ toolset! {
         NotesExport,
         NotesExportFile,
         NotesReindex,
+        NotesBoard,
     }
 }
 
@@ -473,6 +480,8 @@ pub fn registry_with_limits(
         None => builder,
     }
     .build();
+    // The board app first: notes.search and notes.board link it.
+    crate::app::install(&registry)?;
     NotesTools::register_tools(&registry)?;
     crate::resources::install(&registry, &store)?;
     crate::jobs::install(&registry, store, nats)?;
@@ -622,7 +631,9 @@ mod tests {
 
     #[test]
     fn registering_without_a_store_fails_at_start_up() {
-        let error = NotesTools::register_tools(&ToolRegistry::new()).unwrap_err();
+        let registry = ToolRegistry::new();
+        crate::app::install(&registry).unwrap();
+        let error = NotesTools::register_tools(&registry).unwrap_err();
         assert!(
             matches!(error, RegistryError::MissingState { .. }),
             "{error}"

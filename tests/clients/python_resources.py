@@ -5,6 +5,8 @@ the assertions.
 
 usage: python_resources.py MODE URL     (MODE: auto = 2026-07-28, legacy = 2025)
 
+It also reads the notes board, the MCP App `ui://notes/board`.
+
 Two connections: A reads, gets, completes and watches `notes://1`; B renames
 note 1. In the 2026 era A watches with `subscriptions/listen`, in 2025 with
 `resources/subscribe` and the `notifications/resources/updated` it gets.
@@ -47,6 +49,7 @@ async def scenario(mode, url):
         report["templates"] = [wire(t) for t in (await a.list_resource_templates()).resource_templates]
         report["read"] = wire(await a.read_resource("notes://1"))
         report["recent"] = wire(await a.read_resource("notes://recent"))
+        report["app"] = wire(await a.read_resource("ui://notes/board"))
         try:
             await a.read_resource("notes://999")
             report["read_missing"] = "no error"

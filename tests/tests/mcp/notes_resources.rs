@@ -57,6 +57,20 @@ fn check(report: &Value, era: &str) {
         serde_json::from_str(report["recent"]["contents"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(recent.as_array().unwrap().len(), 2);
 
+    // The notes board, an MCP App: listed and read with its `_meta.ui` (a
+    // CSP that declares no domain), as an HTML page.
+    let listed = resources
+        .iter()
+        .find(|r| r["uri"] == "ui://notes/board")
+        .unwrap_or_else(|| panic!("the board is listed: {resources:?}"));
+    assert_eq!(listed["mimeType"], "text/html;profile=mcp-app");
+    let app = &report["app"]["contents"][0];
+    assert_eq!(app["uri"], "ui://notes/board");
+    assert_eq!(app["mimeType"], "text/html;profile=mcp-app");
+    assert!(app["_meta"]["ui"]["csp"].is_object(), "{app}");
+    assert_eq!(app["_meta"]["ui"], listed["_meta"]["ui"]);
+    assert!(app["text"].as_str().unwrap().starts_with("<!doctype html>"));
+
     // A missing note is a protocol error naming the URI, never empty contents.
     assert_eq!(report["read_missing"]["type"], "MCPError");
     assert!(

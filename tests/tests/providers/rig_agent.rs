@@ -124,6 +124,7 @@ async fn notes_registry() -> (ToolRegistry, Arc<InMemoryMetrics>) {
         .metrics(metrics.clone())
         .state_arc(store)
         .build();
+    notes::app::install(&registry).expect("the board app registers");
     NotesTools::register_tools(&registry).expect("the notes tools register");
     for (title, body) in [("Release checklist", "- tag v1"), ("Groceries", "milk")] {
         let created = registry.invoke(

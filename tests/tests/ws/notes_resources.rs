@@ -43,9 +43,15 @@ async fn notes_resources_and_prompts_over_a_real_socket() {
         .iter()
         .filter_map(|r| r["uri"].as_str())
         .collect();
+    // The notes board (an MCP App's page) is a resource like the others.
     assert_eq!(
         uris,
-        ["notes://{id}", "notes://recent", "notes://tag/{tag}"]
+        [
+            "ui://notes/board",
+            "notes://{id}",
+            "notes://recent",
+            "notes://tag/{tag}"
+        ]
     );
 
     let read = op(&client, "resources/read", json!({"uri": "notes://1"}))
