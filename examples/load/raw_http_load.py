@@ -21,8 +21,14 @@ there exactly once, under the id the server answered (exit 1 otherwise).
     python3 examples/load/raw_http_load.py --notes target/release/notes \
         [--era 2025,2026] [--sessions 1,8] [--seconds 4]
 
+With --calls N each phase makes N calls per session instead of running
+for --seconds. Beside CPU per call it prints the system (kernel) part of
+it and the server's voluntary context switches per call (its live
+threads'); with --perf DIR each phase is also sampled by `perf record -e
+cpu-clock` into DIR (`perf report -i DIR/2025-1-notes.get.data --sort sym`).
+
 With --callgrind DIR the server runs under valgrind's callgrind, each
-phase makes --calls calls per session instead of running for a time, and
+phase makes --calls calls per session (300 unless given), and
 the counters are zeroed before and dumped after each phase
 (`callgrind_control`), so DIR holds one profile per tool:
 `callgrind_annotate DIR/cg.out.PID.N` (N = 1, 2, 3 for create, get,
@@ -46,12 +52,31 @@ VERSIONS = {"2025": "2025-06-18", "2026": "2026-07-28"}
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid):
-    """utime + stime of the process (every thread, live or ended)."""
+def cpu_times(pid):
+    """(utime, stime) of the process in seconds (every thread, live or ended)."""
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
     # After the command name: state is field 3 of the line, utime 14, stime 15.
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return int(fields[11]) / CLOCK_TICKS, int(fields[12]) / CLOCK_TICKS
+
+
+def cpu_seconds(pid):
+    """utime + stime of the process (every thread, live or ended)."""
+    return sum(cpu_times(pid))
+
+
+def context_switches(pid):
+    """Voluntary context switches of the process's live threads."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/status") as status:
+                for line in status:
+                    if line.startswith("voluntary_ctxt_switches"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass  # the thread ended
+    return total
 
 
 class Session:
@@ -229,11 +254,21 @@ def main():
     parser.add_argument("--sessions", default="1,8")
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--callgrind", metavar="DIR", help="profile each phase (see above)")
-    parser.add_argument("--calls", type=int, default=300, help="calls per session and phase under --callgrind")
+    parser.add_argument(
+        "--calls",
+        type=int,
+        help="calls per session and phase instead of --seconds (default 300 under --callgrind)",
+    )
+    parser.add_argument("--perf", metavar="DIR", help="`perf record -e cpu-clock` each phase into DIR/TOOL.data")
     args = parser.parse_args()
+    if args.callgrind and args.calls is None:
+        args.calls = 300
     failed = False
-    print("| era | sessions | tool | calls | errors | calls/s | p50 ms | p99 ms | server CPU µs/call |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| era | sessions | tool | calls | errors | calls/s | p50 ms | p99 ms "
+        "| server CPU µs/call | of it system | context switches/call |"
+    )
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="raw-http-load-") as scratch:
         for era in args.era.split(","):
             for count in [int(n) for n in args.sessions.split(",")]:
@@ -246,21 +281,37 @@ def main():
                     for tool in ["notes.create", "notes.get", "notes.search"]:
                         if args.callgrind:
                             subprocess.run(["callgrind_control", "-z", str(server.pid)], check=True, capture_output=True)
-                        before, started = cpu_seconds(server.pid), time.monotonic()
+                        perf = None
+                        if args.perf:
+                            perf = subprocess.Popen(
+                                ["perf", "record", "-e", "cpu-clock", "-p", str(server.pid),
+                                 "-o", os.path.join(args.perf, f"{era}-{count}-{tool}.data")],
+                                stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL,
+                            )
+                            time.sleep(0.5)  # perf attaches
+                        (user, system), switches = cpu_times(server.pid), context_switches(server.pid)
+                        started = time.monotonic()
                         until = started + args.seconds
-                        calls = args.calls if args.callgrind else None
-                        latencies, errors = run_phase(sessions, tool, until, acked, f"r{era}{count}", calls)
+                        latencies, errors = run_phase(sessions, tool, until, acked, f"r{era}{count}", args.calls)
                         if args.callgrind:
                             subprocess.run(["callgrind_control", f"--dump={tool}", str(server.pid)], check=True, capture_output=True)
                         elapsed = time.monotonic() - started
-                        cpu = cpu_seconds(server.pid) - before
+                        user_after, system_after = cpu_times(server.pid)
+                        switches = context_switches(server.pid) - switches
+                        if perf:
+                            perf.send_signal(signal.SIGINT)
+                            perf.wait()
+                        calls_made = max(len(latencies), 1)
+                        cpu = user_after - user + system_after - system
                         latencies.sort()
-                        per_call = cpu / max(len(latencies), 1) * 1e6
+                        per_call = cpu / calls_made * 1e6
                         per_tool.append(per_call)
                         print(
                             f"| {era} | {count} | {tool} | {len(latencies)} | {len(errors)} | "
                             f"{len(latencies) / elapsed:.0f} | {percentile(latencies, 0.5) * 1e3:.2f} | "
-                            f"{percentile(latencies, 0.99) * 1e3:.2f} | {per_call:.0f} |",
+                            f"{percentile(latencies, 0.99) * 1e3:.2f} | {per_call:.0f} | "
+                            f"{(system_after - system) / calls_made * 1e6:.0f} | {switches / calls_made:.1f} |",
                             flush=True,
                         )
                         if errors:
@@ -273,7 +324,7 @@ def main():
                 verdict = check(db, everything)
                 failed |= verdict.startswith("LOST")
                 mean = sum(per_tool) / len(per_tool)
-                print(f"| {era} | {count} | mean of the three | | | | | | **{mean:.0f}** |")
+                print(f"| {era} | {count} | mean of the three | | | | | | **{mean:.0f}** | | |")
                 print(f"  database check ({era}, {count}): {verdict}")
     sys.exit(1 if failed else 0)
 

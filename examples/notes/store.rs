@@ -10,7 +10,11 @@
 //! behind a small pool of connections, so reads run side by side and two
 //! processes can share one file. Each connection compiles a statement
 //! once and keeps it (`prepare_cached`); this process's writes take turns
-//! on a lock of their own rather than in SQLite's sleeping busy handler.
+//! on one connection of their own rather than in SQLite's sleeping busy
+//! handler (and, as the only writer here, it keeps its page cache). A
+//! read of one note by id runs where it is asked when a connection is
+//! free (a primary-key lookup costs less than the hop to a blocking
+//! thread); every other query runs on a blocking thread.
 //! Search uses an FTS5 index (trigram
 //! tokens: substring matches, as `LIKE` would find, without a table scan),
 //! kept in step with the notes by triggers.
@@ -78,10 +82,6 @@ struct Inner {
     listeners: Mutex<Vec<gonk_tools::changes::ChangeSubscription>>,
     location: Mutex<Option<Database>>,
     pool: Mutex<Option<Arc<Pool>>>,
-    /// Taken by every write of this process, so its writers queue here
-    /// instead of in SQLite's busy handler, which sleeps (1 ms, 2 ms, …)
-    /// between tries; other processes still meet the busy timeout.
-    writes: Mutex<()>,
     postgres: tokio::sync::OnceCell<sqlx::PgPool>,
     exports: tokio::sync::Semaphore,
 }
@@ -234,7 +234,6 @@ impl Store {
                 listeners: Mutex::new(Vec::new()),
                 location: Mutex::new(location.map(Database::Sqlite)),
                 pool: Mutex::new(None),
-                writes: Mutex::new(()),
                 postgres: tokio::sync::OnceCell::new(),
                 exports: tokio::sync::Semaphore::new(CONCURRENT_EXPORTS),
             }),
@@ -299,7 +298,13 @@ impl Store {
     pub async fn get(&self, id: i64) -> Result<Note, ToolError> {
         match self.postgres().await? {
             Some(pool) => postgres::get(&pool, id).await,
-            None => self.run(move |db| sql::get(db, id)).await,
+            // A primary-key lookup is a few microseconds of SQLite: here,
+            // on a free connection, rather than a hop to a blocking thread
+            // and back (which costs more than the lookup).
+            None => match self.inner.try_with(|db| sql::get(db, id)) {
+                Some(note) => note,
+                None => self.run(move |db| sql::get(db, id)).await,
+            },
         }
     }
 
@@ -440,17 +445,19 @@ impl Store {
                 .execute_batch("INSERT INTO notes_fts (notes_fts) VALUES ('rebuild')")
                 .map_err(db_error)?;
         }
-        let mut connections = vec![first];
-        if !memory {
-            for _ in 1..FILE_CONNECTIONS {
-                let connection = Self::connect(location)?;
-                connection
-                    .execute_batch("PRAGMA synchronous = NORMAL")
-                    .map_err(db_error)?;
-                connections.push(connection);
-            }
+        if memory {
+            return Ok(Pool::new(vec![first], None));
         }
-        Ok(Pool::new(connections))
+        let mut connections = Vec::with_capacity(FILE_CONNECTIONS);
+        for _ in 0..FILE_CONNECTIONS {
+            let connection = Self::connect(location)?;
+            connection
+                .execute_batch("PRAGMA synchronous = NORMAL")
+                .map_err(db_error)?;
+            connections.push(connection);
+        }
+        // The first connection, which made the schema, writes.
+        Ok(Pool::new(connections, Some(first)))
     }
 
     /// Keeps a registry's change listener alive as long as the store.
@@ -474,18 +481,16 @@ impl Store {
             .map_err(|e| ToolError::internal(format!("notes database task failed: {e}")))?
     }
 
-    /// [`Store::run`] for a write: one at a time in this process.
+    /// [`Store::run`] for a write: on the writer connection, one at a time
+    /// in this process.
     pub async fn run_write<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, ToolError> + Send + 'static,
     ) -> Result<T, ToolError> {
         let inner = Arc::clone(&self.inner);
-        tokio::task::spawn_blocking(move || {
-            let _writing = inner.writes.lock().unwrap_or_else(|p| p.into_inner());
-            inner.with(f)
-        })
-        .await
-        .map_err(|e| ToolError::internal(format!("notes database task failed: {e}")))?
+        tokio::task::spawn_blocking(move || inner.pool()?.write(f))
+            .await
+            .map_err(|e| ToolError::internal(format!("notes database task failed: {e}")))?
     }
 
     /// Runs `f` on the connection, opening the database first if needed.
@@ -567,38 +572,52 @@ fn rebuild_index(
 
 impl Inner {
     fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T, ToolError>) -> Result<T, ToolError> {
-        let pool = {
-            let mut slot = self.pool.lock().unwrap_or_else(|p| p.into_inner());
-            match slot.as_ref() {
-                Some(pool) => Arc::clone(pool),
-                None => {
-                    let location =
-                        match self
-                            .location
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .clone()
-                        {
-                            Some(Database::Sqlite(path)) => path,
-                            Some(Database::Postgres(_)) => {
-                                return Err(ToolError::new(
-                                    ErrorCode::custom("UNSUPPORTED"),
-                                    "this operation needs the SQLite store and is not available \
-                                 on PostgreSQL yet; pass --db PATH for a SQLite file",
-                                ))
-                            }
-                            None => return Err(ToolError::internal(
-                                "no per-user data directory is known (set XDG_DATA_HOME or HOME), \
-                                 so pass --db PATH",
-                            )),
-                        };
-                    let pool = Arc::new(Store::open(&location)?);
-                    *slot = Some(Arc::clone(&pool));
-                    pool
-                }
+        self.pool()?.with(f)
+    }
+
+    /// `f` on a free connection of an open SQLite pool, without waiting;
+    /// `None` when none is free or the database is not open yet (opening
+    /// it blocks).
+    fn try_with<T>(&self, f: impl FnOnce(&Connection) -> T) -> Option<T> {
+        let pool = self
+            .pool
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(Arc::clone)?;
+        pool.try_with(f)
+    }
+
+    /// The SQLite pool, opened on first use (blocking).
+    fn pool(&self) -> Result<Arc<Pool>, ToolError> {
+        let mut slot = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(pool) = slot.as_ref() {
+            return Ok(Arc::clone(pool));
+        }
+        let location = self
+            .location
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let location = match location {
+            Some(Database::Sqlite(path)) => path,
+            Some(Database::Postgres(_)) => {
+                return Err(ToolError::new(
+                    ErrorCode::custom("UNSUPPORTED"),
+                    "this operation needs the SQLite store and is not available \
+                     on PostgreSQL yet; pass --db PATH for a SQLite file",
+                ))
+            }
+            None => {
+                return Err(ToolError::internal(
+                    "no per-user data directory is known (set XDG_DATA_HOME or HOME), \
+                     so pass --db PATH",
+                ))
             }
         };
-        pool.with(f)
+        let pool = Arc::new(Store::open(&location)?);
+        *slot = Some(Arc::clone(&pool));
+        Ok(pool)
     }
 }
 
