@@ -16,7 +16,7 @@
 //!   listed as `_meta.ui.resourceUri` (and the deprecated flat
 //!   `_meta["ui/resourceUri"]`) for every client; [`UiVisibility`] says
 //!   whether the model, the app or both may call it;
-//! * the **client**: [`ToolContext::ui_supported`] tells a tool whether
+//! * the **client**: [`ToolContext::ui_supported`](crate::ToolContext::ui_supported) tells a tool whether
 //!   the client that called it declared the extension. A host without app
 //!   support ignores the metadata, so a tool always answers in text too.
 //!
