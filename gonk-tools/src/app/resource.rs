@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::MIME_TYPE;
 use crate::error::ToolError;
-use crate::resource::{Icon, ResourceContents, ResourceDefinition};
+use crate::resource::{Icon, ResourceBuilder, ResourceContents, ResourceDefinition};
 use crate::tool::NoInput;
 
 /// The origins an app's page may reach (MCP Apps' `csp`): the host builds
@@ -290,13 +290,12 @@ impl AppResource {
     /// a rule: the page runs in a sandbox that reaches no origin it does
     /// not declare, this server included).
     pub fn html(uri: impl Into<String>, html: impl Into<String>) -> AppResourceBuilder {
+        let html: Arc<str> = Arc::from(html.into());
         AppResourceBuilder {
-            uri: uri.into(),
-            html: Arc::from(html.into()),
-            name: None,
-            title: None,
-            description: None,
-            icons: Vec::new(),
+            resource: ResourceDefinition::builder(uri)
+                .mime_type(MIME_TYPE)
+                .size(html.len() as u64),
+            html,
             ui: AppResource::default(),
         }
     }
@@ -390,37 +389,35 @@ pub(crate) fn check_resource(def: &ResourceDefinition) -> Result<(), String> {
 /// [`AppResource::html`].
 #[must_use = "call .build() to get the resource definition"]
 pub struct AppResourceBuilder {
-    uri: String,
     html: Arc<str>,
-    name: Option<String>,
-    title: Option<String>,
-    description: Option<String>,
-    icons: Vec<Icon>,
+    // Name, title, description and icons go straight to the resource's own
+    // builder; only `_meta.ui` and the handler wait for `build`.
+    resource: ResourceBuilder,
     ui: AppResource,
 }
 
 impl AppResourceBuilder {
     /// The name clients list it under (default: the URI).
     pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
+        self.resource = self.resource.name(name);
         self
     }
 
     /// A human-readable title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
+        self.resource = self.resource.title(title);
         self
     }
 
     /// What the page shows and does.
     pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
+        self.resource = self.resource.description(description);
         self
     }
 
     /// Adds an icon.
     pub fn icon(mut self, icon: Icon) -> Self {
-        self.icons.push(icon);
+        self.resource = self.resource.icon(icon);
         self
     }
 
@@ -459,21 +456,7 @@ impl AppResourceBuilder {
     /// CSP origins.
     pub fn build(self) -> ResourceDefinition {
         let meta = (!self.ui.is_empty()).then(|| self.ui.to_meta());
-        let mut builder = ResourceDefinition::builder(self.uri)
-            .mime_type(MIME_TYPE)
-            .size(self.html.len() as u64);
-        if let Some(name) = self.name {
-            builder = builder.name(name);
-        }
-        if let Some(title) = self.title {
-            builder = builder.title(title);
-        }
-        if let Some(description) = self.description {
-            builder = builder.description(description);
-        }
-        for icon in self.icons {
-            builder = builder.icon(icon);
-        }
+        let mut builder = self.resource;
         if let Some(meta) = &meta {
             builder = builder.meta(meta.clone());
         }
