@@ -37,6 +37,7 @@ mod request_head;
 mod request_state;
 mod rust_client;
 mod rust_client_asks;
+mod session_calls;
 mod sessionless;
 mod shutdown;
 mod skills;

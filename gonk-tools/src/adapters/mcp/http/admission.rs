@@ -60,6 +60,9 @@ pub(crate) struct Admission {
     pub(crate) sessionless: bool,
     /// The peers of the requests served without a session.
     pub(crate) detached_peers: direct::DetachedPeers,
+    /// rmcp's idle timeout of a session: a session whose calls run in
+    /// their requests sends one through rmcp's worker within half of it.
+    pub(crate) session_idle_timeout: Option<Duration>,
     /// The OAuth resource server, whose scope requirements a `tools/call`
     /// meets before anything runs.
     #[cfg(feature = "oauth")]
@@ -295,6 +298,32 @@ async fn admit_marked(admission: &Admission, request: Request, next: Next) -> Re
             Some(session) if direct::is_open(&admission.sessions, &session).await => Some(session),
             _ => None,
         };
+    if let Some(session) = &direct {
+        if direct::is_call(&message) {
+            let here = admission
+                .server
+                .open_sessions()
+                .serving_here(session, admission.session_idle_timeout);
+            if let Some(here) = here {
+                let mut guard = admission.streams.enter();
+                let response = direct::serve_in_session(
+                    here,
+                    *message,
+                    parts,
+                    admission.keep_alive,
+                    &admission.sessions_cancel,
+                )
+                .await;
+                return response.map(|inner| EndAware::wrap(inner, move |_| guard.end()));
+            }
+        }
+    } else if let Some(session) = parts.headers.get(&SESSION_HEADER) {
+        // A call running in its request is not in rmcp's loop: its
+        // cancellation is found here (and passed on to rmcp all the same).
+        if let (Ok(session), Some(request)) = (session.to_str(), cancelled_request(&message)) {
+            admission.server.open_sessions().cancel(session, request);
+        }
+    }
     let stateless = direct.is_none()
         && !opens_session
         && parts.uri.path() == admission.path
@@ -345,6 +374,19 @@ async fn admit_marked(admission: &Admission, request: Request, next: Next) -> Re
     };
     let mut guard = guard;
     response.map(|inner| EndAware::wrap(inner, move |_| guard.end()))
+}
+
+/// The request a `notifications/cancelled` names.
+fn cancelled_request(
+    message: &rmcp::model::ClientJsonRpcMessage,
+) -> Option<&rmcp::model::RequestId> {
+    match message {
+        JsonRpcMessage::Notification(rmcp::model::JsonRpcNotification {
+            notification: rmcp::model::ClientNotification::CancelledNotification(cancelled),
+            ..
+        }) => cancelled.params.request_id.as_ref(),
+        _ => None,
+    }
 }
 
 /// Opens a session for an `initialize` (one at a time, the caller holds

@@ -13,6 +13,9 @@
 //!   `MCP-Protocol-Version` header that is absent or a known version with
 //!   the `initialize` handshake. The session answers as under rmcp, but a
 //!   final answer that comes first is sent as plain JSON (see [`serve`]).
+//!   A `tools/call` of a session whose client cannot be asked runs
+//!   in the request's own task instead, with the session's server and peer
+//!   (see [`serve_in_session`]).
 //! * **A stateless (2026) `tools/call` or `tools/list`** ([`is_stateless`]):
 //!   the era's `_meta` fields complete, its version known and the same in
 //!   the `MCP-Protocol-Version` header, one `Mcp-Method` (and for a call
@@ -50,6 +53,7 @@ use serde_json::Value;
 
 use super::security::RequestState;
 use crate::adapters::mcp::server::notify::{AnswerStream, ANSWER_STREAM_CAPACITY};
+use crate::adapters::mcp::server::sessions::{OpenSession, Running};
 use crate::adapters::mcp::server::McpServer;
 use sse_stream::Sse;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
@@ -265,10 +269,7 @@ pub(crate) async fn serve_stateless(
     keep_alive: Option<Duration>,
     cancel: &CancellationToken,
 ) -> Response {
-    let JsonRpcMessage::Request(JsonRpcRequest {
-        id, mut request, ..
-    }) = message
-    else {
+    let JsonRpcMessage::Request(JsonRpcRequest { id, request, .. }) = message else {
         // `is_stateless` takes requests only.
         return internal_error("serve a stateless message", "it is not a request");
     };
@@ -291,65 +292,167 @@ pub(crate) async fn serve_stateless(
             "its protocol version is unknown",
         );
     };
-    let (answers, notes) = tokio::sync::mpsc::channel(ANSWER_STREAM_CAPACITY);
+    let here = Here {
+        server: Served::Shared(Arc::clone(server)),
+        peer,
+        cancel: CancellationToken::new(),
+    };
+    here.serve(id, request, parts, keep_alive, cancel).await
+}
+
+/// Whether `message` is a `tools/call`: one of a session kept in
+/// [`OpenSessions`](crate::adapters::mcp::server::sessions::OpenSessions)
+/// may run in its request.
+pub(crate) fn is_call(message: &ClientJsonRpcMessage) -> bool {
+    matches!(
+        message,
+        JsonRpcMessage::Request(JsonRpcRequest {
+            request: ClientRequest::CallToolRequest(_),
+            ..
+        })
+    )
+}
+
+/// Serves a `tools/call` ([`is_call`]) of an open 2025 session
+/// whose client cannot be asked ([`OpenSession`]) in this request's own
+/// task, as [`serve_stateless`] serves a stateless one, with the session's
+/// server and peer. rmcp would hand it to the session's worker, which hands
+/// it to the session's serve loop, which spawns its handler, whose answer
+/// goes back through the worker: four tasks for one call. Its token is
+/// kept with the session while it runs, so the client's
+/// `notifications/cancelled` still reaches it
+/// ([`OpenSessions::cancel`](crate::adapters::mcp::server::sessions::OpenSessions::cancel)).
+pub(crate) async fn serve_in_session(
+    session: Arc<OpenSession>,
+    message: ClientJsonRpcMessage,
+    parts: http::request::Parts,
+    keep_alive: Option<Duration>,
+    cancel: &CancellationToken,
+) -> Response {
+    let JsonRpcMessage::Request(JsonRpcRequest { id, request, .. }) = message else {
+        return internal_error("serve a session's call", "it is not a request");
+    };
     let request_cancel = CancellationToken::new();
-    let mut context = RequestContext::new(id.clone(), peer);
-    context.ct = request_cancel.clone();
-    // The `_meta` first: it is kept in the extensions (as rmcp's loop does).
-    context.meta = std::mem::take(request.get_meta_mut());
-    context.extensions = std::mem::take(request.extensions_mut());
-    context.extensions.insert(parts);
-    context.extensions.insert(AnswerStream(answers));
-    let server = Arc::clone(server);
-    let handled = async move {
-        let handled = AssertUnwindSafe(Service::handle_request(&*server, request, context));
-        match handled.catch_unwind().await {
-            Ok(Ok(result)) => ServerJsonRpcMessage::response(result, id),
-            Ok(Err(error)) => ServerJsonRpcMessage::error(error, Some(id)),
-            // Our code outside the tool panicked (the tool's own panic is
-            // its `INTERNAL` result). rmcp's spawned handler would have died
-            // without an answer; this client gets an error instead.
-            Err(_) => ServerJsonRpcMessage::error(
-                ErrorData::internal_error("the request's handler panicked", None),
-                Some(id),
-            ),
+    let running = session.running(id.clone(), request_cancel.clone());
+    let here = Here {
+        peer: session.peer.clone(),
+        server: Served::Session {
+            session,
+            _running: running,
+        },
+        cancel: request_cancel,
+    };
+    here.serve(id, request, parts, keep_alive, cancel).await
+}
+
+/// The server a request served in its own task goes to.
+enum Served {
+    /// The server itself (a stateless request).
+    Shared(Arc<McpServer>),
+    /// A 2025 session's server, with its call registered until it ends.
+    Session {
+        session: Arc<OpenSession>,
+        _running: Running,
+    },
+}
+
+impl Served {
+    fn server(&self) -> &McpServer {
+        match self {
+            Served::Shared(server) => server,
+            Served::Session { session, .. } => &session.server,
         }
-    };
-    let mut answering = Answering {
-        notes,
-        handled: Some(Box::pin(handled)),
-        answer: None,
-        _cancel_on_drop: request_cancel.drop_guard(),
-    };
-    let first = tokio::select! {
-        first = futures::StreamExt::next(&mut answering) => first,
-        () = cancel.cancelled() => None,
-    };
-    let Some(first) = first else {
-        return internal_error(
-            "empty response",
-            "no response message received from handler",
-        );
-    };
-    if matches!(
-        first,
-        ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)
-    ) {
-        // The whole answer: the handler has ended.
-        let status = status_of(&first);
-        let mut response =
-            Response::new(Body::from(serde_json::to_vec(&first).unwrap_or_default()));
-        *response.status_mut() = status;
-        response
-            .headers_mut()
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
-        return response;
     }
-    use futures::StreamExt as _;
-    let messages = futures::stream::iter(Some(first))
-        .chain(answering)
-        .map(ServerSseMessage::from_message);
-    sse_response(messages, keep_alive, cancel.clone())
+}
+
+/// A request served in its own task: the server, the peer its context
+/// holds, and the request's own token.
+struct Here {
+    server: Served,
+    peer: Peer<RoleServer>,
+    cancel: CancellationToken,
+}
+
+impl Here {
+    /// Runs the handler in this task (rmcp's checks and answers, as rmcp's
+    /// serve loop calls `Service::handle_request`) and answers: plain JSON
+    /// when the answer is the first thing the call sends, else SSE. The
+    /// request's token is cancelled when the answer is complete or dropped.
+    async fn serve(
+        self,
+        id: rmcp::model::RequestId,
+        mut request: ClientRequest,
+        parts: http::request::Parts,
+        keep_alive: Option<Duration>,
+        cancel: &CancellationToken,
+    ) -> Response {
+        let Here {
+            server,
+            peer,
+            cancel: request_cancel,
+        } = self;
+        let (answers, notes) = tokio::sync::mpsc::channel(ANSWER_STREAM_CAPACITY);
+        let mut context = RequestContext::new(id.clone(), peer);
+        context.ct = request_cancel.clone();
+        // The `_meta` first: it is kept in the extensions (as rmcp's loop does).
+        context.meta = std::mem::take(request.get_meta_mut());
+        context.extensions = std::mem::take(request.extensions_mut());
+        context.extensions.insert(parts);
+        context.extensions.insert(AnswerStream {
+            sender: answers,
+            session: matches!(server, Served::Session { .. }),
+        });
+        let handled = async move {
+            let handled =
+                AssertUnwindSafe(Service::handle_request(server.server(), request, context));
+            match handled.catch_unwind().await {
+                Ok(Ok(result)) => ServerJsonRpcMessage::response(result, id),
+                Ok(Err(error)) => ServerJsonRpcMessage::error(error, Some(id)),
+                // Our code outside the tool panicked (the tool's own panic
+                // is its `INTERNAL` result). rmcp's spawned handler would
+                // have died without an answer; this client gets an error.
+                Err(_) => ServerJsonRpcMessage::error(
+                    ErrorData::internal_error("the request's handler panicked", None),
+                    Some(id),
+                ),
+            }
+        };
+        let mut answering = Answering {
+            notes,
+            handled: Some(Box::pin(handled)),
+            answer: None,
+            _cancel_on_drop: request_cancel.drop_guard(),
+        };
+        let first = tokio::select! {
+            first = futures::StreamExt::next(&mut answering) => first,
+            () = cancel.cancelled() => None,
+        };
+        let Some(first) = first else {
+            return internal_error(
+                "empty response",
+                "no response message received from handler",
+            );
+        };
+        if matches!(
+            first,
+            ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)
+        ) {
+            // The whole answer: the handler has ended.
+            let status = status_of(&first);
+            let mut response =
+                Response::new(Body::from(serde_json::to_vec(&first).unwrap_or_default()));
+            *response.status_mut() = status;
+            response
+                .headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+            return response;
+        }
+        use futures::StreamExt as _;
+        let messages = futures::stream::iter(Some(first))
+            .chain(answering)
+            .map(ServerSseMessage::from_message);
+        sse_response(messages, keep_alive, cancel.clone())
+    }
 }
 
 /// A handler running in its request, as a stream: the notifications it

@@ -338,6 +338,7 @@ impl Endpoint {
             sessions_cancel: cancel,
             sessionless: !options.sessions,
             detached_peers: Default::default(),
+            session_idle_timeout: options.session_idle_timeout,
             #[cfg(feature = "oauth")]
             resource: options.http.oauth_resource().cloned(),
         };

@@ -411,10 +411,7 @@ impl Relay<'_> {
         } = self;
         let notifier = notifier.get_or_insert_with(|| {
             Box::new(Notifier::new(
-                match answer {
-                    Some(answer) => Delivery::Answer((*answer).clone()),
-                    None => Delivery::Peer((*peer).clone()),
-                },
+                Delivery::of(*answer, peer),
                 progress_token.take(),
                 Arc::clone(level),
                 match tools::mcp_name(def) {

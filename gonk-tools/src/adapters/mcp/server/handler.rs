@@ -17,6 +17,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tracing::Instrument as _;
 
+use super::asking;
 use super::call::{Called, Lent};
 use super::content::ErrorPlacement;
 use super::mcp_server::McpServer;
@@ -422,6 +423,20 @@ impl ServerHandler for McpServer {
         let mut changes = self.shared.registry.catalog_changes();
         let closed = self.closed.clone();
         let peer = context.peer;
+        // Over HTTP, a session whose client cannot be asked may have its
+        // calls run in their own requests (see `sessions`).
+        let session = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|id| id.to_str().ok());
+        if let Some(id) = session {
+            let info = peer.peer_info();
+            if asking::declared_kinds(info.as_ref().map(|info| &info.capabilities)).is_empty() {
+                self.open_sessions()
+                    .open(id, self, peer.clone(), closed.clone());
+            }
+        }
         self.follow_primitives(peer.clone());
         tokio::spawn(async move {
             loop {

@@ -20,6 +20,7 @@ use super::listing::Listings;
 use super::notify::LevelFilter;
 use super::request_state::{RequestStateKeys, Sealer};
 use super::resources::{self, Subscriptions};
+use super::sessions::OpenSessions;
 use super::tools;
 use crate::adapters::http::session_table::{Held, SessionTable};
 use crate::adapters::mcp::http::security::RequestState;
@@ -45,6 +46,8 @@ pub(super) struct Shared {
     /// The open `subscriptions/listen` streams under their cap.
     listen_streams: Arc<SessionTable<u64>>,
     next_listen: AtomicU64,
+    /// The 2025 sessions over HTTP whose calls may run in their requests.
+    pub(super) open_sessions: Arc<OpenSessions>,
 }
 
 /// An MCP server over a [`ToolRegistry`]: one value per session (clone it
@@ -122,6 +125,7 @@ impl McpServer {
                 infos: Default::default(),
                 listen_streams,
                 next_listen: AtomicU64::new(0),
+                open_sessions: Arc::default(),
             }),
             level,
             _close_on_drop: Arc::new(closed.clone().drop_guard()),
@@ -141,6 +145,23 @@ impl McpServer {
             closed,
             subscriptions: Arc::default(),
         }
+    }
+
+    /// This session's server without its close guard: a clone that does
+    /// not keep the session open (see `sessions`).
+    pub(super) fn view(&self) -> Self {
+        McpServer {
+            shared: Arc::clone(&self.shared),
+            level: Arc::clone(&self.level),
+            closed: self.closed.clone(),
+            _close_on_drop: Arc::new(CancellationToken::new().drop_guard()),
+            subscriptions: Arc::clone(&self.subscriptions),
+        }
+    }
+
+    /// The 2025 sessions whose calls may run in their HTTP requests.
+    pub(crate) fn open_sessions(&self) -> &Arc<OpenSessions> {
+        &self.shared.open_sessions
     }
 
     /// Cancelled when the session's connection closes, or when the last

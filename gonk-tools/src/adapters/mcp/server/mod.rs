@@ -23,6 +23,8 @@
 //!   `resources/directory/read` and the `skill://` files.
 //! * [`inflight`] — the server-wide count of running calls: the busy cap
 //!   and the drain of a graceful shutdown.
+//! * [`sessions`] — the 2025 sessions over HTTP whose calls may run in
+//!   their own requests.
 
 mod apps;
 pub(super) mod asking;
@@ -38,6 +40,7 @@ mod primitives;
 mod request_context;
 mod request_state;
 mod resources;
+pub(super) mod sessions;
 mod skills;
 mod tasks;
 pub(super) mod tools;

@@ -228,13 +228,19 @@ impl NotifySink for OutboundQueue {
     }
 }
 
-/// The answer stream of a stateless HTTP request its handler runs in
-/// (`direct::serve_stateless`): what the call sends goes straight into the
-/// response, before its answer. Put in the request's extensions. Bounded,
-/// as rmcp's sink is: a call that streams faster than its client reads
-/// waits for it.
+/// The answer stream of an HTTP request its handler runs in
+/// (`direct::serve_stateless`, `direct::serve_in_session`): what the call
+/// sends goes straight into the response, before its answer. Put in the
+/// request's extensions. Bounded, as rmcp's sink is: a call that streams
+/// faster than its client reads waits for it.
 #[derive(Clone, Debug)]
-pub(crate) struct AnswerStream(pub(crate) tokio::sync::mpsc::Sender<ServerJsonRpcMessage>);
+pub(crate) struct AnswerStream {
+    pub(crate) sender: tokio::sync::mpsc::Sender<ServerJsonRpcMessage>,
+    /// A 2025 session's call: only its progress goes into the answer; its
+    /// logs go through the session (to its `GET` stream), as when rmcp's
+    /// worker routes them.
+    pub(crate) session: bool,
+}
 
 /// How many notifications an answer holds before the call waits (rmcp's
 /// sink holds as many).
@@ -246,17 +252,38 @@ pub(crate) enum Delivery {
     Peer(Peer<RoleServer>),
     /// Into the answer of the request the call runs in.
     Answer(AnswerStream),
+    /// A 2025 session's call run in its request: progress into the answer,
+    /// the rest through the session.
+    Session(AnswerStream, Peer<RoleServer>),
 }
 
 impl Delivery {
-    async fn send(&self, notification: ServerNotification) -> Result<(), ServiceError> {
-        match self {
-            Delivery::Peer(peer) => peer.send_notification(notification).await,
-            Delivery::Answer(AnswerStream(answer)) => answer
-                .send(ServerJsonRpcMessage::notification(notification))
-                .await
-                .map_err(|_| ServiceError::TransportClosed),
+    /// Where a call's notifications go: `answer` when it runs in its
+    /// request, else the session's `peer`.
+    pub(crate) fn of(answer: Option<&AnswerStream>, peer: &Peer<RoleServer>) -> Delivery {
+        match answer {
+            Some(answer) if answer.session => Delivery::Session(answer.clone(), peer.clone()),
+            Some(answer) => Delivery::Answer(answer.clone()),
+            None => Delivery::Peer(peer.clone()),
         }
+    }
+
+    async fn send(&self, notification: ServerNotification) -> Result<(), ServiceError> {
+        let answer = match self {
+            Delivery::Peer(peer) => return peer.send_notification(notification).await,
+            Delivery::Session(answer, peer) => {
+                if !matches!(notification, ServerNotification::ProgressNotification(_)) {
+                    return peer.send_notification(notification).await;
+                }
+                answer
+            }
+            Delivery::Answer(answer) => answer,
+        };
+        answer
+            .sender
+            .send(ServerJsonRpcMessage::notification(notification))
+            .await
+            .map_err(|_| ServiceError::TransportClosed)
     }
 }
 

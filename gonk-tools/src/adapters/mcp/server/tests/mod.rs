@@ -122,7 +122,10 @@ fn with_auth(context: &mut RequestContext<RoleServer>, auth: AuthContext) {
 /// returned receiver, as JSON.
 fn answer_stream(context: &mut RequestContext<RoleServer>) -> mpsc::Receiver<ServerJsonRpcMessage> {
     let (sender, receiver) = mpsc::channel(64);
-    context.extensions.insert(AnswerStream(sender));
+    context.extensions.insert(AnswerStream {
+        sender,
+        session: false,
+    });
     receiver
 }
 
