@@ -24,8 +24,10 @@ there exactly once, under the id the server answered (exit 1 otherwise).
 With --calls N each phase makes N calls per session instead of running
 for --seconds. Beside CPU per call it prints the system (kernel) part of
 it and the server's voluntary context switches per call (its live
-threads'); with --perf DIR each phase is also sampled by `perf record -e
-cpu-clock` into DIR (`perf report -i DIR/2025-1-notes.get.data --sort sym`).
+threads'); with --perf DIR each phase is also sampled by `perf record -g
+-e cpu-clock` into DIR (`perf report -i DIR/2025-1-notes.get.data --sort
+sym`); PERF_EVENT=sched:sched_switch records each context switch instead,
+with the kernel path that made it (`perf report --no-children`).
 
 With --callgrind DIR the server runs under valgrind's callgrind, each
 phase makes --calls calls per session (300 unless given), and
@@ -259,7 +261,7 @@ def main():
         type=int,
         help="calls per session and phase instead of --seconds (default 300 under --callgrind)",
     )
-    parser.add_argument("--perf", metavar="DIR", help="`perf record -e cpu-clock` each phase into DIR/TOOL.data")
+    parser.add_argument("--perf", metavar="DIR", help="`perf record -g -e cpu-clock` (or $PERF_EVENT) each phase into DIR/TOOL.data")
     args = parser.parse_args()
     if args.callgrind and args.calls is None:
         args.calls = 300
@@ -284,7 +286,7 @@ def main():
                         perf = None
                         if args.perf:
                             perf = subprocess.Popen(
-                                ["perf", "record", "-e", "cpu-clock", "-p", str(server.pid),
+                                ["perf", "record", "-e", os.environ.get("PERF_EVENT", "cpu-clock"), "-g", "-p", str(server.pid),
                                  "-o", os.path.join(args.perf, f"{era}-{count}-{tool}.data")],
                                 stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL,

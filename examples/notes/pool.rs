@@ -8,15 +8,65 @@
 //! writer here its page cache stays valid from one write to the next,
 //! where a connection that another one wrote behind must read its pages
 //! again.
+//!
+//! A short query runs where it is asked, on the async worker, when a
+//! connection is free ([`Pool::try_read_here`], [`Pool::try_write_here`]):
+//! on two cores the hop to a blocking thread and back costs more than a
+//! lookup, an insert or a search of a small notebook. It gets a budget of
+//! SQLite virtual-machine steps ([`HERE_BUDGET`]) and never waits on
+//! another process's lock; past the budget, or finding the database
+//! locked, it is stopped (nothing it did is kept) and the caller runs it
+//! again on a blocking thread. So a search of a large notebook, or a
+//! write behind another process's transaction, never holds the worker
+//! long.
+//!
+//! The writer checkpoints the WAL itself, off the async workers: SQLite's
+//! automatic checkpoint would run in the commit that crosses its
+//! threshold (writing and syncing the pages), which may be a write run
+//! here. The writer's WAL hook marks a checkpoint due at the same
+//! threshold instead, and [`Pool::checkpoint`] runs it (PASSIVE, as the
+//! automatic one is) on a blocking thread.
 
-use std::sync::{Condvar, Mutex};
+use std::cell::Cell;
+use std::os::raw::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, TryLockError};
+use std::time::Duration;
 
+use rusqlite::hooks::Wal;
 use rusqlite::Connection;
 
 /// Connections a file database opens for reads (an in-memory database
 /// has one connection in all: each connection to `:memory:` would be a
 /// database of its own).
 pub const FILE_CONNECTIONS: usize = 4;
+
+/// How long a connection waits for another process's write lock (off
+/// the async workers).
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// SQLite virtual-machine steps between two looks at the budget of a query
+/// run here.
+const HERE_STEPS: c_int = 1_000;
+
+/// The budget of a query run on the async worker, in SQLite
+/// virtual-machine steps: a lookup or an insert takes a few hundred, a
+/// search a few per candidate note; at this many (a fraction of a
+/// millisecond) it is stopped and run again on a blocking thread.
+pub const HERE_BUDGET: u32 = 100 * HERE_STEPS as u32;
+
+/// WAL pages past which the writer checkpoints (SQLite's own default for
+/// its automatic checkpoint).
+const CHECKPOINT_PAGES: c_int = 1_000;
+
+thread_local! {
+    /// Set by [`refuse_busy`] when a query run here found the database
+    /// locked.
+    static FOUND_BUSY: Cell<bool> = const { Cell::new(false) };
+    /// The WAL's size in pages after the writer's last commit on this
+    /// thread (set by [`note_wal_size`]).
+    static WAL_PAGES: Cell<c_int> = const { Cell::new(0) };
+}
 
 /// Connections handed out one call at a time.
 pub struct Pool {
@@ -25,6 +75,10 @@ pub struct Pool {
     /// The connection writes take in turn; `None`: writes take a
     /// connection from `idle` one at a time, under this lock.
     writer: Mutex<Option<Connection>>,
+    /// A checkpoint is due: the writer's WAL crossed [`CHECKPOINT_PAGES`].
+    checkpoint_due: AtomicBool,
+    /// A checkpoint is running (one at a time).
+    checkpointing: AtomicBool,
 }
 
 /// A connection lent to one call; it goes back to the pool when dropped,
@@ -53,10 +107,16 @@ impl Pool {
     /// time).
     pub fn new(connections: Vec<Connection>, writer: Option<Connection>) -> Self {
         assert!(!connections.is_empty(), "a pool needs a connection");
+        if let Some(writer) = &writer {
+            // Replaces SQLite's automatic checkpoint on this connection.
+            writer.wal_hook(Some(note_wal_size));
+        }
         Pool {
             idle: Mutex::new(connections),
             returned: Condvar::new(),
             writer: Mutex::new(writer),
+            checkpoint_due: AtomicBool::new(false),
+            checkpointing: AtomicBool::new(false),
         }
     }
 
@@ -90,13 +150,127 @@ impl Pool {
     }
 
     /// Runs `f` on the writer, one write of this process at a time.
+    /// Blocking; it also runs a checkpoint that is due.
     pub fn write<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
-        let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        match writer.as_ref() {
-            Some(connection) => f(connection),
-            None => self.with(f),
+        let written = {
+            let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            WAL_PAGES.set(0);
+            let written = match writer.as_ref() {
+                Some(connection) => f(connection),
+                None => self.with(f),
+            };
+            self.note_checkpoint_due();
+            written
+        };
+        if self.take_checkpoint() {
+            self.checkpoint();
+        }
+        written
+    }
+
+    /// [`Pool::try_with`] within the budget of a query run here: `None`
+    /// when no connection is idle or `f` was stopped (then run it again on
+    /// a blocking thread). `f` must only read.
+    pub fn try_read_here<T>(&self, f: impl FnOnce(&Connection) -> T) -> Option<T> {
+        self.try_with(|db| run_here(db, f)).flatten()
+    }
+
+    /// [`Pool::write`] here, within the budget of a query run here: `None`
+    /// when another write of this process holds the writer, the database is
+    /// locked by another process, or `f` was stopped. Then nothing `f` did
+    /// is kept *if* `f` is one statement or one transaction (a stopped
+    /// statement is rolled back), and the caller runs it again with
+    /// [`Pool::write`] on a blocking thread. When it returns
+    /// `Some`, [`Pool::take_checkpoint`] says whether to run
+    /// [`Pool::checkpoint`] (on a blocking thread).
+    pub fn try_write_here<T>(&self, f: impl FnOnce(&Connection) -> T) -> Option<T> {
+        let writer = match self.writer.try_lock() {
+            Ok(writer) => writer,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => return None,
+        };
+        WAL_PAGES.set(0);
+        let written = match writer.as_ref() {
+            Some(connection) => run_here(connection, f),
+            None => self.try_read_here(f),
+        };
+        self.note_checkpoint_due();
+        written
+    }
+
+    /// Whether a checkpoint is due and no one runs it yet; `true` makes
+    /// the caller the one to run [`Pool::checkpoint`].
+    pub fn take_checkpoint(&self) -> bool {
+        self.checkpoint_due.load(Ordering::Acquire)
+            && !self.checkpointing.swap(true, Ordering::AcqRel)
+    }
+
+    /// Copies the WAL into the database (PASSIVE: without waiting for
+    /// readers or writers), on a read connection. Blocking. A failure is
+    /// left for the next one: the WAL only grows meanwhile.
+    pub fn checkpoint(&self) {
+        self.with(|db| {
+            if let Err(error) = db.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+                eprintln!("notes: the WAL checkpoint failed ({error}); the next write tries again");
+            }
+        });
+        self.checkpoint_due.store(false, Ordering::Release);
+        self.checkpointing.store(false, Ordering::Release);
+    }
+
+    fn note_checkpoint_due(&self) {
+        if WAL_PAGES.replace(0) >= CHECKPOINT_PAGES {
+            self.checkpoint_due.store(true, Ordering::Release);
         }
     }
+}
+
+/// The writer's WAL hook: SQLite calls it after each commit with the WAL's
+/// size in pages.
+fn note_wal_size(_wal: &Wal, pages: c_int) -> rusqlite::Result<()> {
+    WAL_PAGES.set(pages);
+    Ok(())
+}
+
+/// SQLite's busy handler for a query run here: do not wait, remember.
+fn refuse_busy(_tries: i32) -> bool {
+    FOUND_BUSY.set(true);
+    false
+}
+
+/// Runs `f` on `db` within [`HERE_BUDGET`] and without waiting for a lock;
+/// `None` when it was stopped or found the database locked.
+fn run_here<T>(db: &Connection, f: impl FnOnce(&Connection) -> T) -> Option<T> {
+    /// Puts the connection back as the blocking path expects it, even if
+    /// `f` panicked.
+    struct Restore<'a>(&'a Connection);
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.progress_handler(0, None::<fn() -> bool>);
+            let _ = self.0.busy_timeout(BUSY_TIMEOUT);
+        }
+    }
+    let stopped = Arc::new(AtomicBool::new(false));
+    let mut looks = 0u32;
+    let flag = Arc::clone(&stopped);
+    db.progress_handler(
+        HERE_STEPS,
+        Some(move || {
+            looks += 1;
+            let stop = looks > HERE_BUDGET / HERE_STEPS as u32;
+            if stop {
+                flag.store(true, Ordering::Relaxed);
+            }
+            stop
+        }),
+    )
+    .ok()?;
+    let restore = Restore(db);
+    db.busy_handler(Some(refuse_busy)).ok()?;
+    FOUND_BUSY.set(false);
+    let result = f(db);
+    drop(restore);
+    (!stopped.load(Ordering::Relaxed) && !FOUND_BUSY.replace(false)).then_some(result)
 }
 
 #[cfg(test)]
@@ -170,5 +344,115 @@ mod tests {
                 .unwrap()
         });
         assert_eq!(count, 8);
+    }
+
+    /// A pool on a fresh WAL file: one reader, and a writer with table
+    /// `t`.
+    fn file_pool(dir: &tempfile::TempDir) -> (Pool, std::path::PathBuf) {
+        let path = dir.path().join("pool.db");
+        let writer = Connection::open(&path).unwrap();
+        writer
+            .execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (n INTEGER)")
+            .unwrap();
+        let reader = Connection::open(&path).unwrap();
+        reader.busy_timeout(BUSY_TIMEOUT).unwrap();
+        (Pool::new(vec![reader], Some(writer)), path)
+    }
+
+    /// Counts to `n` in SQL: about 3 SQLite steps per row.
+    fn count_to(n: u64) -> String {
+        format!(
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT {n}) \
+             SELECT count(*) FROM c"
+        )
+    }
+
+    #[test]
+    fn a_short_read_runs_here_and_a_long_one_is_stopped_for_a_blocking_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, _) = file_pool(&dir);
+        let short =
+            pool.try_read_here(|db| db.query_row(&count_to(100), [], |r| r.get::<_, i64>(0)));
+        assert_eq!(short.unwrap().unwrap(), 100);
+        let long = u64::from(HERE_BUDGET) * 10;
+        let stopped =
+            pool.try_read_here(|db| db.query_row(&count_to(long), [], |r| r.get::<_, i64>(0)));
+        assert!(stopped.is_none(), "a query past the budget was not stopped");
+        // The connection is back, without the budget: the same query
+        // runs to its end where it may block.
+        let finished = pool.with(|db| db.query_row(&count_to(long), [], |r| r.get::<_, i64>(0)));
+        assert_eq!(finished.unwrap(), long as i64);
+    }
+
+    #[test]
+    fn a_write_here_stopped_past_its_budget_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, _) = file_pool(&dir);
+        let rows = u64::from(HERE_BUDGET) * 10;
+        let insert = format!(
+            "INSERT INTO t (n) WITH RECURSIVE c(x) AS \
+             (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT {rows}) SELECT x FROM c"
+        );
+        assert!(pool.try_write_here(|db| db.execute(&insert, [])).is_none());
+        let count = |pool: &Pool| -> i64 {
+            pool.with(|db| db.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0)))
+                .unwrap()
+        };
+        assert_eq!(count(&pool), 0, "the stopped insert was kept");
+        // Run again with `write`, it completes.
+        assert_eq!(
+            pool.write(|db| db.execute(&insert, [])).unwrap(),
+            rows as usize
+        );
+        assert_eq!(count(&pool), rows as i64);
+    }
+
+    #[test]
+    fn a_write_here_does_not_wait_for_another_process_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, path) = file_pool(&dir);
+        // Another process's transaction holds the write lock.
+        let other = Connection::open(&path).unwrap();
+        other
+            .execute_batch("BEGIN IMMEDIATE; INSERT INTO t VALUES (1)")
+            .unwrap();
+        let started = std::time::Instant::now();
+        assert!(pool
+            .try_write_here(|db| db.execute("INSERT INTO t VALUES (2)", []))
+            .is_none());
+        // Refused, not waited out (the busy timeout is 5 s).
+        assert!(started.elapsed() < BUSY_TIMEOUT);
+        other.execute_batch("COMMIT").unwrap();
+        // Once the lock is free, a write here goes through.
+        let written = pool.try_write_here(|db| db.execute("INSERT INTO t VALUES (2)", []));
+        assert_eq!(written.unwrap().unwrap(), 1);
+        let rows: Vec<i64> = pool.with(|db| {
+            let mut rows = db.prepare("SELECT n FROM t ORDER BY n").unwrap();
+            let rows = rows.query_map([], |r| r.get(0)).unwrap();
+            rows.collect::<Result<_, _>>().unwrap()
+        });
+        assert_eq!(rows, [1, 2]);
+    }
+
+    #[test]
+    fn a_checkpoint_is_left_to_whoever_takes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, path) = file_pool(&dir);
+        let file_size = || std::fs::metadata(&path).unwrap().len();
+        // 5 MB is about 1,220 pages of WAL, past the checkpoint threshold.
+        let blob = "INSERT INTO t VALUES (zeroblob(5000000))";
+        let written = pool.try_write_here(|db| db.execute(blob, []));
+        assert_eq!(written.unwrap().unwrap(), 1);
+        // The commit did not checkpoint: the pages are in the WAL only.
+        assert!(file_size() < 1_000_000, "checkpointed in the commit");
+        assert!(pool.take_checkpoint());
+        assert!(!pool.take_checkpoint(), "two checkpoints at once");
+        pool.checkpoint();
+        assert!(file_size() >= 5_000_000, "the checkpoint copied nothing");
+        assert!(!pool.take_checkpoint());
+        // `write` is blocking already: it runs the checkpoint itself.
+        pool.write(|db| db.execute(blob, [])).unwrap();
+        assert!(file_size() >= 10_000_000, "write left its checkpoint");
+        assert!(!pool.take_checkpoint());
     }
 }

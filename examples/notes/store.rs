@@ -12,9 +12,10 @@
 //! once and keeps it (`prepare_cached`); this process's writes take turns
 //! on one connection of their own rather than in SQLite's sleeping busy
 //! handler (and, as the only writer here, it keeps its page cache). A
-//! read of one note by id runs where it is asked when a connection is
-//! free (a primary-key lookup costs less than the hop to a blocking
-//! thread); every other query runs on a blocking thread.
+//! create, a read by id and a search run where they are asked when a
+//! connection is free, within a budget of SQLite steps, and on a blocking
+//! thread past it (`pool.rs`: on two cores the hop costs more than a short
+//! query); every other query runs on a blocking thread.
 //! Search uses an FTS5 index (trigram
 //! tokens: substring matches, as `LIKE` would find, without a table scan),
 //! kept in step with the notes by triggers.
@@ -287,10 +288,19 @@ impl Store {
     ) -> Result<Note, ToolError> {
         match self.postgres().await? {
             Some(pool) => postgres::create(&pool, &title, &body, &tags).await,
-            None => {
-                self.run_write(move |db| sql::create(db, &title, &body, &tags))
-                    .await
-            }
+            // One statement (the insert and its index trigger): stopped or
+            // refused here, it left nothing behind, so it runs again on a
+            // blocking thread.
+            None => match self
+                .inner
+                .try_write_here(|db| sql::create(db, &title, &body, &tags))
+            {
+                Some(note) => note,
+                None => {
+                    self.run_write(move |db| sql::create(db, &title, &body, &tags))
+                        .await
+                }
+            },
         }
     }
 
@@ -298,10 +308,7 @@ impl Store {
     pub async fn get(&self, id: i64) -> Result<Note, ToolError> {
         match self.postgres().await? {
             Some(pool) => postgres::get(&pool, id).await,
-            // A primary-key lookup is a few microseconds of SQLite: here,
-            // on a free connection, rather than a hop to a blocking thread
-            // and back (which costs more than the lookup).
-            None => match self.inner.try_with(|db| sql::get(db, id)) {
+            None => match self.inner.try_read_here(|db| sql::get(db, id)) {
                 Some(note) => note,
                 None => self.run(move |db| sql::get(db, id)).await,
             },
@@ -318,10 +325,16 @@ impl Store {
     ) -> Result<Vec<Hit>, ToolError> {
         match self.postgres().await? {
             Some(pool) => postgres::search(&pool, &query, limit, include_archived).await,
-            None => {
-                self.run(move |db| sql::search(db, &query, limit, include_archived))
-                    .await
-            }
+            None => match self
+                .inner
+                .try_read_here(|db| sql::search(db, &query, limit, include_archived))
+            {
+                Some(hits) => hits,
+                None => {
+                    self.run(move |db| sql::search(db, &query, limit, include_archived))
+                        .await
+                }
+            },
         }
     }
 
@@ -403,7 +416,7 @@ impl Store {
             ))
         })?;
         connection
-            .busy_timeout(std::time::Duration::from_secs(5))
+            .busy_timeout(crate::pool::BUSY_TIMEOUT)
             .map_err(db_error)?;
         // A cached statement stays compiled: without the query planner
         // stability guarantee, SQLite recompiles a statement whose
@@ -575,17 +588,30 @@ impl Inner {
         self.pool()?.with(f)
     }
 
-    /// `f` on a free connection of an open SQLite pool, without waiting;
-    /// `None` when none is free or the database is not open yet (opening
-    /// it blocks).
-    fn try_with<T>(&self, f: impl FnOnce(&Connection) -> T) -> Option<T> {
-        let pool = self
-            .pool
+    /// The SQLite pool if it is open (opening it blocks).
+    fn open_pool(&self) -> Option<Arc<Pool>> {
+        self.pool
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .as_ref()
-            .map(Arc::clone)?;
-        pool.try_with(f)
+            .map(Arc::clone)
+    }
+
+    /// A read run here, on the async worker ([`Pool::try_read_here`]);
+    /// `None`: run it on a blocking thread.
+    fn try_read_here<T>(&self, f: impl FnOnce(&Connection) -> T) -> Option<T> {
+        self.open_pool()?.try_read_here(f)
+    }
+
+    /// A write run here ([`Pool::try_write_here`]); `None`: run it on a
+    /// blocking thread. A checkpoint it made due runs on one.
+    fn try_write_here<T>(&self, f: impl FnOnce(&Connection) -> T) -> Option<T> {
+        let pool = self.open_pool()?;
+        let written = pool.try_write_here(f)?;
+        if pool.take_checkpoint() {
+            tokio::task::spawn_blocking(move || pool.checkpoint());
+        }
+        Some(written)
     }
 
     /// The SQLite pool, opened on first use (blocking).
