@@ -18,6 +18,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use crate::support::stateless::post_stateless;
+use crate::support::tools::Dropped;
 
 #[test]
 fn closing_stdin_cancels_the_running_call() {
@@ -71,15 +72,6 @@ fn closing_stdin_cancels_the_running_call() {
         Some("dropped"),
         "the handler was not dropped before notes exited"
     );
-}
-
-/// Notifies when dropped: the handler future was dropped (or finished).
-struct Dropped(Arc<Notify>);
-
-impl Drop for Dropped {
-    fn drop(&mut self) {
-        self.0.notify_one();
-    }
 }
 
 /// `wait`: sends progress when its input says `"progress": true` (it

@@ -35,15 +35,7 @@ fn registry(started: Arc<Notify>, release: Arc<Notify>) -> ToolRegistry {
                 .build(),
         )
         .unwrap();
-    registry
-        .register(
-            ToolDefinition::builder("quick")
-                .description("Answers at once.")
-                .approval(ApprovalTier::Read)
-                .handler(|_: NoInput, _ctx: ToolContext| async move { Ok::<_, ToolError>("ok") })
-                .build(),
-        )
-        .unwrap();
+    registry.register(crate::support::tools::quick()).unwrap();
     registry
 }
 

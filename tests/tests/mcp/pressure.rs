@@ -28,15 +28,7 @@ const PATIENCE: Duration = Duration::from_secs(30);
 
 fn registry() -> ToolRegistry {
     let registry = ToolRegistry::new();
-    registry
-        .register(
-            ToolDefinition::builder("quick")
-                .description("Answers at once.")
-                .approval(ApprovalTier::Read)
-                .handler(|_: NoInput, _ctx: ToolContext| async move { Ok::<_, ToolError>("ok") })
-                .build(),
-        )
-        .unwrap();
+    registry.register(crate::support::tools::quick()).unwrap();
     registry
 }
 

@@ -18,15 +18,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use crate::support::raw_http::{open_get_stream, Session};
-
-/// Notifies when dropped: the handler holding it was dropped.
-struct Dropped(Arc<Notify>);
-
-impl Drop for Dropped {
-    fn drop(&mut self) {
-        self.0.notify_one();
-    }
-}
+use crate::support::tools::{quick, Dropped};
 
 /// `step` reports progress and logs `input.say` at `input.level`; `hold`
 /// notifies `started` and waits until it is dropped, which notifies
@@ -70,15 +62,7 @@ fn registry(started: &Arc<Notify>, dropped: &Arc<Notify>) -> ToolRegistry {
                 .build(),
         )
         .unwrap();
-    registry
-        .register(
-            ToolDefinition::builder("quick")
-                .description("Answers at once.")
-                .approval(ApprovalTier::Read)
-                .handler(|_: NoInput, _ctx: ToolContext| async move { Ok::<_, ToolError>("ok") })
-                .build(),
-        )
-        .unwrap();
+    registry.register(quick()).unwrap();
     registry
 }
 

@@ -13,15 +13,7 @@ use crate::support::stateless::{post_stateless, sse_messages};
 
 fn registry() -> ToolRegistry {
     let registry = ToolRegistry::new();
-    registry
-        .register(
-            ToolDefinition::builder("quick")
-                .description("Answers at once.")
-                .approval(ApprovalTier::Read)
-                .handler(|_: NoInput, _ctx: ToolContext| async move { Ok::<_, ToolError>("ok") })
-                .build(),
-        )
-        .unwrap();
+    registry.register(crate::support::tools::quick()).unwrap();
     registry
 }
 

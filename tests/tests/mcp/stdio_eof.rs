@@ -22,6 +22,8 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Notify;
 
+use crate::support::tools::Dropped;
+
 /// A writer that holds every write while closed, and says when one waits.
 struct GatedWriter<W> {
     inner: W,
@@ -68,15 +70,6 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for GatedWriter<W> {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
-/// Notifies when dropped: the handler future was dropped.
-struct Dropped(Arc<Notify>);
-
-impl Drop for Dropped {
-    fn drop(&mut self) {
-        self.0.notify_one();
     }
 }
 
