@@ -27,7 +27,9 @@ it and the server's voluntary context switches per call (its live
 threads'); with --perf DIR each phase is also sampled by `perf record -g
 -e cpu-clock` into DIR (`perf report -i DIR/2025-1-notes.get.data --sort
 sym`); PERF_EVENT=sched:sched_switch records each context switch instead,
-with the kernel path that made it (`perf report --no-children`).
+with the kernel path that made it (`perf report --no-children`), and
+PERF_CALL_GRAPH=dwarf unwinds the user-space stacks too (the release build
+has no frame pointers).
 
 With --callgrind DIR the server runs under valgrind's callgrind, each
 phase makes --calls calls per session (300 unless given), and
@@ -286,7 +288,7 @@ def main():
                         perf = None
                         if args.perf:
                             perf = subprocess.Popen(
-                                ["perf", "record", "-e", os.environ.get("PERF_EVENT", "cpu-clock"), "-g", "-p", str(server.pid),
+                                ["perf", "record", "-e", os.environ.get("PERF_EVENT", "cpu-clock"), "--call-graph", os.environ.get("PERF_CALL_GRAPH", "fp"), "-p", str(server.pid),
                                  "-o", os.path.join(args.perf, f"{era}-{count}-{tool}.data")],
                                 stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL,
