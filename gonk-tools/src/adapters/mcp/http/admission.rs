@@ -280,6 +280,10 @@ async fn admit_marked(admission: &Admission, request: Request, next: Next) -> Re
     if let Some(refusal) = step_up(admission, &parts, &message).await {
         return refusal;
     }
+    let mut parts = parts;
+    if is_listen(&message) {
+        admission.server.hold_listen_stream(&mut parts);
+    }
     let opens_session = !admission.sessionless
         && !parts.headers.contains_key(&SESSION_HEADER)
         && matches!(
@@ -374,6 +378,15 @@ async fn admit_marked(admission: &Admission, request: Request, next: Next) -> Re
     };
     let mut guard = guard;
     response.map(|inner| EndAware::wrap(inner, move |_| guard.end()))
+}
+
+/// Whether `message` opens a `subscriptions/listen` stream.
+fn is_listen(message: &rmcp::model::ClientJsonRpcMessage) -> bool {
+    matches!(
+        message,
+        JsonRpcMessage::Request(request)
+            if matches!(request.request, ClientRequest::SubscriptionsListenRequest(_))
+    )
 }
 
 /// The request a `notifications/cancelled` names.

@@ -30,6 +30,12 @@ use crate::jobs;
 use crate::registry::ToolRegistry;
 use crate::security::AuthContext;
 
+/// A listen stream's table entry taken when its request arrived (see
+/// [`McpServer::hold_listen_stream`]), for its handler to take over; in
+/// the request head's extensions, which must be `Clone`.
+#[derive(Clone)]
+struct HeldListen(Arc<std::sync::Mutex<Option<Held<u64>>>>);
+
 /// What every session of one server shares.
 pub(super) struct Shared {
     pub(super) registry: ToolRegistry,
@@ -313,25 +319,54 @@ impl McpServer {
     /// Enters a `subscriptions/listen` stream into the server's table,
     /// making room by its rule; refused (`-32000`, "Server busy: …") when
     /// every stream that could make room is busy.
+    ///
+    /// Over HTTP the entry was usually taken when the request arrived
+    /// ([`McpServer::hold_listen_stream`]): then it is that one.
     pub(super) fn start_listening(
         &self,
         context: &RequestContext<RoleServer>,
     ) -> Result<Held<u64>, rmcp::ErrorData> {
-        let principal = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<RequestState>())
-            .and_then(|state| state.auth.as_ref())
-            .map(|auth| auth.security_context_key().to_owned());
-        let table = &self.shared.listen_streams;
-        let key = self.shared.next_listen.fetch_add(1, Ordering::Relaxed);
-        table.hold(key, principal).map_err(|refusal| {
+        let parts = context.extensions.get::<http::request::Parts>();
+        let held_early = parts
+            .and_then(|parts| parts.extensions.get::<HeldListen>())
+            .and_then(|held| held.0.lock().unwrap_or_else(|p| p.into_inner()).take());
+        if let Some(held) = held_early {
+            return Ok(held);
+        }
+        self.listen_entry(parts).map_err(|refusal| {
             rmcp::ErrorData::new(
                 SERVER_REFUSED,
                 refusal.message("listen streams"),
                 Some(serde_json::json!({ "code": "BUSY" })),
             )
         })
+    }
+
+    /// Takes the listen-stream table entry of the `subscriptions/listen`
+    /// request with head `parts` as it arrives, before rmcp acknowledges
+    /// the subscription (it does so before the handler runs): a client
+    /// that opens its next stream once it saw the acknowledgement then
+    /// finds this one in the table, so eviction follows the order the
+    /// streams were opened in. A refusal is left to the handler, which
+    /// answers it as before.
+    pub(crate) fn hold_listen_stream(&self, parts: &mut http::request::Parts) {
+        if let Ok(held) = self.listen_entry(Some(parts)) {
+            parts
+                .extensions
+                .insert(HeldListen(Arc::new(std::sync::Mutex::new(Some(held)))));
+        }
+    }
+
+    fn listen_entry(
+        &self,
+        parts: Option<&http::request::Parts>,
+    ) -> Result<Held<u64>, crate::adapters::http::session_table::Refusal> {
+        let principal = parts
+            .and_then(|parts| parts.extensions.get::<RequestState>())
+            .and_then(|state| state.auth.as_ref())
+            .map(|auth| auth.security_context_key().to_owned());
+        let key = self.shared.next_listen.fetch_add(1, Ordering::Relaxed);
+        self.shared.listen_streams.hold(key, principal)
     }
 
     pub(super) fn owner(&self, context: &RequestContext<RoleServer>) -> Option<String> {
