@@ -7,9 +7,38 @@ use serde_json::json;
 
 use crate::support::{bearer, raw_call, Protected};
 
+/// Runs [`alone_no_log_line_holds_a_token`] in a process of its own: a
+/// capturing subscriber set for one thread hears a callsite only if no
+/// other test's thread cached that callsite's interest first (tracing
+/// keeps it process-wide), so beside other tests it could hear nothing
+/// of the resource server.
+#[test]
+fn no_log_line_holds_a_token() {
+    // The child's name as the test harness knows it: its module path
+    // without the crate's name.
+    let (_, child_test) = concat!(module_path!(), "::alone_no_log_line_holds_a_token")
+        .split_once("::")
+        .expect("a module path");
+    let run = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", child_test, "--include-ignored", "--nocapture"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        stdout.contains("1 passed"),
+        "the child test did not run: {stdout}"
+    );
+}
+
 // On one thread, so that every task logs to the capturing subscriber.
 #[tokio::test]
-async fn no_log_line_holds_a_token() {
+#[ignore = "run alone by no_log_line_holds_a_token"]
+async fn alone_no_log_line_holds_a_token() {
     let capture = Capture::default();
     let subscriber = tracing_subscriber::fmt()
         .with_writer(capture.clone())
@@ -36,13 +65,15 @@ async fn no_log_line_holds_a_token() {
     raw_call(&format!("{}?access_token={good}", server.url), &[]).await;
 
     let logged = capture.text();
-    // The capture hears the resource server (its start-up line). Its
-    // refusal lines are heard when this test runs alone; beside other
-    // tests' threads, tracing may keep a callsite's cached interest.
+    // The capture heard the resource server: its start-up line, and why
+    // it refused each bad token and whom it verified, so the lines that
+    // could have held a token were there to check.
     assert!(
         logged.contains("gonk_tools::adapters::http::oauth"),
         "{logged}"
     );
+    assert!(logged.contains("refused a bearer token"), "{logged}");
+    assert!(logged.contains("verified a bearer token"), "{logged}");
     for token in &tokens {
         assert!(
             !logged.contains(token.as_str()),
