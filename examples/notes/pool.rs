@@ -30,7 +30,7 @@
 use std::cell::Cell;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, TryLockError};
+use std::sync::{Condvar, Mutex, TryLockError};
 use std::time::Duration;
 
 use rusqlite::hooks::Wal;
@@ -63,6 +63,9 @@ thread_local! {
     /// Set by [`refuse_busy`] when a query run here found the database
     /// locked.
     static FOUND_BUSY: Cell<bool> = const { Cell::new(false) };
+    /// Set by the progress handler of [`run_here`] when it stopped a query
+    /// past its budget.
+    static STOPPED: Cell<bool> = const { Cell::new(false) };
     /// The WAL's size in pages after the writer's last commit on this
     /// thread (set by [`note_wal_size`]).
     static WAL_PAGES: Cell<c_int> = const { Cell::new(0) };
@@ -250,16 +253,16 @@ fn run_here<T>(db: &Connection, f: impl FnOnce(&Connection) -> T) -> Option<T> {
             let _ = self.0.busy_timeout(BUSY_TIMEOUT);
         }
     }
-    let stopped = Arc::new(AtomicBool::new(false));
+    // The handlers run on this thread, inside `f`: they report through
+    // this thread's flags.
     let mut looks = 0u32;
-    let flag = Arc::clone(&stopped);
     db.progress_handler(
         HERE_STEPS,
         Some(move || {
             looks += 1;
             let stop = looks > HERE_BUDGET / HERE_STEPS as u32;
             if stop {
-                flag.store(true, Ordering::Relaxed);
+                STOPPED.set(true);
             }
             stop
         }),
@@ -267,10 +270,11 @@ fn run_here<T>(db: &Connection, f: impl FnOnce(&Connection) -> T) -> Option<T> {
     .ok()?;
     let restore = Restore(db);
     db.busy_handler(Some(refuse_busy)).ok()?;
+    STOPPED.set(false);
     FOUND_BUSY.set(false);
     let result = f(db);
     drop(restore);
-    (!stopped.load(Ordering::Relaxed) && !FOUND_BUSY.replace(false)).then_some(result)
+    (!STOPPED.replace(false) && !FOUND_BUSY.replace(false)).then_some(result)
 }
 
 #[cfg(test)]

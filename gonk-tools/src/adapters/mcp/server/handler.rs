@@ -430,15 +430,18 @@ impl ServerHandler for McpServer {
             .get::<http::request::Parts>()
             .and_then(|parts| parts.headers.get("mcp-session-id"))
             .and_then(|id| id.to_str().ok());
-        if let Some(id) = session {
+        // Held by the task below, which ends when the session closes.
+        let opened = session.and_then(|id| {
             let info = peer.peer_info();
-            if asking::declared_kinds(info.as_ref().map(|info| &info.capabilities)).is_empty() {
-                self.open_sessions()
-                    .open(id, self, peer.clone(), closed.clone());
-            }
-        }
+            asking::declared_kinds(info.as_ref().map(|info| &info.capabilities))
+                .is_empty()
+                .then(|| self.open_sessions().open(id, self, peer.clone()))
+        });
         self.follow_primitives(peer.clone());
         tokio::spawn(async move {
+            // Dropped with the task: a session gone, or one that can no
+            // longer be told anything, takes rmcp's path (`sessions`).
+            let _opened = opened;
             loop {
                 tokio::select! {
                     _ = closed.cancelled() => return,

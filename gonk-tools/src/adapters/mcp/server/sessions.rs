@@ -63,14 +63,15 @@ fn now_ms() -> u64 {
 }
 
 impl OpenSessions {
-    /// Keeps `session` (its server and peer), until `closed` fires.
+    /// Keeps `session` (its server and peer) until the returned guard is
+    /// dropped (the task that follows the session holds it until the
+    /// session closes).
     pub(crate) fn open(
         self: &Arc<Self>,
         id: &str,
         server: &McpServer,
         peer: Peer<RoleServer>,
-        closed: CancellationToken,
-    ) {
+    ) -> Opened {
         let id: Arc<str> = id.into();
         let session = Arc::new(OpenSession {
             server: server.view(),
@@ -79,13 +80,10 @@ impl OpenSessions {
             through_rmcp: AtomicU64::new(now_ms()),
         });
         self.lock().insert(Arc::clone(&id), session);
-        let sessions = Arc::downgrade(self);
-        tokio::spawn(async move {
-            closed.cancelled().await;
-            if let Some(sessions) = sessions.upgrade() {
-                sessions.lock().remove(&id);
-            }
-        });
+        Opened {
+            sessions: Arc::downgrade(self),
+            id,
+        }
     }
 
     /// The session `id` if its calls may run in their requests now: it is
@@ -151,6 +149,21 @@ impl OpenSession {
         Running {
             session: Arc::clone(self),
             request,
+        }
+    }
+}
+
+/// A session kept in [`OpenSessions`] until this is dropped (see
+/// [`OpenSessions::open`]).
+pub(crate) struct Opened {
+    sessions: std::sync::Weak<OpenSessions>,
+    id: Arc<str>,
+}
+
+impl Drop for Opened {
+    fn drop(&mut self) {
+        if let Some(sessions) = self.sessions.upgrade() {
+            sessions.lock().remove(&self.id);
         }
     }
 }
