@@ -23,13 +23,16 @@
 //! The writer checkpoints the WAL itself, off the async workers: SQLite's
 //! automatic checkpoint would run in the commit that crosses its
 //! threshold (writing and syncing the pages), which may be a write run
-//! here. The writer's WAL hook marks a checkpoint due at the same
-//! threshold instead, and [`Pool::checkpoint`] runs it (PASSIVE, as the
-//! automatic one is) on a blocking thread.
+//! here. The writer's WAL hook counts the pages each commit appends and
+//! marks a checkpoint due every [`CHECKPOINT_PAGES`] of them, and
+//! [`Pool::checkpoint`] runs it (PASSIVE, as the automatic one is) on a
+//! blocking thread, holding the writer: SQLite starts a WAL again from
+//! its beginning only when a write finds all of it copied, so a write
+//! slipped in beside the checkpoint would keep the WAL growing for good.
 
 use std::cell::Cell;
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Condvar, Mutex, TryLockError};
 use std::time::Duration;
 
@@ -55,8 +58,8 @@ const HERE_STEPS: c_int = 1_000;
 /// millisecond) it is stopped and run again on a blocking thread.
 pub const HERE_BUDGET: u32 = 100 * HERE_STEPS as u32;
 
-/// WAL pages past which the writer checkpoints (SQLite's own default for
-/// its automatic checkpoint).
+/// WAL pages the writer appends between two checkpoints (SQLite's own
+/// threshold for its automatic checkpoint).
 const CHECKPOINT_PAGES: c_int = 1_000;
 
 thread_local! {
@@ -68,7 +71,7 @@ thread_local! {
     static STOPPED: Cell<bool> = const { Cell::new(false) };
     /// The WAL's size in pages after the writer's last commit on this
     /// thread (set by [`note_wal_size`]).
-    static WAL_PAGES: Cell<c_int> = const { Cell::new(0) };
+    static WAL_PAGES: Cell<Option<c_int>> = const { Cell::new(None) };
 }
 
 /// Connections handed out one call at a time.
@@ -78,7 +81,13 @@ pub struct Pool {
     /// The connection writes take in turn; `None`: writes take a
     /// connection from `idle` one at a time, under this lock.
     writer: Mutex<Option<Connection>>,
-    /// A checkpoint is due: the writer's WAL crossed [`CHECKPOINT_PAGES`].
+    /// The WAL's size in pages after the writer's last commit (read and
+    /// written under `writer`).
+    wal_pages: AtomicI32,
+    /// Pages the writer appended to the WAL since the last checkpoint
+    /// (under `writer`).
+    appended: AtomicI32,
+    /// A checkpoint is due: the writer appended [`CHECKPOINT_PAGES`].
     checkpoint_due: AtomicBool,
     /// A checkpoint is running (one at a time).
     checkpointing: AtomicBool,
@@ -118,6 +127,8 @@ impl Pool {
             idle: Mutex::new(connections),
             returned: Condvar::new(),
             writer: Mutex::new(writer),
+            wal_pages: AtomicI32::new(0),
+            appended: AtomicI32::new(0),
             checkpoint_due: AtomicBool::new(false),
             checkpointing: AtomicBool::new(false),
         }
@@ -157,7 +168,7 @@ impl Pool {
     pub fn write<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
         let written = {
             let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-            WAL_PAGES.set(0);
+            WAL_PAGES.set(None);
             let written = match writer.as_ref() {
                 Some(connection) => f(connection),
                 None => self.with(f),
@@ -192,7 +203,7 @@ impl Pool {
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
             Err(TryLockError::WouldBlock) => return None,
         };
-        WAL_PAGES.set(0);
+        WAL_PAGES.set(None);
         let written = match writer.as_ref() {
             Some(connection) => run_here(connection, f),
             None => self.try_read_here(f),
@@ -209,20 +220,62 @@ impl Pool {
     }
 
     /// Copies the WAL into the database (PASSIVE: without waiting for
-    /// readers or writers), on a read connection. Blocking. A failure is
-    /// left for the next one: the WAL only grows meanwhile.
+    /// readers), on the writer and holding it, so no write of this process
+    /// comes between the copy and the next write, which then starts the
+    /// WAL again from its beginning. Blocking. A failure is left for the
+    /// next one: the WAL only grows meanwhile.
     pub fn checkpoint(&self) {
-        self.with(|db| {
-            if let Err(error) = db.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-                eprintln!("notes: the WAL checkpoint failed ({error}); the next write tries again");
+        {
+            let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            // (busy, pages in the WAL, pages copied)
+            let copy = |db: &Connection| {
+                db.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+                    Ok((
+                        row.get::<_, c_int>(0)?,
+                        row.get::<_, c_int>(1)?,
+                        row.get::<_, c_int>(2)?,
+                    ))
+                })
+            };
+            let copied = match writer.as_ref() {
+                Some(connection) => copy(connection),
+                None => self.with(copy),
+            };
+            match copied {
+                Ok((busy, pages, done)) => {
+                    // All of it copied: the next write starts the WAL
+                    // again, and all it appends counts (if a reader still
+                    // holds the old one, the next commit is due at once).
+                    let whole = busy == 0 && pages == done;
+                    self.wal_pages
+                        .store(if whole { 0 } else { pages }, Ordering::Relaxed);
+                    self.appended.store(0, Ordering::Relaxed);
+                }
+                Err(error) => eprintln!(
+                    "notes: the WAL checkpoint failed ({error}); the next write tries again"
+                ),
             }
-        });
-        self.checkpoint_due.store(false, Ordering::Release);
+            self.checkpoint_due.store(false, Ordering::Release);
+        }
         self.checkpointing.store(false, Ordering::Release);
     }
 
+    /// Counts what the last commit appended to the WAL (called holding
+    /// the writer, after a write).
     fn note_checkpoint_due(&self) {
-        if WAL_PAGES.replace(0) >= CHECKPOINT_PAGES {
+        let Some(pages) = WAL_PAGES.take() else {
+            return; // nothing was committed
+        };
+        let before = self.wal_pages.swap(pages, Ordering::Relaxed);
+        // A WAL smaller than before was started again from its beginning.
+        let grown = if pages >= before {
+            pages - before
+        } else {
+            pages
+        };
+        let appended = self.appended.load(Ordering::Relaxed).saturating_add(grown);
+        self.appended.store(appended, Ordering::Relaxed);
+        if appended >= CHECKPOINT_PAGES {
             self.checkpoint_due.store(true, Ordering::Release);
         }
     }
@@ -231,7 +284,7 @@ impl Pool {
 /// The writer's WAL hook: SQLite calls it after each commit with the WAL's
 /// size in pages.
 fn note_wal_size(_wal: &Wal, pages: c_int) -> rusqlite::Result<()> {
-    WAL_PAGES.set(pages);
+    WAL_PAGES.set(Some(pages));
     Ok(())
 }
 
@@ -458,5 +511,69 @@ mod tests {
         pool.write(|db| db.execute(blob, [])).unwrap();
         assert!(file_size() >= 10_000_000, "write left its checkpoint");
         assert!(!pool.take_checkpoint());
+    }
+
+    /// Writes as the store makes them: here when the writer is free, else
+    /// blocking; a checkpoint made due here runs on a thread of its own,
+    /// beside the writes that follow. How many checkpoints ran.
+    fn write_while_checkpointing(pool: &Arc<Pool>, writes: usize, sql: &str) -> usize {
+        let mut checkpoints = Vec::new();
+        for _ in 0..writes {
+            match pool.try_write_here(|db| db.execute(sql, [])) {
+                Some(written) => assert_eq!(written.unwrap(), 1),
+                None => assert_eq!(pool.write(|db| db.execute(sql, [])).unwrap(), 1),
+            }
+            if pool.take_checkpoint() {
+                let pool = Arc::clone(pool);
+                checkpoints.push(std::thread::spawn(move || pool.checkpoint()));
+            }
+        }
+        let ran = checkpoints.len();
+        checkpoints.into_iter().for_each(|c| c.join().unwrap());
+        ran
+    }
+
+    /// About 25 pages of WAL.
+    const PAGES_25: &str = "INSERT INTO t VALUES (zeroblob(100000))";
+
+    #[test]
+    fn the_wal_starts_again_while_writes_keep_coming() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, path) = file_pool(&dir);
+        let pool = Arc::new(pool);
+        // 400 writes append about 10,000 pages (40 MB) to the WAL.
+        let checkpoints = write_while_checkpointing(&pool, 400, PAGES_25);
+        let wal = std::fs::metadata(path.with_extension("db-wal"))
+            .unwrap()
+            .len();
+        // Started again after each checkpoint, it stays near the threshold
+        // (4 MB); never started again, it would hold all 40 MB.
+        assert!(wal < 12_000_000, "the WAL grew to {wal} bytes");
+        assert!(
+            (5..=15).contains(&checkpoints),
+            "{checkpoints} checkpoints for 10,000 pages"
+        );
+    }
+
+    #[test]
+    fn a_reader_holding_the_wal_does_not_make_every_commit_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, path) = file_pool(&dir);
+        let pool = Arc::new(pool);
+        write_while_checkpointing(&pool, 1, PAGES_25);
+        // Another process's reader keeps its snapshot: no checkpoint can
+        // copy past it, and the WAL cannot start again.
+        let reader = Connection::open(&path).unwrap();
+        reader
+            .execute_batch("BEGIN; SELECT count(*) FROM t;")
+            .unwrap();
+        // About 5,000 pages: a checkpoint per 1,000, not one per commit
+        // once the WAL is past 1,000.
+        let checkpoints = write_while_checkpointing(&pool, 200, PAGES_25);
+        assert!(
+            (3..=7).contains(&checkpoints),
+            "{checkpoints} checkpoints for 5,000 pages"
+        );
+        reader.execute_batch("COMMIT").unwrap();
     }
 }
