@@ -452,7 +452,8 @@ impl Cli {
 
     /// Parses `args` (the first is the program name, as in
     /// `std::env::args_os()`), runs the subcommand and returns its exit
-    /// code. Starts its own Tokio runtime; from async code use
+    /// code. Starts its own Tokio runtime, with two workers unless
+    /// `TOKIO_WORKER_THREADS` says how many; from async code use
     /// [`run_async`](Self::run_async).
     pub fn run<I, T>(&self, args: I) -> ExitCode
     where
@@ -460,22 +461,25 @@ impl Cli {
         T: Into<OsString>,
     {
         let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-        let run = move || match tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-        {
-            Ok(runtime) => {
-                let code = runtime.block_on(self.run_async(args));
-                // The exit code is decided; do not wait for leftover blocking work.
-                runtime.shutdown_background();
-                code
+        let run = move || {
+            let mut runtime = tokio::runtime::Builder::new_multi_thread();
+            // Tokio reads `TOKIO_WORKER_THREADS` itself when no count is set.
+            if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+                runtime.worker_threads(2);
             }
-            Err(error) => {
-                terminal::stderr(&format!(
-                    "Error: could not start the async runtime: {error}\n"
-                ));
-                exit::code(exit::FAILURE)
+            match runtime.enable_all().build() {
+                Ok(runtime) => {
+                    let code = runtime.block_on(self.run_async(args));
+                    // The exit code is decided; do not wait for leftover blocking work.
+                    runtime.shutdown_background();
+                    code
+                }
+                Err(error) => {
+                    terminal::stderr(&format!(
+                        "Error: could not start the async runtime: {error}\n"
+                    ));
+                    exit::code(exit::FAILURE)
+                }
             }
         };
         if tokio::runtime::Handle::try_current().is_ok() {
