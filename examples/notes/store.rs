@@ -224,7 +224,10 @@ fn fts_trigrams(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let last = chars.len() - 3;
     let mut query = String::with_capacity(text.len() * 2);
-    for start in (0..=last).step_by(3).chain((last % 3 != 0).then_some(last)) {
+    for start in (0..=last)
+        .step_by(3)
+        .chain((!last.is_multiple_of(3)).then_some(last))
+    {
         if !query.is_empty() {
             query.push_str(" AND ");
         }
