@@ -24,16 +24,19 @@
 //! automatic checkpoint would run in the commit that crosses its
 //! threshold (writing and syncing the pages), which may be a write run
 //! here. The writer's WAL hook counts the pages each commit appends and
-//! marks a checkpoint due every [`CHECKPOINT_PAGES`] of them, and
+//! marks a checkpoint due every 1,000 of them (`CHECKPOINT_PAGES`), and
 //! [`Pool::checkpoint`] runs it (PASSIVE, as the automatic one is) on a
 //! blocking thread, holding the writer: SQLite starts a WAL again from
 //! its beginning only when a write finds all of it copied, so a write
 //! slipped in beside the checkpoint would keep the WAL growing for good.
+//! While one is due, writes are not run here (they could take the writer
+//! again and again before the checkpoint's thread does); a blocking write
+//! runs the checkpoint first.
 
 use std::cell::Cell;
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::{Condvar, Mutex, TryLockError};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 use rusqlite::hooks::Wal;
@@ -91,6 +94,8 @@ pub struct Pool {
     checkpoint_due: AtomicBool,
     /// A checkpoint is running (one at a time).
     checkpointing: AtomicBool,
+    /// Checkpoints run so far.
+    checkpoints: AtomicUsize,
 }
 
 /// A connection lent to one call; it goes back to the pool when dropped,
@@ -131,6 +136,7 @@ impl Pool {
             appended: AtomicI32::new(0),
             checkpoint_due: AtomicBool::new(false),
             checkpointing: AtomicBool::new(false),
+            checkpoints: AtomicUsize::new(0),
         }
     }
 
@@ -166,19 +172,16 @@ impl Pool {
     /// Runs `f` on the writer, one write of this process at a time.
     /// Blocking; it also runs a checkpoint that is due.
     pub fn write<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
-        let written = {
-            let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-            WAL_PAGES.set(None);
-            let written = match writer.as_ref() {
-                Some(connection) => f(connection),
-                None => self.with(f),
-            };
-            self.note_checkpoint_due();
-            written
+        let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        // A checkpoint due runs first (writes here leave the writer to it).
+        self.checkpoint_if_due(&writer);
+        WAL_PAGES.set(None);
+        let written = match writer.as_ref() {
+            Some(connection) => f(connection),
+            None => self.with(f),
         };
-        if self.take_checkpoint() {
-            self.checkpoint();
-        }
+        self.note_checkpoint_due();
+        self.checkpoint_if_due(&writer);
         written
     }
 
@@ -198,6 +201,11 @@ impl Pool {
     /// `Some`, [`Pool::take_checkpoint`] says whether to run
     /// [`Pool::checkpoint`] (on a blocking thread).
     pub fn try_write_here<T>(&self, f: impl FnOnce(&Connection) -> T) -> Option<T> {
+        // A checkpoint is due: writes here, taking the writer again and
+        // again, could keep it waiting; the blocking writes run it first.
+        if self.checkpoint_due.load(Ordering::Acquire) {
+            return None;
+        }
         let writer = match self.writer.try_lock() {
             Ok(writer) => writer,
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
@@ -227,37 +235,52 @@ impl Pool {
     pub fn checkpoint(&self) {
         {
             let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-            // (busy, pages in the WAL, pages copied)
-            let copy = |db: &Connection| {
-                db.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
-                    Ok((
-                        row.get::<_, c_int>(0)?,
-                        row.get::<_, c_int>(1)?,
-                        row.get::<_, c_int>(2)?,
-                    ))
-                })
-            };
-            let copied = match writer.as_ref() {
-                Some(connection) => copy(connection),
-                None => self.with(copy),
-            };
-            match copied {
-                Ok((busy, pages, done)) => {
-                    // All of it copied: the next write starts the WAL
-                    // again, and all it appends counts (if a reader still
-                    // holds the old one, the next commit is due at once).
-                    let whole = busy == 0 && pages == done;
-                    self.wal_pages
-                        .store(if whole { 0 } else { pages }, Ordering::Relaxed);
-                    self.appended.store(0, Ordering::Relaxed);
-                }
-                Err(error) => eprintln!(
-                    "notes: the WAL checkpoint failed ({error}); the next write tries again"
-                ),
-            }
-            self.checkpoint_due.store(false, Ordering::Release);
+            self.checkpoint_if_due(&writer);
         }
         self.checkpointing.store(false, Ordering::Release);
+    }
+
+    /// The checkpoint of [`Pool::checkpoint`], if one is due, holding the
+    /// writer.
+    fn checkpoint_if_due(&self, writer: &MutexGuard<'_, Option<Connection>>) {
+        if !self.checkpoint_due.load(Ordering::Acquire) {
+            return;
+        }
+        // (busy, pages in the WAL, pages copied)
+        let copy = |db: &Connection| {
+            db.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+                Ok((
+                    row.get::<_, c_int>(0)?,
+                    row.get::<_, c_int>(1)?,
+                    row.get::<_, c_int>(2)?,
+                ))
+            })
+        };
+        let copied = match writer.as_ref() {
+            Some(connection) => copy(connection),
+            None => self.with(copy),
+        };
+        match copied {
+            Ok((busy, pages, done)) => {
+                // All of it copied: the next write starts the WAL
+                // again, and all it appends counts (if a reader still
+                // holds the old one, the next commit is due at once).
+                let whole = busy == 0 && pages == done;
+                self.wal_pages
+                    .store(if whole { 0 } else { pages }, Ordering::Relaxed);
+                self.appended.store(0, Ordering::Relaxed);
+            }
+            Err(error) => {
+                eprintln!("notes: the WAL checkpoint failed ({error}); the next write tries again")
+            }
+        }
+        self.checkpoint_due.store(false, Ordering::Release);
+        self.checkpoints.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many checkpoints the writer has run (diagnostics).
+    pub fn checkpoints(&self) -> usize {
+        self.checkpoints.load(Ordering::Relaxed)
     }
 
     /// Counts what the last commit appended to the WAL (called holding
@@ -517,6 +540,7 @@ mod tests {
     /// blocking; a checkpoint made due here runs on a thread of its own,
     /// beside the writes that follow. How many checkpoints ran.
     fn write_while_checkpointing(pool: &Arc<Pool>, writes: usize, sql: &str) -> usize {
+        let before = pool.checkpoints();
         let mut checkpoints = Vec::new();
         for _ in 0..writes {
             match pool.try_write_here(|db| db.execute(sql, [])) {
@@ -528,9 +552,8 @@ mod tests {
                 checkpoints.push(std::thread::spawn(move || pool.checkpoint()));
             }
         }
-        let ran = checkpoints.len();
         checkpoints.into_iter().for_each(|c| c.join().unwrap());
-        ran
+        pool.checkpoints() - before
     }
 
     /// About 25 pages of WAL.

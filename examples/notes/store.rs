@@ -1033,6 +1033,39 @@ mod tests {
             .unwrap();
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_creates_are_each_kept_once_with_their_own_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::new(Some(dir.path().join("notes.db"))));
+        let creates = (0..64).map(|i| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move { store.create(format!("note {i}"), "b".into(), vec![]).await })
+        });
+        let notes = futures::future::join_all(creates).await;
+        let mut ids = Vec::new();
+        for (i, note) in notes.into_iter().enumerate() {
+            let note = note.unwrap().unwrap();
+            assert_eq!(note.title, format!("note {i}"));
+            assert_eq!(store.get(note.id).await.unwrap().title, note.title);
+            ids.push(note.id);
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), 64);
+        let stored: (i64, i64) = store
+            .run(|db| {
+                db.query_row(
+                    "SELECT count(*), count(DISTINCT title) FROM notes",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .map_err(db_error)
+            })
+            .await
+            .unwrap();
+        assert_eq!(stored, (64, 64));
+    }
+
     #[test]
     fn a_query_holding_a_nul_is_text_too() {
         let store = Store::new(Some(PathBuf::from(MEMORY)));

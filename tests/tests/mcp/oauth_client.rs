@@ -266,7 +266,7 @@ async fn concurrent_calls_share_one_authorization_and_no_token_is_logged() {
         .with_max_level(tracing::Level::TRACE)
         .with_ansi(false)
         .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = gonk_tools_tests::subscriber::set_scoped_default(subscriber);
 
     let mock = MockOAuth::start(MockOptions::default()).await;
     let client = Arc::new(connect(&mock, person()).await);

@@ -167,7 +167,7 @@ async fn mcp_client_authorizes_at_oidc_provider_and_steps_up_for_a_write() {
         .with_max_level(tracing::Level::TRACE)
         .with_ansi(false)
         .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = gonk_tools_tests::subscriber::set_scoped_default(subscriber);
 
     let provider = OidcProvider::start();
     let (_dir, server) = notes_behind(&provider);
