@@ -35,8 +35,8 @@
 
 use std::cell::Cell;
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, TryLockError};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, TryLockError};
 use std::time::Duration;
 
 use rusqlite::hooks::Wal;
@@ -81,21 +81,45 @@ thread_local! {
 pub struct Pool {
     idle: Mutex<Vec<Connection>>,
     returned: Condvar,
-    /// The connection writes take in turn; `None`: writes take a
-    /// connection from `idle` one at a time, under this lock.
-    writer: Mutex<Option<Connection>>,
-    /// The WAL's size in pages after the writer's last commit (read and
-    /// written under `writer`).
-    wal_pages: AtomicI32,
-    /// Pages the writer appended to the WAL since the last checkpoint
-    /// (under `writer`).
-    appended: AtomicI32,
+    /// Writes take it in turn.
+    writer: Mutex<Writer>,
     /// A checkpoint is due: the writer appended [`CHECKPOINT_PAGES`].
     checkpoint_due: AtomicBool,
     /// A checkpoint is running (one at a time).
     checkpointing: AtomicBool,
     /// Checkpoints run so far.
     checkpoints: AtomicUsize,
+}
+
+/// The connection writes take in turn, and what its commits appended to
+/// the WAL.
+struct Writer {
+    /// `None`: writes take a connection from `idle` one at a time, under
+    /// the writer's lock.
+    connection: Option<Connection>,
+    /// The WAL's size in pages after the last commit.
+    wal_pages: c_int,
+    /// Pages appended to the WAL since the last checkpoint.
+    appended: c_int,
+}
+
+impl Writer {
+    /// Counts what the last commit appended (its size from the WAL hook);
+    /// `true`: a checkpoint is due.
+    fn note_commit(&mut self) -> bool {
+        let Some(pages) = WAL_PAGES.take() else {
+            return false; // nothing was committed
+        };
+        let before = std::mem::replace(&mut self.wal_pages, pages);
+        // A WAL smaller than before was started again from its beginning.
+        let grown = if pages >= before {
+            pages - before
+        } else {
+            pages
+        };
+        self.appended = self.appended.saturating_add(grown);
+        self.appended >= CHECKPOINT_PAGES
+    }
 }
 
 /// A connection lent to one call; it goes back to the pool when dropped,
@@ -131,9 +155,11 @@ impl Pool {
         Pool {
             idle: Mutex::new(connections),
             returned: Condvar::new(),
-            writer: Mutex::new(writer),
-            wal_pages: AtomicI32::new(0),
-            appended: AtomicI32::new(0),
+            writer: Mutex::new(Writer {
+                connection: writer,
+                wal_pages: 0,
+                appended: 0,
+            }),
             checkpoint_due: AtomicBool::new(false),
             checkpointing: AtomicBool::new(false),
             checkpoints: AtomicUsize::new(0),
@@ -172,16 +198,16 @@ impl Pool {
     /// Runs `f` on the writer, one write of this process at a time.
     /// Blocking; it also runs a checkpoint that is due.
     pub fn write<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
-        let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         // A checkpoint due runs first (writes here leave the writer to it).
-        self.checkpoint_if_due(&writer);
+        self.checkpoint_if_due(&mut writer);
         WAL_PAGES.set(None);
-        let written = match writer.as_ref() {
+        let written = match writer.connection.as_ref() {
             Some(connection) => f(connection),
             None => self.with(f),
         };
-        self.note_checkpoint_due();
-        self.checkpoint_if_due(&writer);
+        self.note_commit(&mut writer);
+        self.checkpoint_if_due(&mut writer);
         written
     }
 
@@ -206,17 +232,17 @@ impl Pool {
         if self.checkpoint_due.load(Ordering::Acquire) {
             return None;
         }
-        let writer = match self.writer.try_lock() {
+        let mut writer = match self.writer.try_lock() {
             Ok(writer) => writer,
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
             Err(TryLockError::WouldBlock) => return None,
         };
         WAL_PAGES.set(None);
-        let written = match writer.as_ref() {
+        let written = match writer.connection.as_ref() {
             Some(connection) => run_here(connection, f),
             None => self.try_read_here(f),
         };
-        self.note_checkpoint_due();
+        self.note_commit(&mut writer);
         written
     }
 
@@ -234,15 +260,15 @@ impl Pool {
     /// next one: the WAL only grows meanwhile.
     pub fn checkpoint(&self) {
         {
-            let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-            self.checkpoint_if_due(&writer);
+            let mut writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            self.checkpoint_if_due(&mut writer);
         }
         self.checkpointing.store(false, Ordering::Release);
     }
 
     /// The checkpoint of [`Pool::checkpoint`], if one is due, holding the
     /// writer.
-    fn checkpoint_if_due(&self, writer: &MutexGuard<'_, Option<Connection>>) {
+    fn checkpoint_if_due(&self, writer: &mut Writer) {
         if !self.checkpoint_due.load(Ordering::Acquire) {
             return;
         }
@@ -256,7 +282,7 @@ impl Pool {
                 ))
             })
         };
-        let copied = match writer.as_ref() {
+        let copied = match writer.connection.as_ref() {
             Some(connection) => copy(connection),
             None => self.with(copy),
         };
@@ -266,9 +292,8 @@ impl Pool {
                 // again, and all it appends counts (if a reader still
                 // holds the old one, the next commit is due at once).
                 let whole = busy == 0 && pages == done;
-                self.wal_pages
-                    .store(if whole { 0 } else { pages }, Ordering::Relaxed);
-                self.appended.store(0, Ordering::Relaxed);
+                writer.wal_pages = if whole { 0 } else { pages };
+                writer.appended = 0;
             }
             Err(error) => {
                 eprintln!("notes: the WAL checkpoint failed ({error}); the next write tries again")
@@ -283,22 +308,9 @@ impl Pool {
         self.checkpoints.load(Ordering::Relaxed)
     }
 
-    /// Counts what the last commit appended to the WAL (called holding
-    /// the writer, after a write).
-    fn note_checkpoint_due(&self) {
-        let Some(pages) = WAL_PAGES.take() else {
-            return; // nothing was committed
-        };
-        let before = self.wal_pages.swap(pages, Ordering::Relaxed);
-        // A WAL smaller than before was started again from its beginning.
-        let grown = if pages >= before {
-            pages - before
-        } else {
-            pages
-        };
-        let appended = self.appended.load(Ordering::Relaxed).saturating_add(grown);
-        self.appended.store(appended, Ordering::Relaxed);
-        if appended >= CHECKPOINT_PAGES {
+    /// Marks a checkpoint due if the writer's last commit made one due.
+    fn note_commit(&self, writer: &mut Writer) {
+        if writer.note_commit() {
             self.checkpoint_due.store(true, Ordering::Release);
         }
     }

@@ -243,28 +243,31 @@ fn fts_trigrams(text: &str) -> String {
     query
 }
 
-/// Whether `text` contains `query`, letters compared in lower case (one
-/// letter for one, as the trigram index folds them). SQL: `notes_contains`.
-fn holds(text: &str, query: &str) -> bool {
-    if text.is_ascii() && query.is_ascii() {
-        let (text, query) = (text.as_bytes(), query.as_bytes());
-        return query.is_empty()
+/// `text` with its letters in lower case, one letter for one, as the
+/// trigram index folds them.
+fn fold(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            let mut lower = c.to_lowercase();
+            match (lower.next(), lower.next()) {
+                (Some(l), None) => l,
+                _ => c,
+            }
+        })
+        .collect()
+}
+
+/// Whether `text`, [`fold`]ed, contains `folded` (a query folded once, not
+/// for every note and column). SQL: `notes_contains`.
+fn holds(text: &str, folded: &str) -> bool {
+    if text.is_ascii() && folded.is_ascii() {
+        let (text, folded) = (text.as_bytes(), folded.as_bytes());
+        return folded.is_empty()
             || text
-                .windows(query.len())
-                .any(|window| window.eq_ignore_ascii_case(query));
+                .windows(folded.len())
+                .any(|window| window.eq_ignore_ascii_case(folded));
     }
-    fn fold(text: &str) -> String {
-        text.chars()
-            .map(|c| {
-                let mut lower = c.to_lowercase();
-                match (lower.next(), lower.next()) {
-                    (Some(l), None) => l,
-                    _ => c,
-                }
-            })
-            .collect()
-    }
-    fold(text).contains(&fold(query))
+    fold(text).contains(folded)
 }
 
 pub(crate) fn snippet(body: &str) -> String {
@@ -489,8 +492,8 @@ impl Store {
                     | FunctionFlags::SQLITE_INNOCUOUS,
                 |context| {
                     let text = context.get_raw(0).as_str().unwrap_or_default();
-                    let query = context.get_raw(1).as_str().unwrap_or_default();
-                    Ok(holds(text, query))
+                    let folded = context.get_raw(1).as_str().unwrap_or_default();
+                    Ok(holds(text, folded))
                 },
             )
             .map_err(db_error)?;
@@ -770,7 +773,7 @@ pub mod sql {
         let indexable = query.chars().count() >= MIN_INDEXED_QUERY && !query.contains('\0');
         // The index finds the notes holding a cover of the query's
         // trigrams (in any column); `notes_contains` keeps those holding
-        // the query itself.
+        // the query itself (bound folded).
         let candidates = if indexable {
             "id IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?4)
              AND (notes_contains(title, ?5) OR notes_contains(body, ?5) OR notes_contains(tags, ?5))"
@@ -798,7 +801,7 @@ pub mod sql {
                     } else {
                         String::new()
                     },
-                    query
+                    fold(query)
                 ],
                 note_from,
             )

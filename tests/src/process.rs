@@ -7,6 +7,22 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// This test binary run again for one test alone, in a process of its own:
+/// `test` (an ignored one, so it runs only when asked) of the module at
+/// `module_path` (`module_path!()`). For a test whose process-wide state
+/// (the environment, a tracing subscriber's interest cache) other tests'
+/// threads would share.
+pub fn alone(module_path: &str, test: &str) -> Command {
+    // The harness names a test by its module path without the crate's name.
+    let name = match module_path.split_once("::") {
+        Some((_, module)) => format!("{module}::{test}"),
+        None => test.to_owned(),
+    };
+    let mut command = Command::new(std::env::current_exe().expect("the test binary's path"));
+    command.args(["--exact", &name, "--include-ignored", "--nocapture"]);
+    command
+}
+
 /// A server process that prints `... serving MCP at URL` on stderr. Killed
 /// when dropped.
 pub struct ServerProcess {

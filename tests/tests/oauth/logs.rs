@@ -14,13 +14,7 @@ use crate::support::{bearer, raw_call, Protected};
 /// of the resource server.
 #[test]
 fn no_log_line_holds_a_token() {
-    // The child's name as the test harness knows it: its module path
-    // without the crate's name.
-    let (_, child_test) = concat!(module_path!(), "::alone_no_log_line_holds_a_token")
-        .split_once("::")
-        .expect("a module path");
-    let run = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", child_test, "--include-ignored", "--nocapture"])
+    let run = gonk_tools_tests::process::alone(module_path!(), "alone_no_log_line_holds_a_token")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);

@@ -407,15 +407,10 @@ fn the_update_variable_rewrites_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("surface.json");
     check_surface(&registry(|_| {}), &path, true).unwrap();
-    // The child's name as the test harness knows it: its module path
-    // without the crate's name.
-    let (_, child_test) = concat!(module_path!(), "::child_asserts_a_changed_surface")
-        .split_once("::")
-        .expect("a module path");
     let run = |bless: Option<&str>| {
-        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        let mut child =
+            gonk_tools_tests::process::alone(module_path!(), "child_asserts_a_changed_surface");
         child
-            .args(["--exact", child_test, "--include-ignored", "--nocapture"])
             .env("GONK_SURFACE_TEST_PATH", &path)
             .env_remove("GONK_BLESS");
         if let Some(value) = bless {
