@@ -119,3 +119,28 @@ async fn run_inside_a_runtime_does_not_block_it() {
         ExitCode::from(0)
     );
 }
+
+/// `run`'s runtime has the workers asked for: two unless told, one with
+/// `worker_threads(1)`. (`TOKIO_WORKER_THREADS`, which overrides both, is
+/// the whole test process's to set, so this test only runs without it.)
+#[test]
+fn run_starts_the_workers_asked_for() {
+    if std::env::var_os("TOKIO_WORKER_THREADS").is_some() {
+        return;
+    }
+    let workers = |cli: Cli| {
+        cli.command(Command::new("workers"), |_matches| async {
+            let workers = tokio::runtime::Handle::current().metrics().num_workers();
+            ExitCode::from(u8::try_from(workers).unwrap_or(u8::MAX))
+        })
+        .run(["tools", "workers"])
+    };
+    assert_eq!(workers(cli()), ExitCode::from(2));
+    assert_eq!(gonk_tools::adapters::cli::DEFAULT_WORKER_THREADS, 2);
+    assert_eq!(workers(cli().worker_threads(1)), ExitCode::from(1));
+    assert_eq!(
+        workers(cli().worker_threads(0)),
+        ExitCode::from(1),
+        "at least one"
+    );
+}

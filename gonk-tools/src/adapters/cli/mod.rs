@@ -124,6 +124,10 @@ use crate::registry::ToolRegistry;
 /// application commands.
 pub use clap;
 
+/// How many Tokio workers [`Cli::run`] starts unless
+/// [`Cli::worker_threads`] or `TOKIO_WORKER_THREADS` says otherwise.
+pub const DEFAULT_WORKER_THREADS: usize = 2;
+
 /// What an application command returns.
 pub type CommandFuture = Pin<Box<dyn Future<Output = ExitCode> + Send + 'static>>;
 
@@ -150,6 +154,7 @@ pub struct Cli {
     context: ToolContext,
     context_hook: Option<Arc<ContextHook>>,
     ask_timeout: Duration,
+    worker_threads: usize,
 }
 
 /// The parser and the routing tables of one run.
@@ -203,7 +208,18 @@ impl Cli {
             context: ToolContext::new(),
             context_hook: None,
             ask_timeout: DEFAULT_ASK_TIMEOUT,
+            worker_threads: DEFAULT_WORKER_THREADS,
         }
+    }
+
+    /// How many Tokio workers [`run`](Self::run) starts
+    /// ([`DEFAULT_WORKER_THREADS`] unless set; at least one), unless
+    /// `TOKIO_WORKER_THREADS` says otherwise. One suits a server whose
+    /// tools run their heavy parts on blocking threads: a second worker
+    /// is woken to look for work on most requests and finds none.
+    pub fn worker_threads(mut self, workers: usize) -> Self {
+        self.worker_threads = workers.max(1);
+        self
     }
 
     /// The program name shown in usage, help and `--version`.
@@ -452,7 +468,8 @@ impl Cli {
 
     /// Parses `args` (the first is the program name, as in
     /// `std::env::args_os()`), runs the subcommand and returns its exit
-    /// code. Starts its own Tokio runtime, with two workers unless
+    /// code. Starts its own Tokio runtime, with
+    /// [`worker_threads`](Self::worker_threads) workers unless
     /// `TOKIO_WORKER_THREADS` says how many; from async code use
     /// [`run_async`](Self::run_async).
     pub fn run<I, T>(&self, args: I) -> ExitCode
@@ -465,7 +482,7 @@ impl Cli {
             let mut runtime = tokio::runtime::Builder::new_multi_thread();
             // Tokio reads `TOKIO_WORKER_THREADS` itself when no count is set.
             if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
-                runtime.worker_threads(2);
+                runtime.worker_threads(self.worker_threads);
             }
             match runtime.enable_all().build() {
                 Ok(runtime) => {
