@@ -74,7 +74,12 @@ impl SharedStore {
     }
 }
 
-fn args() -> Args {
+/// How to run it, printed for `--help` and after a bad flag.
+const USAGE: &str = "usage: notes-load [--seconds N] [--sessions 1,8,32,64] \
+[--transport http-2025,http-2026,stdio] [--notes PATH] [--targets URL,URL… [--db PATH|postgres://…]]";
+
+/// The flags, or what is wrong with them.
+fn args() -> Result<Args, String> {
     let mut args = Args {
         seconds: 5,
         sessions: vec![1, 8, 32, 64],
@@ -89,14 +94,24 @@ fn args() -> Args {
     };
     let mut argv = std::env::args().skip(1);
     while let Some(flag) = argv.next() {
-        let value = argv.next().unwrap_or_default();
+        if flag == "--help" || flag == "-h" {
+            return Err(String::new());
+        }
+        let Some(value) = argv.next() else {
+            return Err(format!("{flag} needs a value"));
+        };
         match flag.as_str() {
-            "--seconds" => args.seconds = value.parse().expect("--seconds N"),
+            "--seconds" => {
+                args.seconds = value
+                    .parse()
+                    .map_err(|_| format!("--seconds takes a whole number, not {value:?}"))?
+            }
             "--sessions" => {
                 args.sessions = value
                     .split(',')
-                    .map(|n| n.parse().expect("--sessions 1,8,32"))
-                    .collect()
+                    .map(|n| n.parse::<usize>().ok().filter(|&n| n > 0))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| format!("--sessions takes counts like 1,8,32, not {value:?}"))?
             }
             "--transport" => args.transports = value.split(',').map(str::to_owned).collect(),
             "--notes" => args.notes = value.into(),
@@ -108,10 +123,10 @@ fn args() -> Args {
                     .collect()
             }
             "--db" => args.db = Some(SharedStore::parse(value)),
-            other => panic!("unknown flag {other}; see the doc comment of examples/load/main.rs"),
+            other => return Err(format!("unknown flag {other}")),
         }
     }
-    args
+    Ok(args)
 }
 
 /// What one session saw in one phase.
@@ -567,8 +582,18 @@ async fn round_on_targets(args: &Args, sessions: usize) {
     println!("  database check: {checked}");
 }
 
-fn main() {
-    let args = args();
+fn main() -> std::process::ExitCode {
+    let args = match args() {
+        Ok(args) => args,
+        Err(problem) if problem.is_empty() => {
+            println!("{USAGE}\n(what each flag does: the doc comment of examples/load/main.rs)");
+            return std::process::ExitCode::SUCCESS;
+        }
+        Err(problem) => {
+            eprintln!("notes-load: {problem}\n{USAGE}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -603,6 +628,7 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
     if CHECK_FAILED.load(std::sync::atomic::Ordering::Relaxed) {
         eprintln!("notes-load: an acknowledged create is missing or doubled (see the table)");
-        std::process::exit(1);
+        return std::process::ExitCode::FAILURE;
     }
+    std::process::ExitCode::SUCCESS
 }

@@ -105,6 +105,12 @@ fn run_with(
     let served = registry.clone();
     let demo_store = Arc::clone(&store);
     Cli::new(registry)
+        // SQLite's longer work runs on blocking threads (`pool.rs`), so a
+        // second worker mostly wakes, finds nothing to take and sleeps
+        // again, on every request: one worker costs less CPU per call and
+        // serves as many calls a second (docs/benchmarks.md, "the fourth
+        // cut"). `TOKIO_WORKER_THREADS` still says otherwise.
+        .worker_threads(1)
         .name("notes")
         .version(env!("CARGO_PKG_VERSION"))
         .about("Notes in a local SQLite database; every tool is a subcommand.")

@@ -18,9 +18,10 @@
 //! query); every other query runs on a blocking thread.
 //! Search uses an FTS5 index (trigram
 //! tokens: substring matches, as `LIKE` would find, without a table scan),
-//! kept in step with the notes by triggers: the index finds the notes
-//! holding some of the query's trigrams, and a check of their text keeps
-//! those holding the query.
+//! kept in step with the notes by triggers (new notes a batch at a time,
+//! the few behind scanned): the index finds the notes holding some of the
+//! query's trigrams, and a check of their text keeps those holding the
+//! query.
 //!
 //! `--db postgres://HOST/DB` (or `postgresql://`) puts the notes on
 //! PostgreSQL instead (`postgres.rs`): the typed operations below
@@ -141,27 +142,77 @@ CREATE TABLE IF NOT EXISTS notes (
 CREATE INDEX IF NOT EXISTS notes_updated ON notes (updated_at DESC);
 ";
 
-/// The full-text index over titles, texts and tags, and the triggers that
-/// keep it in step (an external-content FTS5 table: the text is stored
-/// once, in `notes`). No column sizes: they serve only ranking by
-/// relevance (`bm25`), which search does not use, and cost a row per note.
+/// The full-text index over titles, texts and tags (an external-content
+/// FTS5 table: the text is stored once, in `notes`). It keeps which notes
+/// hold each trigram, not where (`detail = none`): search checks the text
+/// of what it finds ([`holds`]) and asks for single trigrams, never
+/// phrases. No column sizes: they serve only ranking by relevance
+/// (`bm25`), which search does not use, and cost a row per note.
 const SEARCH_INDEX: &str = "
 CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(
     title, body, tags, content = 'notes', content_rowid = 'id', tokenize = 'trigram',
-    columnsize = 0
+    columnsize = 0, detail = none
 );
-CREATE TRIGGER IF NOT EXISTS notes_fts_insert AFTER INSERT ON notes BEGIN
+";
+
+/// How far the index has caught up (`notes_index`: every note with an id
+/// up to `indexed_to` is in it), and the triggers that keep it in step.
+///
+/// FTS5 writes a segment of its index per transaction and merges segments
+/// as they pile up, so indexing each create on its own costs about twice
+/// what SQLite spends on the rest of the create. New notes are indexed
+/// [`INDEX_BATCH`] at a time instead, by the create that brings the
+/// count behind to the batch, in that create's own transaction; search
+/// scans the few notes behind (ids above `indexed_to`: ids only grow) and
+/// checks their text as it checks the index's candidates. A note behind
+/// that changes or goes needs nothing from the index; one at or below
+/// `indexed_to` is updated in it as before, and an insert with an id at or
+/// below `indexed_to` (not ours: ids are `AUTOINCREMENT`) is indexed at
+/// once.
+fn index_triggers() -> String {
+    format!(
+        "
+CREATE TRIGGER IF NOT EXISTS notes_index_catch_up AFTER INSERT ON notes
+WHEN new.id - (SELECT indexed_to FROM notes_index) >= {INDEX_BATCH} BEGIN
+    INSERT INTO notes_fts (rowid, title, body, tags)
+        SELECT id, title, body, tags FROM notes WHERE id > (SELECT indexed_to FROM notes_index);
+    UPDATE notes_index SET indexed_to = (SELECT max(id) FROM notes);
+    INSERT INTO notes_fts (notes_fts, rank) VALUES ('merge', {INDEX_MERGE_PAGES});
+END;
+CREATE TRIGGER IF NOT EXISTS notes_index_insert_below AFTER INSERT ON notes
+WHEN new.id <= (SELECT indexed_to FROM notes_index) BEGIN
     INSERT INTO notes_fts (rowid, title, body, tags) VALUES (new.id, new.title, new.body, new.tags);
 END;
-CREATE TRIGGER IF NOT EXISTS notes_fts_delete AFTER DELETE ON notes BEGIN
+CREATE TRIGGER IF NOT EXISTS notes_index_delete AFTER DELETE ON notes
+WHEN old.id <= (SELECT indexed_to FROM notes_index) BEGIN
     INSERT INTO notes_fts (notes_fts, rowid, title, body, tags)
         VALUES ('delete', old.id, old.title, old.body, old.tags);
 END;
-CREATE TRIGGER IF NOT EXISTS notes_fts_update AFTER UPDATE OF title, body, tags ON notes BEGIN
+CREATE TRIGGER IF NOT EXISTS notes_index_update AFTER UPDATE OF title, body, tags ON notes
+WHEN old.id <= (SELECT indexed_to FROM notes_index) BEGIN
     INSERT INTO notes_fts (notes_fts, rowid, title, body, tags)
         VALUES ('delete', old.id, old.title, old.body, old.tags);
     INSERT INTO notes_fts (rowid, title, body, tags) VALUES (new.id, new.title, new.body, new.tags);
 END;
+"
+    )
+}
+
+/// How many pages of merging a batch adds to FTS5's own (`automerge`):
+/// without it a batch's larger segments are merged later than single
+/// notes' were, and a search seeks its trigrams in about twice as many.
+const INDEX_MERGE_PAGES: u32 = 16;
+
+/// How many notes behind the index may be before a create indexes them
+/// ([`index_triggers`]); a search scans at most one fewer.
+pub const INDEX_BATCH: i64 = 16;
+
+/// The triggers of files made before [`index_triggers`], which indexed
+/// every note in its own transaction.
+const ROW_BY_ROW_TRIGGERS: &str = "
+DROP TRIGGER IF EXISTS notes_fts_insert;
+DROP TRIGGER IF EXISTS notes_fts_delete;
+DROP TRIGGER IF EXISTS notes_fts_update;
 ";
 
 /// Trigram search needs at least this many characters; shorter queries
@@ -213,34 +264,84 @@ pub(crate) fn like_pattern(text: &str) -> String {
     pattern
 }
 
-/// The FTS5 query that finds the notes holding every trigram of a cover
-/// of `text` (at least 3 characters): trigrams 0, 3, 6… and the last one,
-/// each quoted (inner quotes doubled, so no query syntax reaches the
-/// parser) and joined by `AND`. A phrase of all the trigrams would check
-/// their order too, but FTS5 seeks every term of a query in every segment
-/// of its index: a third of the terms costs about half as much, and
-/// [`holds`] then checks the text itself.
-fn fts_trigrams(text: &str) -> String {
+/// Every how many characters [`trigram_terms`] takes a trigram.
+const TRIGRAM_STRIDE: usize = 6;
+
+/// Some of the trigrams of `text` (at least 3 characters), as FTS5 terms:
+/// the first, one every [`TRIGRAM_STRIDE`] characters after it, and the
+/// last, each quoted (inner quotes doubled, so no query syntax reaches the
+/// parser). Up to 8 characters, the first and the last.
+fn trigram_terms(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let last = chars.len() - 3;
-    let mut query = String::with_capacity(text.len() * 2);
-    for start in (0..=last)
-        .step_by(3)
-        .chain((!last.is_multiple_of(3)).then_some(last))
-    {
-        if !query.is_empty() {
-            query.push_str(" AND ");
-        }
-        query.push('"');
-        for &c in &chars[start..start + 3] {
-            if c == '"' {
-                query.push('"');
+    (0..=last)
+        .step_by(TRIGRAM_STRIDE)
+        .chain((!last.is_multiple_of(TRIGRAM_STRIDE)).then_some(last))
+        .map(|start| {
+            let mut term = String::with_capacity(12);
+            term.push('"');
+            for &c in &chars[start..start + 3] {
+                if c == '"' {
+                    term.push('"');
+                }
+                term.push(c);
             }
-            query.push(c);
+            term.push('"');
+            term
+        })
+        .collect()
+}
+
+/// How many notes a trigram may be in for search to take them from the
+/// index by that trigram alone.
+const FEW_NOTES: usize = 64;
+
+/// Where a search's candidates come from.
+#[derive(Debug, PartialEq)]
+enum Candidates {
+    /// The notes holding one of the query's trigrams, read off the index
+    /// (a JSON array of ids).
+    Ids(String),
+    /// The FTS5 query for the notes holding all of [`trigram_terms`].
+    Query(String),
+}
+
+/// The candidates of a search for `text` (at least 3 characters): the
+/// notes holding the rarest of its [`trigram_terms`] when one is in at
+/// most [`FEW_NOTES`] notes, else those holding all of them.
+///
+/// [`holds`] checks the text of every note found, so any of the query's
+/// trigrams find every note holding it; what differs is the work. FTS5
+/// answers `a AND b` by walking both lists of notes, so a trigram most
+/// notes hold (`the`, or `s0 ` in the load's titles) costs a step per note
+/// in the notebook, where a rare one alone costs a step and a check per
+/// note holding it. Reading up to [`FEW_NOTES`] + 1 notes of each term,
+/// the last first (the end of what someone types is the likelier to be
+/// rare), finds a rare one and its notes in one seek.
+fn candidates(db: &Connection, text: &str) -> rusqlite::Result<Candidates> {
+    let terms = trigram_terms(text);
+    let mut notes =
+        db.prepare_cached("SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?1 LIMIT ?2")?;
+    let mut rarest: Option<Vec<i64>> = None;
+    for term in terms.iter().rev() {
+        let ids = notes
+            .query_map(params![term, FEW_NOTES as i64 + 1], |row| {
+                row.get::<_, i64>(0)
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        if ids.len() <= FEW_NOTES && rarest.as_ref().is_none_or(|r| ids.len() < r.len()) {
+            // A handful is as good as it gets: no need to seek the others.
+            let enough = ids.len() <= FEW_NOTES / 4;
+            rarest = Some(ids);
+            if enough {
+                break;
+            }
         }
-        query.push('"');
     }
-    query
+    Ok(match rarest {
+        Some(ids) => Candidates::Ids(serde_json::to_string(&ids).unwrap_or_default()),
+        None => Candidates::Query(terms.join(" AND ")),
+    })
 }
 
 /// `text` with its letters in lower case, one letter for one, as the
@@ -515,26 +616,7 @@ impl Store {
                 .map_err(db_error)?;
         }
         first.execute_batch(SCHEMA).map_err(db_error)?;
-        let indexed: bool = first
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'notes_fts')",
-                [],
-                |row| row.get(0),
-            )
-            .map_err(db_error)?;
-        first.execute_batch(SEARCH_INDEX).map_err(db_error)?;
-        if !indexed {
-            // FTS5 writes a segment per transaction and merges them as they
-            // pile up; a search seeks each of its trigrams in every segment.
-            // Merging at 2 segments a level instead of 4 keeps fewer: a
-            // search costs about a fifth less, a create a tenth more.
-            first
-                .execute_batch(
-                    "INSERT INTO notes_fts (notes_fts, rank) VALUES ('automerge', 2);
-                     INSERT INTO notes_fts (notes_fts) VALUES ('rebuild');",
-                )
-                .map_err(db_error)?;
-        }
+        Self::index(&first).map_err(db_error)?;
         if memory {
             return Ok(Pool::new(vec![first], None));
         }
@@ -548,6 +630,45 @@ impl Store {
         }
         // The first connection, which made the schema, writes.
         Ok(Pool::new(connections, Some(first)))
+    }
+
+    /// Makes the search index and its triggers, in one transaction: for a
+    /// file made before the index, the index of every note; for one made
+    /// when each note was indexed on its own, the batched triggers in place
+    /// of the old ones, every note counted as indexed.
+    fn index(db: &Connection) -> rusqlite::Result<()> {
+        db.execute_batch("BEGIN IMMEDIATE")?;
+        let made = (|| {
+            let exists = |name: &str| {
+                db.query_row(
+                    "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = ?1)",
+                    [name],
+                    |row| row.get::<_, bool>(0),
+                )
+            };
+            let (indexed, batched) = (exists("notes_fts")?, exists("notes_index")?);
+            if batched {
+                return Ok(());
+            }
+            db.execute_batch(SEARCH_INDEX)?;
+            if !indexed {
+                // A search seeks each of its trigrams in every segment of the
+                // index; merging at 2 segments a level instead of 4 keeps
+                // fewer of them.
+                db.execute_batch(
+                    "INSERT INTO notes_fts (notes_fts, rank) VALUES ('automerge', 2);
+                     INSERT INTO notes_fts (notes_fts) VALUES ('rebuild');",
+                )?;
+            }
+            db.execute_batch(ROW_BY_ROW_TRIGGERS)?;
+            db.execute_batch(
+                "CREATE TABLE notes_index (indexed_to INTEGER NOT NULL);
+                 INSERT INTO notes_index SELECT coalesce(max(id), 0) FROM notes;",
+            )?;
+            db.execute_batch(&index_triggers())
+        })();
+        db.execute_batch(if made.is_ok() { "COMMIT" } else { "ROLLBACK" })?;
+        made
     }
 
     /// Keeps a registry's change listener alive as long as the store.
@@ -647,6 +768,8 @@ fn rebuild_index(
             .collect::<Result<Vec<_>, _>>()
             .map_err(db_error)?;
         let Some(&max) = ids.iter().max() else {
+            db.execute("UPDATE notes_index SET indexed_to = ?1", [last])
+                .map_err(db_error)?;
             return Ok(done);
         };
         last = max;
@@ -771,20 +894,37 @@ pub mod sql {
         // FTS5 reads a query only up to a NUL ("unterminated string"), so
         // a query holding one scans too.
         let indexable = query.chars().count() >= MIN_INDEXED_QUERY && !query.contains('\0');
-        // The index finds the notes holding a cover of the query's
-        // trigrams (in any column); `notes_contains` keeps those holding
-        // the query itself (bound folded).
-        let candidates = if indexable {
-            "id IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?4)
-             AND (notes_contains(title, ?5) OR notes_contains(body, ?5) OR notes_contains(tags, ?5))"
+        // The index finds the notes holding some of the query's trigrams
+        // (`candidates`, in any column), beside the few notes it has not
+        // caught up with yet; `notes_contains` keeps those holding the
+        // query itself (bound folded).
+        let (candidates, found) = match indexable
+            .then(|| candidates(db, query))
+            .transpose()
+            .map_err(db_error)?
+        {
+            Some(Candidates::Ids(ids)) => ("id IN (SELECT value FROM json_each(?4))", ids),
+            Some(Candidates::Query(terms)) => (
+                "id IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?4)",
+                terms,
+            ),
+            None => ("?4 IS NOT NULL", String::new()),
+        };
+        let matching = if indexable {
+            "(notes_contains(title, ?5) OR notes_contains(body, ?5) OR notes_contains(tags, ?5))"
         } else {
             "(title LIKE ?1 ESCAPE '\\' OR body LIKE ?1 ESCAPE '\\' OR tags LIKE ?1 ESCAPE '\\')
-             AND ?4 IS NOT NULL AND ?5 IS NOT NULL"
+             AND ?5 IS NOT NULL"
+        };
+        let behind = if indexable {
+            "OR id > (SELECT indexed_to FROM notes_index)"
+        } else {
+            ""
         };
         let mut statement = db
             .prepare_cached(&format!(
                 "SELECT {COLUMNS} FROM notes
-                 WHERE {candidates}
+                 WHERE ({candidates} {behind}) AND {matching}
                    AND (?2 OR archived = 0)
                  ORDER BY (title LIKE ?1 ESCAPE '\\') DESC, updated_at DESC, id DESC
                  LIMIT ?3"
@@ -796,11 +936,7 @@ pub mod sql {
                     like_pattern(query),
                     include_archived,
                     limit,
-                    if indexable {
-                        fts_trigrams(query)
-                    } else {
-                        String::new()
-                    },
+                    found,
                     fold(query)
                 ],
                 note_from,
@@ -944,12 +1080,17 @@ mod tests {
                     "a OR b * c",
                     &["x:y".into()],
                 )?;
-                for query in [
-                    "\"hi\"", "NEAR(the", "a OR b", "b * c", "x:y", "\"", "*", "^ca", ")",
-                ] {
-                    let hits = sql::search(db, query, 10, false)?;
-                    let expected = usize::from(query != "^ca");
-                    assert_eq!(hits.len(), expected, "{query:?}");
+                for indexed in [false, true] {
+                    if indexed {
+                        catch_up(db);
+                    }
+                    for query in [
+                        "\"hi\"", "NEAR(the", "a OR b", "b * c", "x:y", "\"", "*", "^ca", ")",
+                    ] {
+                        let hits = sql::search(db, query, 10, false)?;
+                        let expected = usize::from(query != "^ca");
+                        assert_eq!(hits.len(), expected, "{query:?} (indexed: {indexed})");
+                    }
                 }
                 Ok(())
             })
@@ -991,6 +1132,169 @@ mod tests {
         assert_eq!(mode, "wal");
     }
 
+    /// Creates notes that match no test's query until the index has caught
+    /// up with every note: a search then finds them through the index, not
+    /// by scanning the notes behind it.
+    fn catch_up(db: &Connection) {
+        loop {
+            let (behind, indexed_to): (i64, i64) = db
+                .query_row(
+                    "SELECT (SELECT coalesce(max(id), 0) FROM notes), indexed_to FROM notes_index",
+                    [],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .unwrap();
+            if behind == indexed_to {
+                return;
+            }
+            assert!(behind - indexed_to < INDEX_BATCH, "the index fell behind");
+            sql::create(db, "~", "", &[]).unwrap();
+        }
+    }
+
+    /// The ids the index itself finds for `query` (no scan of the notes
+    /// behind it), and how far it has caught up.
+    fn in_index(db: &Connection, query: &str) -> (Vec<i64>, i64) {
+        let mut ids = db
+            .prepare("SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?1 ORDER BY rowid")
+            .unwrap()
+            .query_map([trigram_terms(query).join(" AND ")], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<Vec<i64>, _>>()
+            .unwrap();
+        ids.dedup();
+        let indexed_to = db
+            .query_row("SELECT indexed_to FROM notes_index", [], |row| row.get(0))
+            .unwrap();
+        (ids, indexed_to)
+    }
+
+    /// FTS5's own check of the index: that it holds exactly the notes'
+    /// text when none is behind it, and only that it is whole inside when
+    /// some are (it would miss them).
+    fn index_is_sound(db: &Connection) {
+        let caught_up: bool = db
+            .query_row(
+                "SELECT coalesce(max(id), 0) = (SELECT indexed_to FROM notes_index) FROM notes",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        db.execute(
+            "INSERT INTO notes_fts (notes_fts, rank) VALUES ('integrity-check', ?1)",
+            [caught_up],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn new_notes_are_found_before_and_after_the_index_catches_up() {
+        let store = Store::new(Some(PathBuf::from(MEMORY)));
+        store
+            .with(|db| {
+                let mut ids = Vec::new();
+                for i in 1..INDEX_BATCH {
+                    ids.push(sql::create(db, &format!("kiwi {i}"), "fresh", &[])?.id);
+                }
+                // Behind the index: not in it, found all the same.
+                assert_eq!(in_index(db, "kiwi"), (vec![], 0));
+                assert_eq!(sql::search(db, "kiwi", 100, false)?.len(), ids.len());
+                // Changed and renamed while behind: found by what they are now.
+                sql::rename(db, ids[0], "mango")?;
+                db.execute("DELETE FROM notes WHERE id = ?1", [ids[1]])
+                    .map_err(db_error)?;
+                assert_eq!(sql::search(db, "kiwi", 100, false)?.len(), ids.len() - 2);
+                assert_eq!(sql::search(db, "mango", 100, false)?[0].id, ids[0]);
+                index_is_sound(db);
+
+                // The batch's last create indexes the notes behind, itself included.
+                let last = sql::create(db, "kiwi last", "", &[])?.id;
+                let (indexed, indexed_to) = in_index(db, "kiwi");
+                assert_eq!(indexed_to, last);
+                assert_eq!(indexed.len(), ids.len() - 2 + 1);
+                assert_eq!(in_index(db, "mango").0, vec![ids[0]]);
+                assert_eq!(sql::search(db, "kiwi", 100, false)?.len(), ids.len() - 1);
+                index_is_sound(db);
+
+                // Indexed notes follow their changes in the index.
+                sql::rename(db, ids[2], "papaya")?;
+                db.execute("DELETE FROM notes WHERE id = ?1", [ids[3]])
+                    .map_err(db_error)?;
+                assert_eq!(in_index(db, "papaya").0, vec![ids[2]]);
+                assert_eq!(sql::search(db, "kiwi", 100, false)?.len(), ids.len() - 3);
+                index_is_sound(db);
+
+                // A row put in below the index's mark is indexed at once.
+                db.execute(
+                    "INSERT INTO notes (id, title) VALUES (?1, 'guava')",
+                    [ids[1]],
+                )
+                .map_err(db_error)?;
+                assert_eq!(in_index(db, "guava").0, vec![ids[1]]);
+                index_is_sound(db);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn a_file_indexed_row_by_row_keeps_its_index_and_batches_from_then_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("row-by-row.db");
+        {
+            // The schema and triggers as files before the batches had them.
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(SCHEMA).unwrap();
+            old.execute_batch(
+                "CREATE VIRTUAL TABLE notes_fts USING fts5(
+                     title, body, tags, content = 'notes', content_rowid = 'id', tokenize = 'trigram');
+                 CREATE TRIGGER notes_fts_insert AFTER INSERT ON notes BEGIN
+                     INSERT INTO notes_fts (rowid, title, body, tags) VALUES (new.id, new.title, new.body, new.tags);
+                 END;
+                 CREATE TRIGGER notes_fts_delete AFTER DELETE ON notes BEGIN
+                     INSERT INTO notes_fts (notes_fts, rowid, title, body, tags)
+                         VALUES ('delete', old.id, old.title, old.body, old.tags);
+                 END;
+                 CREATE TRIGGER notes_fts_update AFTER UPDATE OF title, body, tags ON notes BEGIN
+                     INSERT INTO notes_fts (notes_fts, rowid, title, body, tags)
+                         VALUES ('delete', old.id, old.title, old.body, old.tags);
+                     INSERT INTO notes_fts (rowid, title, body, tags) VALUES (new.id, new.title, new.body, new.tags);
+                 END;
+                 INSERT INTO notes (title) VALUES ('Backlog'), ('Roadmap');",
+            )
+            .unwrap();
+        }
+        let store = Store::new(Some(path));
+        store
+            .with(|db| {
+                let triggers: Vec<String> = db
+                    .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+                    .unwrap()
+                    .query_map([], |row| row.get(0))
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                assert!(
+                    triggers.iter().all(|name| name.starts_with("notes_index_")),
+                    "{triggers:?}"
+                );
+                // The notes indexed before are counted as indexed.
+                assert_eq!(in_index(db, "roadmap"), (vec![2], 2));
+                sql::rename(db, 2, "Plan")?;
+                let third = sql::create(db, "Backlog two", "", &[])?.id;
+                assert_eq!(in_index(db, "backlog"), (vec![1], 2));
+                let hits = sql::search(db, "backlog", 10, false)?;
+                assert_eq!(hits.len(), 2, "{hits:?}");
+                assert!(hits.iter().any(|hit| hit.id == third));
+                assert!(sql::search(db, "roadmap", 10, false)?.is_empty());
+                index_is_sound(db);
+                catch_up(db);
+                index_is_sound(db);
+                Ok(())
+            })
+            .unwrap();
+    }
+
     #[test]
     fn search_finds_the_query_itself_not_only_its_trigrams() {
         let store = Store::new(Some(PathBuf::from(MEMORY)));
@@ -1004,18 +1308,70 @@ mod tests {
                 let whole = sql::create(db, "plan", "the abcdefgh step", &[])?;
                 let hits = sql::search(db, "ABCDEFGH", 10, false)?;
                 assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), [whole.id]);
-                // Lengths 3 to 8: each cover of trigrams, then the check.
-                for (query, notes) in [
-                    ("abc", 3),
-                    ("abcd", 2),
-                    ("fghab", 1),
-                    ("bcdef", 1),
-                    ("cdefgh", 1),
-                    ("abcdefg", 1),
-                ] {
-                    let hits = sql::search(db, query, 10, false)?;
-                    assert_eq!(hits.len(), notes, "{query:?}");
+                // Every trigram of a long query, in three columns.
+                sql::create(db, "abcdefgh", "habcdefg", &["efghabcd".into()])?;
+                for indexed in [false, true] {
+                    if indexed {
+                        catch_up(db);
+                    }
+                    // Lengths 3 to 8, and 16: some trigrams, then the check.
+                    for (query, notes) in [
+                        ("abc", 4),
+                        ("abcd", 3),
+                        ("fghab", 2),
+                        ("bcdef", 2),
+                        ("cdefgh", 2),
+                        ("abcdefg", 2),
+                        ("ABCDEFGH", 2),
+                        ("abcdefghabcdefgh", 0),
+                    ] {
+                        let hits = sql::search(db, query, 10, false)?;
+                        assert_eq!(hits.len(), notes, "{query:?} (indexed: {indexed})");
+                    }
                 }
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn search_asks_the_index_for_a_rare_trigram_alone() {
+        let store = Store::new(Some(PathBuf::from(MEMORY)));
+        store
+            .with(|db| {
+                for i in 0..FEW_NOTES * 2 {
+                    sql::create(db, &format!("common xyz{i}"), "", &[])?;
+                }
+                catch_up(db);
+                // `com` and ` xy` are in every note, `z42` in one.
+                let id = |title: &str| {
+                    db.query_row("SELECT id FROM notes WHERE title = ?1", [title], |row| {
+                        row.get::<_, i64>(0)
+                    })
+                    .unwrap()
+                };
+                assert_eq!(
+                    candidates(db, "common xyz42").map_err(db_error)?,
+                    Candidates::Ids(format!("[{}]", id("common xyz42")))
+                );
+                let hits = sql::search(db, "COMMON XYZ42", 500, false)?;
+                assert_eq!(
+                    hits.iter().map(|h| h.title.as_str()).collect::<Vec<_>>(),
+                    ["common xyz42"]
+                );
+                // No trigram is rare: all of them.
+                assert_eq!(
+                    candidates(db, "common xy").map_err(db_error)?,
+                    Candidates::Query("\"com\" AND \" xy\"".into())
+                );
+                let hits = sql::search(db, "common xy", 500, false)?;
+                assert_eq!(hits.len(), FEW_NOTES * 2);
+                // A trigram in no note: the index finds none.
+                assert_eq!(
+                    candidates(db, "common qq").map_err(db_error)?,
+                    Candidates::Ids("[]".into())
+                );
+                assert!(sql::search(db, "common qq", 500, false)?.is_empty());
                 Ok(())
             })
             .unwrap();
@@ -1027,10 +1383,17 @@ mod tests {
         store
             .with(|db| {
                 sql::create(db, "Été à Zürich", "Ωμέγα notes", &["Straße".into()])?;
-                for query in ["ÉTÉ", "zürICH", "ZÜRICH", "ωΜΈΓΑ", "straße", "STRAßE"] {
-                    assert_eq!(sql::search(db, query, 10, false)?.len(), 1, "{query:?}");
+                for indexed in [false, true] {
+                    if indexed {
+                        catch_up(db);
+                    }
+                    for query in ["ÉTÉ", "zürICH", "ZÜRICH", "ωΜΈΓΑ", "straße", "STRAßE"]
+                    {
+                        let hits = sql::search(db, query, 10, false)?;
+                        assert_eq!(hits.len(), 1, "{query:?} (indexed: {indexed})");
+                    }
+                    assert!(sql::search(db, "ete", 10, false)?.is_empty());
                 }
-                assert!(sql::search(db, "ete", 10, false)?.is_empty());
                 Ok(())
             })
             .unwrap();
@@ -1075,9 +1438,15 @@ mod tests {
         store
             .with(|db| {
                 sql::create(db, "plain", "", &[])?;
-                // FTS5 would stop at the NUL and answer "unterminated string".
-                for query in ["a\u{0}bc", "\"\u{0}\"", "pla\u{0}"] {
-                    assert!(sql::search(db, query, 10, false)?.is_empty(), "{query:?}");
+                for indexed in [false, true] {
+                    if indexed {
+                        catch_up(db);
+                    }
+                    // FTS5 would stop at the NUL and answer "unterminated string".
+                    for query in ["a\u{0}bc", "\"\u{0}\"", "pla\u{0}"] {
+                        assert!(sql::search(db, query, 10, false)?.is_empty(), "{query:?}");
+                    }
+                    assert_eq!(sql::search(db, "lai", 10, false)?.len(), 1);
                 }
                 Ok(())
             })
@@ -1103,7 +1472,19 @@ mod tests {
             })
             .unwrap();
         let search = || store.with(|db| sql::search(db, "needle", 20, false));
-        assert!(search().unwrap().is_empty());
+        // Only the notes behind the index are found (they are scanned).
+        let behind = store
+            .with(|db| {
+                db.query_row(
+                    "SELECT count(*) FROM notes WHERE id > (SELECT indexed_to FROM notes_index)",
+                    [],
+                    |row| row.get::<_, i64>(0),
+                )
+                .map_err(db_error)
+            })
+            .unwrap();
+        assert!(behind < INDEX_BATCH);
+        assert_eq!(search().unwrap().len() as i64, behind);
         let mut reports = Vec::new();
         let indexed = store
             .reindex(|done, total| {
@@ -1119,15 +1500,15 @@ mod tests {
         let stopped = store.reindex(|_, _| ControlFlow::Break(())).unwrap_err();
         assert_eq!(stopped.code, ErrorCode::Aborted);
         assert_eq!(search().unwrap().len(), 20);
+        // The rebuilt index holds every note, and takes new ones after it.
         store
             .with(|db| {
+                index_is_sound(db);
                 sql::create(db, "after", "needle", &[])?;
-                db.execute(
-                    "INSERT INTO notes_fts (notes_fts, rank) VALUES ('integrity-check', 1)",
-                    [],
-                )
-                .map_err(db_error)
+                catch_up(db);
+                index_is_sound(db);
+                Ok(())
             })
-            .expect("the index matches the notes");
+            .unwrap();
     }
 }
