@@ -203,8 +203,9 @@ END;
 /// notes' were, and a search seeks its trigrams in about twice as many.
 const INDEX_MERGE_PAGES: u32 = 16;
 
-/// How many notes behind the index may be before a create indexes them
-/// ([`index_triggers`]); a search scans at most one fewer.
+/// How many notes behind the search index may be before the create that
+/// makes them that many indexes them all; a search scans the at most one
+/// fewer behind it.
 pub const INDEX_BATCH: i64 = 16;
 
 /// The triggers of files made before [`index_triggers`], which indexed
@@ -637,15 +638,20 @@ impl Store {
     /// when each note was indexed on its own, the batched triggers in place
     /// of the old ones, every note counted as indexed.
     fn index(db: &Connection) -> rusqlite::Result<()> {
+        let exists = |name: &str| {
+            db.query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = ?1)",
+                [name],
+                |row| row.get::<_, bool>(0),
+            )
+        };
+        // Made already (the usual case): nothing to write.
+        if exists("notes_index")? {
+            return Ok(());
+        }
         db.execute_batch("BEGIN IMMEDIATE")?;
         let made = (|| {
-            let exists = |name: &str| {
-                db.query_row(
-                    "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = ?1)",
-                    [name],
-                    |row| row.get::<_, bool>(0),
-                )
-            };
+            // Another process may have made it meanwhile.
             let (indexed, batched) = (exists("notes_fts")?, exists("notes_index")?);
             if batched {
                 return Ok(());
