@@ -645,8 +645,9 @@ impl Store {
                 |row| row.get::<_, bool>(0),
             )
         };
-        // Made already (the usual case): nothing to write.
-        if exists("notes_index")? {
+        // Made already, and no older `notes` has put its row-by-row
+        // triggers back since (the usual case): nothing to write.
+        if exists("notes_index")? && !exists("notes_fts_insert")? {
             return Ok(());
         }
         db.execute_batch("BEGIN IMMEDIATE")?;
@@ -654,6 +655,15 @@ impl Store {
             // Another process may have made it meanwhile.
             let (indexed, batched) = (exists("notes_fts")?, exists("notes_index")?);
             if batched {
+                if exists("notes_fts_insert")? {
+                    // An older binary opened the file and made its triggers
+                    // again: with both sets, a note may be indexed twice.
+                    db.execute_batch(ROW_BY_ROW_TRIGGERS)?;
+                    db.execute_batch(
+                        "INSERT INTO notes_fts (notes_fts) VALUES ('rebuild');
+                         UPDATE notes_index SET indexed_to = (SELECT coalesce(max(id), 0) FROM notes);",
+                    )?;
+                }
                 return Ok(());
             }
             db.execute_batch(SEARCH_INDEX)?;
@@ -1270,20 +1280,24 @@ mod tests {
             )
             .unwrap();
         }
-        let store = Store::new(Some(path));
+        let triggers = |db: &Connection| {
+            let names: Vec<String> = db
+                .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+                .unwrap()
+                .query_map([], |row| row.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert!(
+                names.iter().all(|name| name.starts_with("notes_index_")),
+                "{names:?}"
+            );
+            names.len()
+        };
+        let store = Store::new(Some(path.clone()));
         store
             .with(|db| {
-                let triggers: Vec<String> = db
-                    .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
-                    .unwrap()
-                    .query_map([], |row| row.get(0))
-                    .unwrap()
-                    .collect::<Result<_, _>>()
-                    .unwrap();
-                assert!(
-                    triggers.iter().all(|name| name.starts_with("notes_index_")),
-                    "{triggers:?}"
-                );
+                assert_eq!(triggers(db), 4);
                 // The notes indexed before are counted as indexed.
                 assert_eq!(in_index(db, "roadmap"), (vec![2], 2));
                 sql::rename(db, 2, "Plan")?;
@@ -1296,6 +1310,39 @@ mod tests {
                 index_is_sound(db);
                 catch_up(db);
                 index_is_sound(db);
+                Ok(())
+            })
+            .unwrap();
+        drop(store);
+
+        // An older binary opens the file again: its insert trigger comes
+        // back, and it writes notes with both sets of triggers in place.
+        {
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(
+                "CREATE TRIGGER notes_fts_insert AFTER INSERT ON notes BEGIN
+                     INSERT INTO notes_fts (rowid, title, body, tags) VALUES (new.id, new.title, new.body, new.tags);
+                 END;",
+            )
+            .unwrap();
+            for i in 0..INDEX_BATCH {
+                old.execute(
+                    "INSERT INTO notes (title) VALUES (?1)",
+                    [format!("Old {i}")],
+                )
+                .unwrap();
+            }
+        }
+        // Opened by this one again: one set of triggers, a sound index.
+        let store = Store::new(Some(path));
+        store
+            .with(|db| {
+                assert_eq!(triggers(db), 4);
+                index_is_sound(db);
+                assert_eq!(
+                    sql::search(db, "old ", 100, false)?.len() as i64,
+                    INDEX_BATCH
+                );
                 Ok(())
             })
             .unwrap();
