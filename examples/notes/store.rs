@@ -914,7 +914,7 @@ pub mod sql {
         // (`candidates`, in any column), beside the few notes it has not
         // caught up with yet; `notes_contains` keeps those holding the
         // query itself (bound folded).
-        let (candidates, found) = match indexable
+        let (source, found) = match indexable
             .then(|| candidates(db, query))
             .transpose()
             .map_err(db_error)?
@@ -940,7 +940,7 @@ pub mod sql {
         let mut statement = db
             .prepare_cached(&format!(
                 "SELECT {COLUMNS} FROM notes
-                 WHERE ({candidates} {behind}) AND {matching}
+                 WHERE ({source} {behind}) AND {matching}
                    AND (?2 OR archived = 0)
                  ORDER BY (title LIKE ?1 ESCAPE '\\') DESC, updated_at DESC, id DESC
                  LIMIT ?3"
@@ -1096,10 +1096,7 @@ mod tests {
                     "a OR b * c",
                     &["x:y".into()],
                 )?;
-                for indexed in [false, true] {
-                    if indexed {
-                        catch_up(db);
-                    }
+                for indexed in behind_then_indexed(db) {
                     for query in [
                         "\"hi\"", "NEAR(the", "a OR b", "b * c", "x:y", "\"", "*", "^ca", ")",
                     ] {
@@ -1166,6 +1163,17 @@ mod tests {
             assert!(behind - indexed_to < INDEX_BATCH, "the index fell behind");
             sql::create(db, "~", "", &[]).unwrap();
         }
+    }
+
+    /// `false`, then `true` once [`catch_up`] has indexed every note: a
+    /// check run in a loop over it sees the notes behind the index first,
+    /// then the same notes through the index.
+    fn behind_then_indexed(db: &Connection) -> impl Iterator<Item = bool> + '_ {
+        [false, true].into_iter().inspect(move |&indexed| {
+            if indexed {
+                catch_up(db);
+            }
+        })
     }
 
     /// The ids the index itself finds for `query` (no scan of the notes
@@ -1363,10 +1371,7 @@ mod tests {
                 assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), [whole.id]);
                 // Every trigram of a long query, in three columns.
                 sql::create(db, "abcdefgh", "habcdefg", &["efghabcd".into()])?;
-                for indexed in [false, true] {
-                    if indexed {
-                        catch_up(db);
-                    }
+                for indexed in behind_then_indexed(db) {
                     // Lengths 3 to 8, and 16: some trigrams, then the check.
                     for (query, notes) in [
                         ("abc", 4),
@@ -1436,10 +1441,7 @@ mod tests {
         store
             .with(|db| {
                 sql::create(db, "Été à Zürich", "Ωμέγα notes", &["Straße".into()])?;
-                for indexed in [false, true] {
-                    if indexed {
-                        catch_up(db);
-                    }
+                for indexed in behind_then_indexed(db) {
                     for query in ["ÉTÉ", "zürICH", "ZÜRICH", "ωΜΈΓΑ", "straße", "STRAßE"]
                     {
                         let hits = sql::search(db, query, 10, false)?;
@@ -1491,10 +1493,7 @@ mod tests {
         store
             .with(|db| {
                 sql::create(db, "plain", "", &[])?;
-                for indexed in [false, true] {
-                    if indexed {
-                        catch_up(db);
-                    }
+                for indexed in behind_then_indexed(db) {
                     // FTS5 would stop at the NUL and answer "unterminated string".
                     for query in ["a\u{0}bc", "\"\u{0}\"", "pla\u{0}"] {
                         assert!(sql::search(db, query, 10, false)?.is_empty(), "{query:?}");
