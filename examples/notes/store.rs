@@ -1493,7 +1493,7 @@ mod tests {
         store
             .with(|db| {
                 sql::create(db, "plain", "", &[])?;
-                for indexed in behind_then_indexed(db) {
+                for _indexed in behind_then_indexed(db) {
                     // FTS5 would stop at the NUL and answer "unterminated string".
                     for query in ["a\u{0}bc", "\"\u{0}\"", "pla\u{0}"] {
                         assert!(sql::search(db, query, 10, false)?.is_empty(), "{query:?}");
