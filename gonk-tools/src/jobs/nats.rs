@@ -243,25 +243,31 @@ impl NatsJobRunner {
         let stream_name = format!("{}_JOBS", prefix.to_ascii_uppercase());
         let subject = format!("{prefix}.jobs");
         let bucket = format!("{prefix}_jobs");
-        let stream = jetstream
+        let made = jetstream
             .get_or_create_stream(stream::Config {
                 name: stream_name.clone(),
                 subjects: vec![subject.clone()],
                 retention: stream::RetentionPolicy::WorkQueue,
                 ..Default::default()
             })
-            .await
-            .map_err(|e| {
+            .await;
+        let stream = match made {
+            Ok(stream) => stream,
+            // Replicas starting together: another made it between our look
+            // and our create (a 2.9 server answers "subjects overlap").
+            Err(error) => jetstream.get_stream(&stream_name).await.map_err(|_| {
                 NatsJobError(format!(
-                    "cannot make stream {stream_name} (is JetStream enabled?): {e}"
+                    "cannot make stream {stream_name} (is JetStream enabled?): {error}"
                 ))
-            })?;
+            })?,
+        };
         // The bucket's stream, made as `create_key_value` makes it: that
         // call first asks for account details whose shape a 2.9 server
         // (Debian's) answers differently, and fails there.
-        jetstream
+        let kv_stream = format!("KV_{bucket}");
+        let made = jetstream
             .get_or_create_stream(stream::Config {
-                name: format!("KV_{bucket}"),
+                name: kv_stream.clone(),
                 subjects: vec![format!("$KV.{bucket}.>")],
                 max_messages_per_subject: 1,
                 max_age: config.retention,
@@ -271,8 +277,14 @@ impl NatsJobRunner {
                 discard: stream::DiscardPolicy::New,
                 ..Default::default()
             })
-            .await
-            .map_err(|e| NatsJobError(format!("cannot make bucket {bucket}: {e}")))?;
+            .await;
+        if let Err(error) = made {
+            // Made meanwhile by another replica, as the job stream above.
+            jetstream
+                .get_stream(&kv_stream)
+                .await
+                .map_err(|_| NatsJobError(format!("cannot make bucket {bucket}: {error}")))?;
+        }
         let records = jetstream
             .get_key_value(&bucket)
             .await
